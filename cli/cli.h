@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cli.h - the txfs command line: one cmd_<name>() per subcommand group,
+ * dispatched from the command table in main.c.
+ *
+ * Every cmd_*() takes the arguments after the subcommand name (argv[0] is
+ * the subcommand) and returns the process exit status: 0 success, 1 a
+ * refused or failed operation, 2 wrong usage. Errors are printed on stderr
+ * as "txfs: what failed: why".
+ */
+#ifndef TXFS_CLI_H
+#define TXFS_CLI_H
+
+int cmd_mount(int argc, char **argv);
+int cmd_umount(int argc, char **argv);
+int cmd_policy(int argc, char **argv);
+
+/* Print "txfs: what: why" (why from errno value err, or a string). */
+void cli_err(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif /* TXFS_CLI_H */

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * policy.h - the txfs policy engine, the module's only public header.
+ *
+ * A policy is plain text, one rule a line (see txfs.policy(5)). It is parsed
+ * and compiled once into an immutable struct policy; the filesystem asks it
+ * for a verdict on every operation. A reload builds a new struct policy and
+ * the filesystem swaps a pointer, so a struct policy is never modified after
+ * policy_load_*() returns and may be read by any number of threads at once.
+ *
+ * Paths given to the engine are relative to the workspace root and canonical:
+ * no leading or trailing '/', no "." or ".." components, no "//". The root
+ * itself is "". Every function here that takes a path also takes its length,
+ * so callers can pass a slice of a larger buffer.
+ *
+ * Errors: functions return 0 or a negative errno. Parse errors are returned
+ * as -EINVAL with *errmsg set to a malloc'd text of one or more lines
+ * "FILE:LINE:COL: what is wrong"; the caller frees it.
+ */
+#ifndef TXFS_POLICY_H
+#define TXFS_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Operation classes a rule can name. POLICY_OP_RENAME is the "rename" op of
+ * the language; the filesystem checks a rename as RENAME + DELETE at the
+ * source and RENAME + CREATE at the target. */
+enum policy_op {
+	POLICY_OP_READ,
+	POLICY_OP_WRITE,
+	POLICY_OP_CREATE,
+	POLICY_OP_DELETE,
+	POLICY_OP_RENAME,
+	POLICY_OP_CHMOD,
+	POLICY_OP_CHOWN,
+	POLICY_OP_TRUNCATE,
+	POLICY_OP_LINK,
+	POLICY_OP_SYMLINK,
+	POLICY_OP_MKDIR,
+	POLICY_OP_XATTR,
+	POLICY_OP__COUNT
+};
+
+/* Name of an operation as the language spells it ("read", "write", ...). */
+const char *policy_op_name(enum policy_op op);
+/* Parse an operation name; returns 0 and sets *op, or -EINVAL. */
+int policy_op_parse(const char *name, enum policy_op *op);
+
+enum policy_action {
+	POLICY_ALLOW = 0,	/* no rule matched, or an allow rule */
+	POLICY_DENY,		/* a deny or readonly rule */
+	POLICY_HIDE,		/* a hide rule: the path does not exist */
+};
+
+struct policy_verdict {
+	enum policy_action action;
+	bool flagged;		/* a flag rule matches: "needs review" */
+	unsigned line;		/* line of the deciding rule, 0 if none */
+	const char *file;	/* file of the deciding rule (owned by policy) */
+};
+
+/* Per-transaction limits; UINT64_MAX when the policy sets none. */
+struct policy_limits {
+	uint64_t bytes;		/* bytes staged in the layer */
+	uint64_t files;		/* paths changed in one transaction */
+	uint64_t file_size;	/* largest file */
+	uint64_t deletes;	/* deletions in one transaction */
+	unsigned bytes_line, files_line, file_size_line, deletes_line;
+};
+
+struct policy;
+
+/* Parse and compile. name is used in error messages (the file name). */
+int policy_load_buf(const char *name, const char *text, size_t len,
+		    struct policy **out, char **errmsg);
+int policy_load_file(const char *path, struct policy **out, char **errmsg);
+/* The shipped default policy (compiled into the binary). */
+int policy_load_default(struct policy **out);
+const char *policy_default_text(void);
+void policy_free(struct policy *p);
+
+/*
+ * The verdict for one operation on one path. Returns 0 when allowed,
+ * -EACCES when denied (a deny/readonly rule, or a hide rule: a hidden path
+ * cannot be touched at all), and fills *v (may be NULL) either way.
+ * A NULL policy allows everything.
+ */
+int policy_check(const struct policy *p, enum policy_op op,
+		 const char *path, size_t len, struct policy_verdict *v);
+
+/*
+ * The verdict for an operation on every path strictly below folder
+ * `path` (for rename or removal of a whole folder): -EACCES if any deny,
+ * readonly or hide rule for op could match some path below it, ignoring
+ * allow exceptions (conservative). Fills *v with the rule that decided.
+ */
+int policy_check_tree(const struct policy *p, enum policy_op op,
+		      const char *path, size_t len, struct policy_verdict *v);
+
+/* True if a hide rule covers path (lookup must say ENOENT). */
+bool policy_is_hidden(const struct policy *p, const char *path, size_t len);
+/* True if some hide rule could match a path below folder `path`. */
+bool policy_hides_below(const struct policy *p, const char *path, size_t len);
+/* True if a flag rule matches path. */
+bool policy_is_flagged(const struct policy *p, const char *path, size_t len);
+
+const struct policy_limits *policy_limits(const struct policy *p);
+bool policy_network_denied(const struct policy *p);
+/* exec deny: path is workspace-relative. */
+bool policy_exec_denied(const struct policy *p, const char *path, size_t len);
+/* control deny VERB: verb as written to .txfs/ctl ("commit", ...). */
+bool policy_control_denied(const struct policy *p, const char *verb);
+/* Number of exec deny globs and each one as written (for txfs run). */
+size_t policy_exec_globs(const struct policy *p, const char *const **globs);
+/* The policy as text, the file's contents as loaded (for .txfs/policy). */
+const char *policy_text(const struct policy *p);
+const char *policy_name(const struct policy *p);
+
+/*
+ * The audit log: JSON lines in a file of the state folder, appended with
+ * one write(2) a record (O_APPEND), so a record written before a SIGKILL is
+ * never lost; rotated to NAME.1 when it passes max_bytes.
+ */
+struct audit;
+
+struct audit_caller {
+	pid_t pid;
+	uid_t uid;
+};
+
+int audit_open(int dirfd, const char *name, uint64_t max_bytes,
+	       struct audit **out);
+void audit_close(struct audit *a);
+/* One veto: op, path, the verdict that refused it and the errno returned. */
+int audit_veto(struct audit *a, const char *op, const char *path,
+	       const struct policy_verdict *v, int err,
+	       const struct audit_caller *who);
+/* One transaction event ("commit", "rollback", "savepoint", "conflict",
+ * "guard", "recover", ...). fields_json is a JSON object's members without
+ * braces (e.g. "\"txid\":3,\"paths\":12"), or NULL. */
+int audit_event(struct audit *a, const char *event, const char *fields_json,
+		const struct audit_caller *who);
+/* The whole log (rotated part first) as a malloc'd buffer. */
+int audit_read(struct audit *a, char **buf, size_t *len);
+
+#endif /* TXFS_POLICY_H */
