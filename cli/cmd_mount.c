@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd_mount.c - `txfs mount` and `txfs umount`.
+ *
+ * Options may also come inside -o (state=DIR, policy=FILE, ctl-name=NAME)
+ * so that fstab entries and `mount -t fuse.txfs -o state=DIR` work; the
+ * rest of -o goes to FUSE.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "../fs/mount.h"
+
+static const char mount_usage[] =
+"usage: txfs mount [--state DIR] [--policy FILE] [--ctl-name NAME] [-f]\n"
+"                  [-o OPT[,OPT...]] WORKSPACE [MNT]\n"
+"\n"
+"Mount a copy-on-write view of WORKSPACE, in place over WORKSPACE itself,\n"
+"or at MNT. Every change is staged in a layer in the state folder; the\n"
+"real directory is untouched until the change is committed.\n"
+"\n"
+"  --state DIR      where the layer lives (default:\n"
+"                   $XDG_STATE_HOME/txfs/NAME-HASH or ~/.local/state/txfs/)\n"
+"  --policy FILE    the policy (default: the shipped default policy)\n"
+"  --ctl-name NAME  name of the control folder (default .txfs)\n"
+"  -f               stay in the foreground\n"
+"  -d               FUSE debug output (implies -f)\n"
+"  -o OPT           FUSE mount options; also state=DIR, policy=FILE,\n"
+"                   ctl-name=NAME\n"
+"\n"
+"Environment: TXFS_MAP_SIZE=BYTES sets the layer's maximum size.\n"
+"Note: txfs cannot stop the kernel from following a symlink inside the\n"
+"workspace to a target outside it; `txfs run` confines commands so.\n";
+
+/* Split -o: our keys into opts, the rest appended to fuse (comma list). */
+static int take_o(struct txfs_opts *o, char *arg, char *fuse, size_t fsize)
+{
+	char *save = NULL;
+
+	for (char *t = strtok_r(arg, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		size_t used = strlen(fuse);
+
+		if (!strncmp(t, "state=", 6))
+			o->state = t + 6;
+		else if (!strncmp(t, "policy=", 7))
+			o->policy = t + 7;
+		else if (!strncmp(t, "ctl-name=", 9))
+			o->ctl_name = t + 9;
+		else if (used + strlen(t) + 2 < fsize)
+			snprintf(fuse + used, fsize - used, "%s%s",
+				 used ? "," : "", t);
+		else
+			return -E2BIG;
+	}
+	return 0;
+}
+
+static bool ctl_name_ok(const char *n)
+{
+	return n[0] && !strchr(n, '/') && strcmp(n, ".") && strcmp(n, "..") &&
+	       strlen(n) <= 255;
+}
+
+int cmd_mount(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "state", required_argument, NULL, 's' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "ctl-name", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static char fuse[4096];
+	struct txfs_opts o = { 0 };
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "fdo:h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 's': o.state = optarg; break;
+		case 'p': o.policy = optarg; break;
+		case 'c': o.ctl_name = optarg; break;
+		case 'f': o.foreground = true; break;
+		case 'd': o.debug = o.foreground = true; break;
+		case 'o':
+			if (take_o(&o, optarg, fuse, sizeof(fuse))) {
+				cli_err(0, "mount: -o: too many options");
+				return 2;
+			}
+			break;
+		case 'h': fputs(mount_usage, stdout); return 0;
+		default: fputs(mount_usage, stderr); return 2;
+		}
+	}
+	if (argc - optind < 1 || argc - optind > 2) {
+		fputs(mount_usage, stderr);
+		return 2;
+	}
+	if (o.ctl_name && !ctl_name_ok(o.ctl_name)) {
+		cli_err(0, "mount: --ctl-name %s: not a valid file name",
+			o.ctl_name);
+		return 2;
+	}
+	o.workspace = argv[optind];
+	o.mountpoint = argc - optind == 2 ? argv[optind + 1] : NULL;
+	o.fuse_opts = fuse[0] ? fuse : NULL;
+	rc = txfs_run_mount(&o);
+	return rc ? 1 : 0;
+}
+
+static const char umount_usage[] =
+"usage: txfs umount [-z] [--ctl-name NAME] MNT\n"
+"\n"
+"Unmount a txfs mount and wait for its daemon to exit. The staged layer\n"
+"is kept: the next `txfs mount` of the workspace resumes it. A stale mount\n"
+"left by a dead daemon is cleaned up. -z detaches a busy mount lazily.\n";
+
+static int run_fusermount(const char *mnt, bool lazy)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		execlp("fusermount3", "fusermount3", lazy ? "-uz" : "-u", mnt,
+		       (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EBUSY;
+}
+
+/* The daemon's pid, from MNT/<ctl>/status.json ("pid":N). */
+static pid_t daemon_pid(const char *mnt, const char *ctl)
+{
+	char path[PATH_MAX], buf[4096];
+	ssize_t n;
+	char *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s/status.json", mnt, ctl);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strstr(buf, "\"pid\":");
+	return p ? (pid_t)atoi(p + 6) : 0;
+}
+
+static void wait_exit(pid_t pid, int seconds)
+{
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+	for (int i = 0; pid > 0 && i < seconds * 50; i++) {
+		if (kill(pid, 0) && errno == ESRCH)
+			return;
+		nanosleep(&ts, NULL);
+	}
+}
+
+int cmd_umount(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "ctl-name", required_argument, NULL, 'c' },
+		{ "lazy", no_argument, NULL, 'z' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *ctl = ".txfs";
+	bool lazy = false;
+	struct stat st;
+	pid_t pid;
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "zh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'c': ctl = optarg; break;
+		case 'z': lazy = true; break;
+		case 'h': fputs(umount_usage, stdout); return 0;
+		default: fputs(umount_usage, stderr); return 2;
+		}
+	}
+	if (argc - optind != 1) {
+		fputs(umount_usage, stderr);
+		return 2;
+	}
+	if (stat(argv[optind], &st) && errno == ENOTCONN) {
+		rc = txfs_unmount_stale(argv[optind]);
+		if (rc)
+			cli_err(rc, "umount %s: stale mount", argv[optind]);
+		return rc ? 1 : 0;
+	}
+	pid = daemon_pid(argv[optind], ctl);
+	if (pid <= 0) {
+		cli_err(0, "umount %s: not a txfs mount", argv[optind]);
+		return 1;
+	}
+	rc = run_fusermount(argv[optind], lazy);
+	if (rc) {
+		cli_err(0, "umount %s: busy (a process uses it; -z detaches "
+			"it lazily)", argv[optind]);
+		return 1;
+	}
+	wait_exit(pid, 30);
+	return 0;
+}

@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * file.c - file data: block copy-on-write over the real file.
+ *
+ * Block b of a file covers bytes [b*LAYER_BLOCK, (b+1)*LAYER_BLOCK). Its
+ * content is the layer chunk (tino, b) if there is one (zeros past the
+ * chunk's length), else the real file's bytes below rec.lower_valid, else
+ * zeros. A write stores each touched block whole, merged with the old
+ * content (read-modify-write only for partly covered blocks); a truncate
+ * deletes chunks past the end, trims the last one and lowers lower_valid,
+ * so growing the file again shows zeros, not old real bytes.
+ *
+ * A file untouched by the layer is read straight from the real file. Each
+ * write is one LMDB write transaction, committed before the reply: once
+ * write(2) returns, the data survives the death of the daemon.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "txfs.h"
+
+#define BS ((uint64_t)LAYER_BLOCK)
+
+int lower_pread(struct txfs *fs, const char *relpath, int *fdp, char *buf,
+		size_t len, off_t off)
+{
+	size_t done = 0;
+
+	if (*fdp < 0) {
+		if (!relpath)
+			return -ESTALE;
+		*fdp = lower_open(fs, relpath, O_RDONLY);
+		if (*fdp < 0) {
+			int rc = *fdp;
+
+			*fdp = -1;
+			return rc;
+		}
+	}
+	while (done < len) {
+		ssize_t n = pread(*fdp, buf + done, len - done,
+				  off + (off_t)done);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	memset(buf + done, 0, len - done);
+	return 0;
+}
+
+/* The real file's fd of a handle, opened on first use. */
+static int fh_lower(struct txfs *fs, struct fhandle *fh, char *buf,
+		    size_t len, off_t off)
+{
+	int rc;
+
+	pthread_mutex_lock(&fh->lock);
+	rc = lower_pread(fs, fh->lower_path, &fh->lower_fd, buf, len, off);
+	pthread_mutex_unlock(&fh->lock);
+	return rc;
+}
+
+/* Plain read of the real file: short at end of file. */
+static int fh_read_lower(struct txfs *fs, struct fhandle *fh, char *buf,
+			 size_t size, off_t off, size_t *got)
+{
+	int fd, rc;
+
+	pthread_mutex_lock(&fh->lock);
+	rc = lower_pread(fs, fh->lower_path, &fh->lower_fd, buf, 0, 0);
+	fd = fh->lower_fd;
+	pthread_mutex_unlock(&fh->lock);
+	if (rc)
+		return rc;
+	*got = 0;
+	while (*got < size) {
+		ssize_t n = pread(fd, buf + *got, size - *got,
+				  off + (off_t)*got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		*got += (size_t)n;
+	}
+	return 0;
+}
+
+int file_open(struct txfs *fs, uint64_t tino, int flags,
+	      struct fhandle **out)
+{
+	struct fhandle *fh = calloc(1, sizeof(*fh));
+	struct layer_txn *t;
+	struct tview v;
+	int rc;
+
+	if (!fh)
+		return -ENOMEM;
+	fh->tino = tino;
+	fh->lower_fd = -1;
+	fh->flags = flags;
+	pthread_mutex_init(&fh->lock, NULL);
+	if (ctl_is_ino(tino)) {
+		rc = ctl_open(fs, tino, flags, fh);
+		goto out;
+	}
+	if ((rc = layer_begin(fs->layer, false, &t)))
+		goto out;
+	rc = view_inode(fs, t, tino, &v);
+	layer_txn_end(t);
+	if (rc)
+		goto out;
+	if (S_ISDIR(v.st.st_mode))
+		rc = -EISDIR;
+	fh->lower_path = v.lower_path;
+	v.lower_path = NULL;
+	tview_free(&v);
+out:
+	if (rc) {
+		file_close(fs, fh);
+		return rc;
+	}
+	itab_open(fs, tino);
+	*out = fh;
+	return 0;
+}
+
+void file_close(struct txfs *fs, struct fhandle *fh)
+{
+	(void)fs;
+	if (fh->lower_fd >= 0)
+		close(fh->lower_fd);
+	pthread_mutex_destroy(&fh->lock);
+	free(fh->lower_path);
+	free(fh->virt_buf);
+	free(fh);
+}
+
+/* Read [from, to) of block b of a changed file into dst. */
+static int read_block(struct txfs *fs, struct fhandle *fh,
+		      struct layer_txn *t, const struct layer_inode *rec,
+		      uint64_t b, uint64_t from, uint64_t to, char *dst)
+{
+	uint64_t bstart = b * BS;
+	const void *data;
+	size_t clen;
+	int rc = layer_chunk_get(t, fh->tino, b, &data, &clen);
+
+	if (rc == 0) {
+		uint64_t cend = bstart + clen;
+		uint64_t n = cend > from ? (cend < to ? cend : to) - from : 0;
+
+		memcpy(dst, (const char *)data + (from - bstart), n);
+		memset(dst + n, 0, to - from - n);
+		return 0;
+	}
+	if (rc != -ENOENT)
+		return rc;
+	if ((rec->flags & LI_LOWER) && from < rec->lower_valid) {
+		uint64_t lend = to < rec->lower_valid ? to : rec->lower_valid;
+
+		rc = fh_lower(fs, fh, dst, lend - from, (off_t)from);
+		memset(dst + (lend - from), 0, to - lend);
+		return rc;
+	}
+	memset(dst, 0, to - from);
+	return 0;
+}
+
+int file_read(struct txfs *fs, struct fhandle *fh, char *buf,
+	      size_t size, off_t off, size_t *got)
+{
+	struct layer_txn *t;
+	struct layer_ino_view lv;
+	uint64_t pos = (uint64_t)off, end;
+	int rc;
+
+	*got = 0;
+	if ((rc = layer_begin(fs->layer, false, &t)))
+		return rc;
+	rc = layer_inode_get(t, fh->tino, &lv);
+	if (rc == -ENOENT) {
+		/* Untouched real file: straight through, short at EOF. */
+		layer_txn_end(t);
+		return fh_read_lower(fs, fh, buf, size, off, got);
+	}
+	if (rc)
+		goto out;
+	end = pos + size < lv.rec.size ? pos + size : lv.rec.size;
+	while (pos < end && rc == 0) {
+		uint64_t b = pos / BS;
+		uint64_t to = (b + 1) * BS < end ? (b + 1) * BS : end;
+
+		rc = read_block(fs, fh, t, &lv.rec, b, pos, to,
+				buf + (pos - (uint64_t)off));
+		pos = to;
+	}
+	if (rc == 0 && end > (uint64_t)off)
+		*got = (size_t)(end - (uint64_t)off);
+out:
+	layer_txn_end(t);
+	return rc;
+}
+
+/*
+ * Write size bytes (zeros when buf is NULL) at off into v's data, inside
+ * write transaction t. v must have a layer record; the caller updates it.
+ */
+static int write_range(struct txfs *fs, struct fhandle *fh,
+		       struct layer_txn *t, struct tview *v, const char *buf,
+		       uint64_t size, uint64_t off)
+{
+	uint64_t end = off + size;
+	uint64_t newsize = end > v->rec.size ? end : v->rec.size;
+	char *tmp = NULL;
+	int rc = 0;
+
+	for (uint64_t pos = off; pos < end && rc == 0;) {
+		uint64_t b = pos / BS, bstart = b * BS;
+		uint64_t to = bstart + BS < end ? bstart + BS : end;
+		uint64_t blen = newsize - bstart < BS ? newsize - bstart : BS;
+
+		if (buf && pos == bstart && to == bstart + blen) {
+			rc = layer_chunk_put(t, v->tino, b, buf + (pos - off),
+					     blen);
+		} else {
+			if (!tmp && !(tmp = malloc(BS)))
+				return -ENOMEM;
+			uint64_t old = v->rec.size > bstart ?
+				(v->rec.size - bstart < blen ?
+				 v->rec.size - bstart : blen) : 0;
+
+			rc = old ? read_block(fs, fh, t, &v->rec, b, bstart,
+					      bstart + old, tmp) : 0;
+			memset(tmp + old, 0, blen - old);
+			if (buf)
+				memcpy(tmp + (pos - bstart), buf + (pos - off),
+				       to - pos);
+			else
+				memset(tmp + (pos - bstart), 0, to - pos);
+			if (rc == 0)
+				rc = layer_chunk_put(t, v->tino, b, tmp, blen);
+		}
+		pos = to;
+	}
+	free(tmp);
+	if (rc == 0) {
+		v->rec.size = newsize;
+		v->rec.flags |= LI_DATA;
+	}
+	return rc;
+}
+
+int file_write(struct txfs *fs, struct fhandle *fh, const char *buf,
+	       size_t size, off_t off)
+{
+	struct layer_txn *t;
+	struct tview v;
+	int rc;
+
+	if (fh->virt)
+		return ctl_write(fs, fh, buf, size, off);
+	if ((rc = layer_begin(fs->layer, true, &t)))
+		return rc;
+	if ((rc = view_inode(fs, t, fh->tino, &v)))
+		goto out_txn;
+	if ((rc = copy_up(fs, t, &v)) ||
+	    (rc = write_range(fs, fh, t, &v, buf, size, (uint64_t)off)))
+		goto out;
+	touch_mc(&v.rec);
+	rc = layer_inode_update(t, v.tino, &v.rec);
+out:
+	tview_free(&v);
+	if (rc == 0)
+		return layer_commit(t);
+out_txn:
+	layer_txn_end(t);
+	return rc;
+}
+
+int file_truncate(struct txfs *fs, struct layer_txn *t, struct tview *v,
+		  uint64_t size)
+{
+	struct layer_inode *rec = &v->rec;
+	int rc;
+
+	(void)fs;
+	if (size < rec->size) {
+		uint64_t b = size / BS, keep = size % BS;
+		const void *data;
+		size_t clen;
+
+		if ((rc = layer_chunks_trunc(t, v->tino, b + (keep ? 1 : 0))))
+			return rc;
+		rc = keep ? layer_chunk_get(t, v->tino, b, &data, &clen) :
+			    -ENOENT;
+		if (rc == 0 && clen > keep) {
+			char *tmp = malloc(keep);
+
+			if (!tmp)
+				return -ENOMEM;
+			memcpy(tmp, data, keep);
+			rc = layer_chunk_put(t, v->tino, b, tmp, keep);
+			free(tmp);
+		}
+		if (rc && rc != -ENOENT)
+			return rc;
+		if (rec->lower_valid > size)
+			rec->lower_valid = size;
+	}
+	rec->size = size;
+	rec->flags |= LI_DATA;
+	touch_mc(rec);
+	return 0;
+}
+
+int file_fallocate(struct txfs *fs, struct fhandle *fh, int mode,
+		   off_t off, off_t len)
+{
+	struct layer_txn *t;
+	struct tview v;
+	uint64_t o = (uint64_t)off, l = (uint64_t)len;
+	int rc;
+
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE |
+		     FALLOC_FL_ZERO_RANGE))
+		return -EOPNOTSUPP;
+	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
+		return -EINVAL;
+	if (fh->virt)
+		return -EPERM;
+	if ((rc = layer_begin(fs->layer, true, &t)))
+		return rc;
+	if ((rc = view_inode(fs, t, fh->tino, &v)))
+		goto out_txn;
+	if ((rc = copy_up(fs, t, &v)))
+		goto out;
+	if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) {
+		uint64_t lim = (mode & FALLOC_FL_KEEP_SIZE) ? v.rec.size :
+							      UINT64_MAX;
+		uint64_t e = o + l < lim ? o + l : lim;
+
+		if (o < e)
+			rc = write_range(fs, fh, t, &v, NULL, e - o, o);
+	} else if (!(mode & FALLOC_FL_KEEP_SIZE) && o + l > v.rec.size) {
+		rc = file_truncate(fs, t, &v, o + l);
+	}
+	if (rc == 0) {
+		touch_c(&v.rec);
+		rc = layer_inode_update(t, v.tino, &v.rec);
+	}
+out:
+	tview_free(&v);
+	if (rc == 0)
+		return layer_commit(t);
+out_txn:
+	layer_txn_end(t);
+	return rc;
+}

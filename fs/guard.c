@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * guard.c - the policy at the VFS level: every operation is checked here
+ * before anything changes, and every veto is written to the audit log.
+ *
+ * The policy in force is an immutable struct policy behind an atomic
+ * pointer; a reload swaps the pointer and keeps the old policy until
+ * unmount (a request may still be reading it; reloads are rare).
+ * Paths given to the policy are merged-view paths relative to the root,
+ * rebuilt from the inode table (itab_path), never from the lower paths.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "txfs.h"
+
+#define AUDIT_MAX (8u << 20)
+
+static int report(int *fd, const char *msg)
+{
+	if (*fd >= 0) {
+		ssize_t n = write(*fd, msg, strlen(msg));
+
+		(void)n;
+		close(*fd);
+		*fd = -1;
+	} else {
+		fprintf(stderr, "txfs: %s\n", msg);
+	}
+	return -EINVAL;
+}
+
+int txfs_load_policy(struct txfs *fs, int *report_fd)
+{
+	struct policy *p = NULL;
+	char *err = NULL, msg[4096];
+	int rc;
+
+	if (fs->opts.policy)
+		rc = policy_load_file(fs->opts.policy, &p, &err);
+	else
+		rc = policy_load_default(&p);
+	if (rc) {
+		snprintf(msg, sizeof(msg), "policy %s: refused, not mounted:\n%s",
+			 fs->opts.policy ? fs->opts.policy : "(default)",
+			 err ? err : strerror(-rc));
+		free(err);
+		return report(report_fd, msg);
+	}
+	atomic_store(&fs->policy, p);
+	fs->has_hide = policy_hides_below(p, "", 0);
+	rc = audit_open(fs->statefd, "audit.log", AUDIT_MAX, &fs->audit);
+	if (rc) {
+		snprintf(msg, sizeof(msg), "audit log in %s: %s",
+			 fs->state_path, strerror(-rc));
+		return report(report_fd, msg);
+	}
+	return 0;
+}
+
+void txfs_free_policy(struct txfs *fs)
+{
+	policy_free((struct policy *)atomic_load(&fs->policy));
+	atomic_store(&fs->policy, NULL);
+	audit_close(fs->audit);
+	fs->audit = NULL;
+}
+
+static void veto(struct txfs *fs, enum policy_op op, const char *path,
+		 const struct policy_verdict *v, const struct req_ctx *c)
+{
+	struct audit_caller who = { .pid = c ? c->pid : 0,
+				    .uid = c ? c->uid : 0 };
+
+	if (fs->audit)
+		audit_veto(fs->audit, policy_op_name(op), path, v, EACCES,
+			   &who);
+}
+
+int guard_path(struct txfs *fs, enum policy_op op, const char *path,
+	       const struct req_ctx *c)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	struct policy_verdict v;
+	int rc;
+
+	if (!p)
+		return 0;
+	if (!path)
+		return -EACCES;	/* unknown place: refuse, never guess */
+	rc = policy_check(p, op, path, strlen(path), &v);
+	if (rc)
+		veto(fs, op, path, &v, c);
+	return rc;
+}
+
+int guard(struct txfs *fs, enum policy_op op, uint64_t dir, const char *name,
+	  const struct req_ctx *c)
+{
+	char *path;
+	int rc;
+
+	if (!atomic_load(&fs->policy))
+		return 0;
+	path = itab_path(fs, dir, name);
+	rc = guard_path(fs, op, path, c);
+	free(path);
+	return rc;
+}
+
+int guard_tree(struct txfs *fs, enum policy_op op, uint64_t dir,
+	       const char *name, const struct req_ctx *c)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	struct policy_verdict v;
+	char *path;
+	int rc;
+
+	if (!p)
+		return 0;
+	path = itab_path(fs, dir, name);
+	if (!path)
+		return -EACCES;
+	rc = policy_check_tree(p, op, path, strlen(path), &v);
+	if (rc)
+		veto(fs, op, path, &v, c);
+	free(path);
+	return rc;
+}
+
+bool guard_hidden(struct txfs *fs, uint64_t dir, const char *name)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	char *path;
+	bool hidden;
+
+	if (!p || !fs->has_hide)
+		return false;
+	path = itab_path(fs, dir, name);
+	hidden = !path || policy_is_hidden(p, path, strlen(path));
+	free(path);
+	return hidden;
+}

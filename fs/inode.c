@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * inode.c - the in-memory inode table: node id -> struct tnode.
+ *
+ * A chained hash table keyed by tino, under fs->itab_lock. A node lives
+ * while the kernel holds references to it (nlookup > 0) or a handle is
+ * open on it; forget and release free it. A node holds no file
+ * descriptor: the real object is reopened from its lower path on demand,
+ * so a tree of any size never exhausts the open-files limit.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "txfs.h"
+
+#define ITAB_MIN 1024
+
+static size_t slot(const struct txfs *fs, uint64_t tino)
+{
+	uint64_t h = tino * 0x9E3779B97F4A7C15ULL;
+
+	return (size_t)(h >> 20) & (fs->itab_size - 1);
+}
+
+int itab_init(struct txfs *fs)
+{
+	fs->itab_size = ITAB_MIN;
+	fs->itab_count = 0;
+	fs->itab = calloc(fs->itab_size, sizeof(*fs->itab));
+	if (!fs->itab)
+		return -ENOMEM;
+	pthread_mutex_init(&fs->itab_lock, NULL);
+	return 0;
+}
+
+static void node_free(struct tnode *n)
+{
+	free(n->lower_path);
+	free(n->name);
+	free(n);
+}
+
+void itab_destroy(struct txfs *fs)
+{
+	for (size_t i = 0; i < fs->itab_size; i++) {
+		struct tnode *n = fs->itab[i], *next;
+
+		for (; n; n = next) {
+			next = n->next;
+			node_free(n);
+		}
+	}
+	free(fs->itab);
+	fs->itab = NULL;
+	pthread_mutex_destroy(&fs->itab_lock);
+}
+
+static struct tnode *find(struct txfs *fs, uint64_t tino)
+{
+	struct tnode *n = fs->itab[slot(fs, tino)];
+
+	while (n && n->tino != tino)
+		n = n->next;
+	return n;
+}
+
+/* Double the table when it is full; failure to grow is harmless. */
+static void grow(struct txfs *fs)
+{
+	size_t old = fs->itab_size;
+	struct tnode **o = fs->itab;
+	struct tnode **t = calloc(old * 2, sizeof(*t));
+
+	if (!t)
+		return;
+	fs->itab = t;
+	fs->itab_size = old * 2;
+	for (size_t i = 0; i < old; i++) {
+		struct tnode *n = o[i], *next;
+
+		for (; n; n = next) {
+			size_t s = slot(fs, n->tino);
+
+			next = n->next;
+			n->next = t[s];
+			t[s] = n;
+		}
+	}
+	free(o);
+}
+
+static void set_name(struct tnode *n, uint64_t parent, const char *name)
+{
+	char *c;
+
+	if (!name || (n->name && n->parent == parent && !strcmp(n->name, name)))
+		return;
+	c = strdup(name);
+	if (!c)
+		return;
+	free(n->name);
+	n->name = c;
+	n->parent = parent;
+}
+
+static int get_locked(struct txfs *fs, uint64_t tino, struct tnode **out)
+{
+	struct tnode *n = find(fs, tino);
+	size_t s;
+
+	if (!n) {
+		n = calloc(1, sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		n->tino = tino;
+		if (fs->itab_count >= fs->itab_size)
+			grow(fs);
+		s = slot(fs, tino);
+		n->next = fs->itab[s];
+		fs->itab[s] = n;
+		fs->itab_count++;
+	}
+	*out = n;
+	return 0;
+}
+
+int itab_get(struct txfs *fs, uint64_t tino, const char *lower_path,
+	     uint64_t parent, const char *name, uint64_t refs)
+{
+	struct tnode *n;
+	int rc;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	rc = get_locked(fs, tino, &n);
+	if (rc == 0) {
+		if (lower_path && !n->lower_path)
+			n->lower_path = strdup(lower_path);
+		set_name(n, parent, name);
+		n->nlookup += refs;
+	}
+	pthread_mutex_unlock(&fs->itab_lock);
+	return rc;
+}
+
+void itab_move(struct txfs *fs, uint64_t tino, uint64_t parent,
+	       const char *name)
+{
+	struct tnode *n;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	n = find(fs, tino);
+	if (n)
+		set_name(n, parent, name);
+	pthread_mutex_unlock(&fs->itab_lock);
+}
+
+/* Prepend "name/" chunks while walking up to the root. */
+char *itab_path(struct txfs *fs, uint64_t tino, const char *name)
+{
+	char buf[8192];
+	size_t pos = sizeof(buf) - 1;
+	const char *parts[1024];
+	size_t np = 0;
+	struct tnode *n;
+
+	buf[pos] = '\0';
+	if (name)
+		parts[np++] = name;
+	pthread_mutex_lock(&fs->itab_lock);
+	while (tino != (uint64_t)fs->root_ino && np < 1024) {
+		n = find(fs, tino);
+		if (!n || !n->name) {
+			pthread_mutex_unlock(&fs->itab_lock);
+			return NULL;
+		}
+		parts[np++] = n->name;
+		tino = n->parent;
+	}
+	for (size_t i = 0; i < np; i++) {
+		size_t l = strlen(parts[i]) + (i ? 1 : 0);
+
+		if (l > pos || tino != (uint64_t)fs->root_ino) {
+			pthread_mutex_unlock(&fs->itab_lock);
+			return NULL;
+		}
+		pos -= l;
+		memcpy(buf + pos, parts[i], strlen(parts[i]));
+		if (i)
+			buf[pos + l - 1] = '/';
+	}
+	pthread_mutex_unlock(&fs->itab_lock);
+	return strdup(buf + pos);
+}
+
+char *itab_lower_path(struct txfs *fs, uint64_t tino)
+{
+	struct tnode *n;
+	char *p = NULL;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	n = find(fs, tino);
+	if (n && n->lower_path)
+		p = strdup(n->lower_path);
+	pthread_mutex_unlock(&fs->itab_lock);
+	return p;
+}
+
+void itab_set_lower(struct txfs *fs, uint64_t tino, const char *lower_path)
+{
+	struct tnode *n;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	n = find(fs, tino);
+	if (n) {
+		char *p = lower_path ? strdup(lower_path) : NULL;
+
+		free(n->lower_path);
+		n->lower_path = p;
+	}
+	pthread_mutex_unlock(&fs->itab_lock);
+}
+
+static void unlink_node(struct txfs *fs, struct tnode *n)
+{
+	struct tnode **pp = &fs->itab[slot(fs, n->tino)];
+
+	while (*pp != n)
+		pp = &(*pp)->next;
+	*pp = n->next;
+	fs->itab_count--;
+	node_free(n);
+}
+
+void itab_forget(struct txfs *fs, uint64_t tino, uint64_t count)
+{
+	struct tnode *n;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	n = find(fs, tino);
+	if (n) {
+		n->nlookup = n->nlookup > count ? n->nlookup - count : 0;
+		if (n->nlookup == 0 && n->opens == 0 &&
+		    tino != fs->root_ino)
+			unlink_node(fs, n);
+	}
+	pthread_mutex_unlock(&fs->itab_lock);
+}
+
+void itab_open(struct txfs *fs, uint64_t tino)
+{
+	struct tnode *n;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	if (get_locked(fs, tino, &n) == 0)
+		n->opens++;
+	pthread_mutex_unlock(&fs->itab_lock);
+}
+
+unsigned itab_release(struct txfs *fs, uint64_t tino)
+{
+	struct tnode *n;
+	unsigned left = 0;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	n = find(fs, tino);
+	if (n) {
+		if (n->opens)
+			n->opens--;
+		left = n->opens;
+		if (n->nlookup == 0 && n->opens == 0 &&
+		    tino != fs->root_ino)
+			unlink_node(fs, n);
+	}
+	pthread_mutex_unlock(&fs->itab_lock);
+	return left;
+}
+
+unsigned itab_opens(struct txfs *fs, uint64_t tino)
+{
+	struct tnode *n;
+	unsigned c = 0;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	n = find(fs, tino);
+	if (n)
+		c = n->opens;
+	pthread_mutex_unlock(&fs->itab_lock);
+	return c;
+}
+
+uint64_t ino_to_tino(const struct txfs *fs, fuse_ino_t ino)
+{
+	return ino == FUSE_ROOT_ID ? (uint64_t)fs->root_ino : ino;
+}
+
+fuse_ino_t tino_to_ino(const struct txfs *fs, uint64_t tino)
+{
+	return tino == (uint64_t)fs->root_ino ? FUSE_ROOT_ID : tino;
+}

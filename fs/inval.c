@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * inval.c - kernel cache invalidation, sent from a thread of its own.
+ *
+ * A notification must never be sent from inside the handler of the
+ * request that caused it: the kernel may hold a lock that the
+ * notification waits for (deadlock). Handlers queue them here; one thread
+ * sends them in order. inval_flush() waits until everything queued before
+ * it has been sent (it is called with no request lock held).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "txfs.h"
+
+struct inval_item {
+	struct inval_item *next;
+	uint64_t ino;		/* node id (already mapped) */
+	char *name;		/* NULL: invalidate the inode */
+};
+
+struct inval_queue {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;	/* work queued, or stop */
+	pthread_cond_t done;	/* sent advanced */
+	struct inval_item *head, *tail;
+	uint64_t queued, sent;
+	bool stop;
+	pthread_t thread;
+};
+
+static void send_one(struct txfs *fs, struct inval_item *it)
+{
+	if (!fs->se)
+		return;
+	if (it->name)
+		fuse_lowlevel_notify_inval_entry(fs->se, it->ino, it->name,
+						 strlen(it->name));
+	else
+		fuse_lowlevel_notify_inval_inode(fs->se, it->ino, 0, 0);
+}
+
+static void *inval_main(void *arg)
+{
+	struct txfs *fs = arg;
+	struct inval_queue *q = fs->inval;
+
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		struct inval_item *it;
+
+		while (!q->head && !q->stop)
+			pthread_cond_wait(&q->cond, &q->lock);
+		if (!q->head)
+			break;
+		it = q->head;
+		q->head = it->next;
+		if (!q->head)
+			q->tail = NULL;
+		pthread_mutex_unlock(&q->lock);
+		send_one(fs, it);
+		free(it->name);
+		free(it);
+		pthread_mutex_lock(&q->lock);
+		q->sent++;
+		pthread_cond_broadcast(&q->done);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+int inval_start(struct txfs *fs)
+{
+	struct inval_queue *q = calloc(1, sizeof(*q));
+	int rc;
+
+	if (!q)
+		return -ENOMEM;
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->cond, NULL);
+	pthread_cond_init(&q->done, NULL);
+	fs->inval = q;
+	rc = pthread_create(&q->thread, NULL, inval_main, fs);
+	if (rc) {
+		free(q);
+		fs->inval = NULL;
+		return -rc;
+	}
+	return 0;
+}
+
+void inval_stop(struct txfs *fs)
+{
+	struct inval_queue *q = fs->inval;
+
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->lock);
+	q->stop = true;
+	pthread_cond_broadcast(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+	pthread_join(q->thread, NULL);
+	while (q->head) {
+		struct inval_item *it = q->head;
+
+		q->head = it->next;
+		free(it->name);
+		free(it);
+	}
+	free(q);
+	fs->inval = NULL;
+}
+
+static void push(struct txfs *fs, uint64_t tino, const char *name)
+{
+	struct inval_queue *q = fs->inval;
+	struct inval_item *it = calloc(1, sizeof(*it));
+
+	if (!q || !it || (name && !(it->name = strdup(name)))) {
+		free(it);
+		return;
+	}
+	it->ino = tino_to_ino(fs, tino);
+	pthread_mutex_lock(&q->lock);
+	if (q->tail)
+		q->tail->next = it;
+	else
+		q->head = it;
+	q->tail = it;
+	q->queued++;
+	pthread_cond_signal(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+}
+
+void inval_entry(struct txfs *fs, uint64_t parent, const char *name)
+{
+	push(fs, parent, name);
+}
+
+void inval_inode(struct txfs *fs, uint64_t tino)
+{
+	push(fs, tino, NULL);
+}
+
+void inval_flush(struct txfs *fs)
+{
+	struct inval_queue *q = fs->inval;
+	uint64_t target;
+
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->lock);
+	target = q->queued;
+	while (q->sent < target && !q->stop)
+		pthread_cond_wait(&q->done, &q->lock);
+	pthread_mutex_unlock(&q->lock);
+}

@@ -1,0 +1,803 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * layer.c - the LMDB upper layer. The key schema is documented in layer.h.
+ *
+ * Durability: the environment is opened with MDB_NOSYNC, so a committed
+ * write transaction is in the kernel's page cache (it survives the death
+ * of the daemon) and reaches the disk on layer_sync(), which fsync(2) and
+ * fdatasync(2) inside the mount call. The environment is never opened with
+ * MDB_WRITEMAP: writing into a sparse shared mapping on a full disk would
+ * kill the daemon with SIGBUS instead of returning ENOSPC.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "layer.h"
+
+#define LAYER_DEFAULT_MAP (64ULL << 30)
+#define LAYER_MAX_READERS 1024
+
+struct layer {
+	MDB_env *env;
+	MDB_dbi meta, inodes, dirents, chunks, xattrs;
+};
+
+struct layer_txn {
+	struct layer *l;
+	MDB_txn *txn;
+	uint64_t gen;
+	bool write;
+};
+
+/* Map an LMDB return code to a negative errno. */
+static int lerr(int rc)
+{
+	switch (rc) {
+	case MDB_SUCCESS:
+		return 0;
+	case MDB_NOTFOUND:
+		return -ENOENT;
+	case MDB_MAP_FULL:
+	case MDB_TXN_FULL:
+	case MDB_PAGE_FULL:
+		return -ENOSPC;
+	case MDB_READERS_FULL:
+		return -EAGAIN;
+	case MDB_KEYEXIST:
+		return -EEXIST;
+	default:
+		if (rc > 0 && rc < 4096)
+			return -rc; /* a system errno, e.g. ENOSPC, EIO */
+		fprintf(stderr, "txfs: layer: %s\n", mdb_strerror(rc));
+		return -EIO;
+	}
+}
+
+/* --- keys ---------------------------------------------------------- */
+
+struct key {
+	unsigned char b[16 + 512];
+	size_t len;
+};
+
+static void key_u64(struct key *k, uint64_t v)
+{
+	uint64_t be = htobe64(v);
+
+	memcpy(k->b + k->len, &be, 8);
+	k->len += 8;
+}
+
+static int key_str(struct key *k, const char *s, size_t len)
+{
+	if (len > 255)
+		return -ENAMETOOLONG;
+	memcpy(k->b + k->len, s, len);
+	k->len += len;
+	return 0;
+}
+
+static uint64_t key_get_u64(const MDB_val *v, size_t off)
+{
+	uint64_t be;
+
+	memcpy(&be, (const char *)v->mv_data + off, 8);
+	return be64toh(be);
+}
+
+static MDB_val kval(struct key *k)
+{
+	return (MDB_val){ .mv_size = k->len, .mv_data = k->b };
+}
+
+static void key2(struct key *k, uint64_t gen, uint64_t a)
+{
+	k->len = 0;
+	key_u64(k, gen);
+	key_u64(k, a);
+}
+
+/* --- environment --------------------------------------------------- */
+
+static int open_dbis(struct layer *l)
+{
+	MDB_txn *txn;
+	int rc = mdb_txn_begin(l->env, NULL, 0, &txn);
+
+	if (rc)
+		return lerr(rc);
+	if ((rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &l->meta)) ||
+	    (rc = mdb_dbi_open(txn, "inodes", MDB_CREATE, &l->inodes)) ||
+	    (rc = mdb_dbi_open(txn, "dirents", MDB_CREATE, &l->dirents)) ||
+	    (rc = mdb_dbi_open(txn, "chunks", MDB_CREATE, &l->chunks)) ||
+	    (rc = mdb_dbi_open(txn, "xattrs", MDB_CREATE, &l->xattrs))) {
+		mdb_txn_abort(txn);
+		return lerr(rc);
+	}
+	return lerr(mdb_txn_commit(txn));
+}
+
+static int meta_get(struct layer_txn *t, const char *key, MDB_val *v)
+{
+	MDB_val k = { strlen(key), (void *)key };
+
+	return lerr(mdb_get(t->txn, t->l->meta, &k, v));
+}
+
+static int meta_put(struct layer_txn *t, const char *key, const void *val,
+		    size_t len)
+{
+	MDB_val k = { strlen(key), (void *)key };
+	MDB_val v = { len, (void *)val };
+
+	return lerr(mdb_put(t->txn, t->l->meta, &k, &v, 0));
+}
+
+/* Check the format and workspace records, or write them on a new layer. */
+static int check_identity(struct layer *l, const struct layer_ws *ws,
+			  const char **why)
+{
+	struct layer_txn *t;
+	MDB_val v;
+	int rc = layer_begin(l, true, &t);
+
+	if (rc)
+		return rc;
+	rc = meta_get(t, "format", &v);
+	if (rc == -ENOENT) {
+		MDB_stat st;
+
+		mdb_stat(t->txn, l->inodes, &st);
+		if (st.ms_entries) {
+			*why = "no format record: not a txfs layer, or corrupt";
+			rc = -EINVAL;
+			goto out;
+		}
+		if ((rc = meta_put(t, "format", LAYER_FORMAT,
+				   strlen(LAYER_FORMAT))) ||
+		    (rc = meta_put(t, "workspace", ws, sizeof(*ws))) ||
+		    (rc = layer_meta_put_u64(t, "gen", 1)) ||
+		    (rc = layer_meta_put_u64(t, "next_ino", 1)) ||
+		    (rc = layer_meta_put_u64(t, "txid", 1)))
+			goto out;
+		rc = layer_commit(t);
+		return rc;
+	}
+	if (rc)
+		goto out;
+	if (v.mv_size != strlen(LAYER_FORMAT) ||
+	    memcmp(v.mv_data, LAYER_FORMAT, v.mv_size)) {
+		*why = "unknown layer format (made by another txfs version?)";
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = meta_get(t, "workspace", &v);
+	if (rc || v.mv_size != sizeof(*ws)) {
+		*why = "no workspace record: corrupt layer";
+		rc = -EINVAL;
+		goto out;
+	}
+	{
+		const struct layer_ws *old = v.mv_data;
+
+		if (old->dev != ws->dev || old->ino != ws->ino) {
+			*why = "it belongs to another workspace";
+			rc = -EINVAL;
+			goto out;
+		}
+	}
+	rc = layer_meta_get_u64(t, "gen", &t->gen);
+out:
+	layer_txn_end(t);
+	return rc;
+}
+
+int layer_open(int dirfd, const char *name, uint64_t map_size,
+	       const struct layer_ws *ws, struct layer **out,
+	       const char **why)
+{
+	struct layer *l = calloc(1, sizeof(*l));
+	char path[64];
+	int rc;
+
+	*why = NULL;
+	if (!l)
+		return -ENOMEM;
+	if (mkdirat(dirfd, name, 0700) && errno != EEXIST) {
+		rc = -errno;
+		goto out_free;
+	}
+	/* LMDB takes a path: reach the folder through /proc/self/fd so the
+	 * state folder is named by the fd we opened and locked. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dirfd, name);
+	if ((rc = lerr(mdb_env_create(&l->env))))
+		goto out_free;
+	mdb_env_set_maxdbs(l->env, 8);
+	mdb_env_set_maxreaders(l->env, LAYER_MAX_READERS);
+	mdb_env_set_mapsize(l->env, map_size ? map_size : LAYER_DEFAULT_MAP);
+	rc = mdb_env_open(l->env, path, MDB_NOSYNC | MDB_NORDAHEAD, 0600);
+	if (rc) {
+		if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ||
+		    rc == MDB_CORRUPTED)
+			*why = "not an LMDB environment, or corrupt";
+		rc = *why ? -EINVAL : lerr(rc);
+		goto out_env;
+	}
+	if ((rc = open_dbis(l)) || (rc = check_identity(l, ws, why))) {
+		if (rc == -EIO && !*why)
+			*why = "cannot read the layer: corrupt";
+		goto out_env;
+	}
+	*out = l;
+	return 0;
+out_env:
+	mdb_env_close(l->env);
+out_free:
+	free(l);
+	return rc;
+}
+
+void layer_close(struct layer *l)
+{
+	if (!l)
+		return;
+	mdb_env_sync(l->env, 1);
+	mdb_env_close(l->env);
+	free(l);
+}
+
+int layer_sync(struct layer *l)
+{
+	return lerr(mdb_env_sync(l->env, 1));
+}
+
+int layer_used_bytes(struct layer *l, uint64_t *bytes)
+{
+	MDB_envinfo info;
+	MDB_stat st;
+
+	mdb_env_info(l->env, &info);
+	mdb_env_stat(l->env, &st);
+	*bytes = (uint64_t)(info.me_last_pgno + 1) * st.ms_psize;
+	return 0;
+}
+
+/* --- transactions -------------------------------------------------- */
+
+int layer_begin(struct layer *l, bool write, struct layer_txn **out)
+{
+	struct layer_txn *t = malloc(sizeof(*t));
+	MDB_val v;
+	int rc;
+
+	if (!t)
+		return -ENOMEM;
+	t->l = l;
+	t->write = write;
+	t->gen = 0;
+	rc = mdb_txn_begin(l->env, NULL, write ? 0 : MDB_RDONLY, &t->txn);
+	if (rc) {
+		free(t);
+		return lerr(rc);
+	}
+	rc = meta_get(t, "gen", &v);
+	if (rc == 0 && v.mv_size == 8)
+		memcpy(&t->gen, v.mv_data, 8);
+	*out = t;
+	return 0;
+}
+
+int layer_commit(struct layer_txn *t)
+{
+	int rc = lerr(mdb_txn_commit(t->txn));
+
+	free(t);
+	return rc;
+}
+
+void layer_txn_end(struct layer_txn *t)
+{
+	if (!t)
+		return;
+	mdb_txn_abort(t->txn);
+	free(t);
+}
+
+uint64_t layer_txn_gen(const struct layer_txn *t)
+{
+	return t->gen;
+}
+
+int layer_meta_get_u64(struct layer_txn *t, const char *key, uint64_t *v)
+{
+	MDB_val val;
+	int rc = meta_get(t, key, &val);
+
+	if (rc)
+		return rc;
+	if (val.mv_size != 8)
+		return -EIO;
+	memcpy(v, val.mv_data, 8);
+	return 0;
+}
+
+int layer_meta_put_u64(struct layer_txn *t, const char *key, uint64_t v)
+{
+	return meta_put(t, key, &v, 8);
+}
+
+int layer_alloc_ino(struct layer_txn *t, uint64_t *tino)
+{
+	uint64_t n;
+	int rc = layer_meta_get_u64(t, "next_ino", &n);
+
+	if (rc)
+		return rc;
+	*tino = LAYER_INO_BASE | n;
+	return layer_meta_put_u64(t, "next_ino", n + 1);
+}
+
+int layer_new_generation(struct layer_txn *t)
+{
+	int rc = layer_meta_put_u64(t, "gen", t->gen + 1);
+
+	if (rc == 0)
+		t->gen++;
+	return rc;
+}
+
+/* --- inodes -------------------------------------------------------- */
+
+int layer_inode_get(struct layer_txn *t, uint64_t tino,
+		    struct layer_ino_view *v)
+{
+	struct key k;
+	MDB_val kv, val;
+	const char *tail;
+	int rc;
+
+	key2(&k, t->gen, tino);
+	kv = kval(&k);
+	rc = lerr(mdb_get(t->txn, t->l->inodes, &kv, &val));
+	if (rc)
+		return rc;
+	if (val.mv_size < sizeof(v->rec))
+		return -EIO;
+	memcpy(&v->rec, val.mv_data, sizeof(v->rec));
+	if (val.mv_size != sizeof(v->rec) + v->rec.lower_len + 1u +
+				   v->rec.link_len + 1u)
+		return -EIO;
+	tail = (const char *)val.mv_data + sizeof(v->rec);
+	v->lower_path = tail;
+	v->link = tail + v->rec.lower_len + 1;
+	return 0;
+}
+
+int layer_inode_put(struct layer_txn *t, uint64_t tino,
+		    const struct layer_inode *rec, const char *lower_path,
+		    const char *link)
+{
+	size_t llen = lower_path ? strlen(lower_path) : 0;
+	size_t slen = link ? strlen(link) : 0;
+	struct layer_inode r = *rec;
+	struct key k;
+	MDB_val kv, val;
+	char *p;
+	int rc;
+
+	if (llen > 65535 || slen > 65535)
+		return -ENAMETOOLONG;
+	r.lower_len = (uint16_t)llen;
+	r.link_len = (uint16_t)slen;
+	key2(&k, t->gen, tino);
+	kv = kval(&k);
+	val.mv_size = sizeof(r) + llen + 1 + slen + 1;
+	val.mv_data = NULL;
+	rc = lerr(mdb_put(t->txn, t->l->inodes, &kv, &val, MDB_RESERVE));
+	if (rc)
+		return rc;
+	p = val.mv_data;
+	memcpy(p, &r, sizeof(r));
+	p += sizeof(r);
+	memcpy(p, llen ? lower_path : "", llen + 1);
+	memcpy(p + llen + 1, slen ? link : "", slen + 1);
+	return 0;
+}
+
+int layer_inode_update(struct layer_txn *t, uint64_t tino,
+		       const struct layer_inode *rec)
+{
+	struct layer_ino_view v;
+	char *lp, *ln;
+	int rc = layer_inode_get(t, tino, &v);
+
+	if (rc)
+		return rc;
+	/* The old value's memory may be reused by the put: copy first. */
+	lp = strdup(v.lower_path);
+	ln = strdup(v.link);
+	if (!lp || !ln) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = layer_inode_put(t, tino, rec, lp, ln);
+out:
+	free(lp);
+	free(ln);
+	return rc;
+}
+
+/* Delete every key of db that starts with prefix (plen bytes). */
+static int del_prefix(struct layer_txn *t, MDB_dbi dbi, const struct key *pre)
+{
+	MDB_cursor *c;
+	MDB_val k = { pre->len, (void *)pre->b }, v;
+	int rc = mdb_cursor_open(t->txn, dbi, &c);
+
+	if (rc)
+		return lerr(rc);
+	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+	while (rc == 0 && k.mv_size >= pre->len &&
+	       memcmp(k.mv_data, pre->b, pre->len) == 0) {
+		rc = mdb_cursor_del(c, 0);
+		if (rc)
+			break;
+		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+	}
+	mdb_cursor_close(c);
+	return rc == MDB_NOTFOUND ? 0 : lerr(rc);
+}
+
+int layer_inode_del(struct layer_txn *t, uint64_t tino)
+{
+	struct key k;
+	MDB_val kv;
+	int rc;
+
+	key2(&k, t->gen, tino);
+	if ((rc = del_prefix(t, t->l->chunks, &k)) ||
+	    (rc = del_prefix(t, t->l->xattrs, &k)))
+		return rc;
+	kv = kval(&k);
+	rc = lerr(mdb_del(t->txn, t->l->inodes, &kv, NULL));
+	return rc == -ENOENT ? 0 : rc;
+}
+
+int layer_inode_each(struct layer_txn *t, layer_inode_fn fn, void *arg)
+{
+	struct key pre;
+	MDB_cursor *c;
+	MDB_val k, v;
+	int rc, stop = 0;
+
+	pre.len = 0;
+	key_u64(&pre, t->gen);
+	k = kval(&pre);
+	if ((rc = mdb_cursor_open(t->txn, t->l->inodes, &c)))
+		return lerr(rc);
+	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+	while (rc == 0 && k.mv_size == 16 && key_get_u64(&k, 0) == t->gen) {
+		struct layer_ino_view iv;
+		const char *tail = (const char *)v.mv_data + sizeof(iv.rec);
+
+		memcpy(&iv.rec, v.mv_data, sizeof(iv.rec));
+		iv.lower_path = tail;
+		iv.link = tail + iv.rec.lower_len + 1;
+		stop = fn(arg, key_get_u64(&k, 8), &iv);
+		if (stop)
+			break;
+		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+	}
+	mdb_cursor_close(c);
+	if (stop)
+		return stop;
+	return rc == MDB_NOTFOUND || rc == 0 ? 0 : lerr(rc);
+}
+
+/* --- dirents ------------------------------------------------------- */
+
+static int dkey(struct key *k, uint64_t gen, uint64_t dir, const char *name,
+		size_t len)
+{
+	key2(k, gen, dir);
+	return key_str(k, name, len);
+}
+
+int layer_dirent_get(struct layer_txn *t, uint64_t dir, const char *name,
+		     size_t len, struct layer_dirent *d)
+{
+	struct key k;
+	MDB_val kv, v;
+	int rc = dkey(&k, t->gen, dir, name, len);
+
+	if (rc)
+		return rc;
+	kv = kval(&k);
+	rc = lerr(mdb_get(t->txn, t->l->dirents, &kv, &v));
+	if (rc)
+		return rc;
+	if (v.mv_size != sizeof(*d))
+		return -EIO;
+	memcpy(d, v.mv_data, sizeof(*d));
+	return 0;
+}
+
+int layer_dirent_put(struct layer_txn *t, uint64_t dir, const char *name,
+		     size_t len, const struct layer_dirent *d)
+{
+	struct key k;
+	MDB_val kv, v = { sizeof(*d), (void *)d };
+	int rc = dkey(&k, t->gen, dir, name, len);
+
+	if (rc)
+		return rc;
+	kv = kval(&k);
+	return lerr(mdb_put(t->txn, t->l->dirents, &kv, &v, 0));
+}
+
+int layer_dirent_del(struct layer_txn *t, uint64_t dir, const char *name,
+		     size_t len)
+{
+	struct key k;
+	MDB_val kv;
+	int rc = dkey(&k, t->gen, dir, name, len);
+
+	if (rc)
+		return rc;
+	kv = kval(&k);
+	rc = lerr(mdb_del(t->txn, t->l->dirents, &kv, NULL));
+	return rc == -ENOENT ? 0 : rc;
+}
+
+int layer_dirent_each(struct layer_txn *t, uint64_t dir, layer_dirent_fn fn,
+		      void *arg)
+{
+	struct key pre;
+	MDB_cursor *c;
+	MDB_val k, v;
+	int rc, stop = 0;
+
+	key2(&pre, t->gen, dir);
+	k = kval(&pre);
+	if ((rc = mdb_cursor_open(t->txn, t->l->dirents, &c)))
+		return lerr(rc);
+	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+	while (rc == 0 && k.mv_size > 16 && memcmp(k.mv_data, pre.b, 16) == 0) {
+		struct layer_dirent d;
+
+		memcpy(&d, v.mv_data, sizeof(d));
+		stop = fn(arg, (const char *)k.mv_data + 16, k.mv_size - 16,
+			  &d);
+		if (stop)
+			break;
+		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+	}
+	mdb_cursor_close(c);
+	if (stop)
+		return stop;
+	return rc == MDB_NOTFOUND || rc == 0 ? 0 : lerr(rc);
+}
+
+int layer_dirents_clear(struct layer_txn *t, uint64_t dir)
+{
+	struct key pre;
+
+	key2(&pre, t->gen, dir);
+	return del_prefix(t, t->l->dirents, &pre);
+}
+
+/* --- chunks -------------------------------------------------------- */
+
+static void ckey(struct key *k, uint64_t gen, uint64_t tino, uint64_t block)
+{
+	key2(k, gen, tino);
+	key_u64(k, block);
+}
+
+int layer_chunk_get(struct layer_txn *t, uint64_t tino, uint64_t block,
+		    const void **data, size_t *len)
+{
+	struct key k;
+	MDB_val kv, v;
+	int rc;
+
+	ckey(&k, t->gen, tino, block);
+	kv = kval(&k);
+	rc = lerr(mdb_get(t->txn, t->l->chunks, &kv, &v));
+	if (rc)
+		return rc;
+	*data = v.mv_data;
+	*len = v.mv_size;
+	return 0;
+}
+
+int layer_chunk_put(struct layer_txn *t, uint64_t tino, uint64_t block,
+		    const void *data, size_t len)
+{
+	struct key k;
+	MDB_val kv, v = { len, (void *)data };
+
+	if (len > LAYER_BLOCK)
+		return -EINVAL;
+	ckey(&k, t->gen, tino, block);
+	kv = kval(&k);
+	return lerr(mdb_put(t->txn, t->l->chunks, &kv, &v, 0));
+}
+
+int layer_chunks_trunc(struct layer_txn *t, uint64_t tino, uint64_t first)
+{
+	struct key k, pre;
+	MDB_cursor *c;
+	MDB_val kv, v;
+	int rc;
+
+	key2(&pre, t->gen, tino);
+	ckey(&k, t->gen, tino, first);
+	kv = kval(&k);
+	if ((rc = mdb_cursor_open(t->txn, t->l->chunks, &c)))
+		return lerr(rc);
+	rc = mdb_cursor_get(c, &kv, &v, MDB_SET_RANGE);
+	while (rc == 0 && kv.mv_size == 24 &&
+	       memcmp(kv.mv_data, pre.b, 16) == 0) {
+		if ((rc = mdb_cursor_del(c, 0)))
+			break;
+		rc = mdb_cursor_get(c, &kv, &v, MDB_NEXT);
+	}
+	mdb_cursor_close(c);
+	return rc == MDB_NOTFOUND ? 0 : lerr(rc);
+}
+
+int layer_chunks_bytes(struct layer_txn *t, uint64_t tino, uint64_t *bytes)
+{
+	struct key pre;
+	MDB_cursor *c;
+	MDB_val k, v;
+	int rc;
+
+	*bytes = 0;
+	key2(&pre, t->gen, tino);
+	k = kval(&pre);
+	if ((rc = mdb_cursor_open(t->txn, t->l->chunks, &c)))
+		return lerr(rc);
+	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+	while (rc == 0 && k.mv_size == 24 && memcmp(k.mv_data, pre.b, 16) == 0) {
+		*bytes += v.mv_size;
+		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+	}
+	mdb_cursor_close(c);
+	return rc == MDB_NOTFOUND || rc == 0 ? 0 : lerr(rc);
+}
+
+/* --- xattrs -------------------------------------------------------- */
+
+static int xkey(struct key *k, uint64_t gen, uint64_t tino, const char *name)
+{
+	key2(k, gen, tino);
+	return key_str(k, name, strlen(name));
+}
+
+int layer_xattr_get(struct layer_txn *t, uint64_t tino, const char *name,
+		    const void **val, size_t *len)
+{
+	struct key k;
+	MDB_val kv, v;
+	int rc = xkey(&k, t->gen, tino, name);
+
+	if (rc)
+		return rc;
+	kv = kval(&k);
+	rc = lerr(mdb_get(t->txn, t->l->xattrs, &kv, &v));
+	if (rc)
+		return rc;
+	*val = v.mv_data;
+	*len = v.mv_size;
+	return 0;
+}
+
+int layer_xattr_put(struct layer_txn *t, uint64_t tino, const char *name,
+		    const void *val, size_t len)
+{
+	struct key k;
+	MDB_val kv, v = { len, (void *)val };
+	int rc = xkey(&k, t->gen, tino, name);
+
+	if (rc)
+		return rc;
+	kv = kval(&k);
+	return lerr(mdb_put(t->txn, t->l->xattrs, &kv, &v, 0));
+}
+
+int layer_xattr_del(struct layer_txn *t, uint64_t tino, const char *name)
+{
+	struct key k;
+	MDB_val kv;
+	int rc = xkey(&k, t->gen, tino, name);
+
+	if (rc)
+		return rc;
+	kv = kval(&k);
+	return lerr(mdb_del(t->txn, t->l->xattrs, &kv, NULL));
+}
+
+int layer_xattr_each(struct layer_txn *t, uint64_t tino, layer_xattr_fn fn,
+		     void *arg)
+{
+	struct key pre;
+	MDB_cursor *c;
+	MDB_val k, v;
+	char name[256];
+	int rc, stop = 0;
+
+	key2(&pre, t->gen, tino);
+	k = kval(&pre);
+	if ((rc = mdb_cursor_open(t->txn, t->l->xattrs, &c)))
+		return lerr(rc);
+	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+	while (rc == 0 && k.mv_size > 16 && memcmp(k.mv_data, pre.b, 16) == 0) {
+		size_t n = k.mv_size - 16;
+
+		memcpy(name, (const char *)k.mv_data + 16, n);
+		name[n] = '\0';
+		stop = fn(arg, name, v.mv_data, v.mv_size);
+		if (stop)
+			break;
+		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+	}
+	mdb_cursor_close(c);
+	if (stop)
+		return stop;
+	return rc == MDB_NOTFOUND || rc == 0 ? 0 : lerr(rc);
+}
+
+/* --- garbage of old generations ------------------------------------ */
+
+/* Delete up to *budget keys of db whose generation is below gen. */
+static int gc_db(MDB_txn *txn, MDB_dbi dbi, uint64_t gen, unsigned *budget,
+		 bool *more)
+{
+	MDB_cursor *c;
+	MDB_val k, v;
+	int rc = mdb_cursor_open(txn, dbi, &c);
+
+	if (rc)
+		return lerr(rc);
+	rc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
+	while (rc == 0 && k.mv_size >= 8 && key_get_u64(&k, 0) < gen) {
+		if (*budget == 0) {
+			*more = true;
+			break;
+		}
+		if ((rc = mdb_cursor_del(c, 0)))
+			break;
+		(*budget)--;
+		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+	}
+	mdb_cursor_close(c);
+	return rc == MDB_NOTFOUND || rc == 0 ? 0 : lerr(rc);
+}
+
+int layer_gc_step(struct layer *l, unsigned max, bool *more)
+{
+	struct layer_txn *t;
+	MDB_dbi dbis[4] = { l->inodes, l->dirents, l->chunks, l->xattrs };
+	unsigned budget = max;
+	int rc = layer_begin(l, true, &t);
+
+	*more = false;
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < 4 && rc == 0; i++)
+		rc = gc_db(t->txn, dbis[i], t->gen, &budget, more);
+	if (rc) {
+		layer_txn_end(t);
+		return rc;
+	}
+	return layer_commit(t);
+}

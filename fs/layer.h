@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * layer.h - the upper layer: every staged change, kept in LMDB.
+ *
+ * One LMDB environment in STATE/layer/ with these named databases. All
+ * integers in keys are big-endian so that LMDB's byte order is numeric
+ * order; values are host-endian structs (the state folder is not portable
+ * between machines and says so in its format record).
+ *
+ *   meta     "format"       -> "txfs-layer-1"
+ *            "workspace"    -> struct layer_ws (real root's dev, ino, path)
+ *            "gen"          -> u64, the current generation (see below)
+ *            "next_ino"     -> u64, the next number for a layer-born inode
+ *            "txid"         -> u64, the open transaction's id
+ *   inodes   gen|tino       -> struct layer_inode + lower path + link target
+ *   dirents  gen|dir|name   -> struct layer_dirent (tino 0: a whiteout)
+ *   chunks   gen|tino|block -> up to LAYER_BLOCK bytes of file data
+ *   xattrs   gen|tino|name  -> value
+ *
+ * Generations: every key of inodes, dirents, chunks and xattrs starts with
+ * the generation it belongs to, and only the current generation is visible.
+ * Discarding the whole layer (rollback, end of commit) is one write of
+ * "gen" - constant time whatever the layer holds. The keys of older
+ * generations sort first and are deleted in the background, in small
+ * write transactions, by layer_gc_step().
+ *
+ * Inode numbers (tino): an object from the real directory is known by its
+ * real st_ino (so stat data stays stable); objects born in the layer get
+ * LAYER_INO_BASE + n, which never collides with a real inode number in
+ * practice (bit 63 set). Virtual objects (.txfs/) use LAYER_INO_VIRT + k.
+ *
+ * A file's data: block b of a file is chunk (tino, b) when that chunk
+ * exists (a chunk shorter than LAYER_BLOCK reads as zeros past its end);
+ * otherwise, for a file from the real directory, the real file's bytes
+ * below inode.lower_valid; otherwise zeros. Writes store whole merged
+ * blocks, so changing 4 KiB of a 1 GiB real file stores one block.
+ *
+ * Every function returns 0 or a negative errno; LMDB codes never leave
+ * this module (MDB_NOTFOUND -> -ENOENT, MDB_MAP_FULL/MDB_TXN_FULL ->
+ * -ENOSPC, anything else is logged and becomes -EIO).
+ */
+#ifndef TXFS_LAYER_H
+#define TXFS_LAYER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define LAYER_BLOCK	 (64u * 1024u)
+#define LAYER_INO_BASE	 (1ULL << 63)
+#define LAYER_INO_VIRT	 ((1ULL << 63) | (1ULL << 62))
+#define LAYER_FORMAT	 "txfs-layer-1"
+
+/* struct layer_inode.flags */
+#define LI_LOWER	0x1u	/* has an origin in the real directory */
+#define LI_XATTRS	0x2u	/* xattrs fully held in the layer */
+#define LI_DATA		0x4u	/* data changed (chunks or lower_valid) */
+
+struct layer_inode {
+	uint32_t mode;
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t nlink;
+	uint64_t size;
+	uint64_t rdev;
+	int64_t atime_ns;
+	int64_t mtime_ns;
+	int64_t ctime_ns;
+	uint64_t lower_valid;	/* bytes of the real file still valid */
+	uint32_t flags;		/* LI_* */
+	uint16_t lower_len;	/* length of the lower path after the struct */
+	uint16_t link_len;	/* length of the symlink target after that */
+};
+
+/* An inode as read from the layer: the record and its variable parts.
+ * The pointers refer to memory owned by the caller's buffer. */
+struct layer_ino_view {
+	struct layer_inode rec;
+	const char *lower_path;	/* NUL-terminated, "" when !LI_LOWER */
+	const char *link;	/* NUL-terminated symlink target or "" */
+};
+
+struct layer_dirent {
+	uint64_t tino;		/* 0 = whiteout */
+	uint32_t type;		/* S_IFMT bits of the target */
+	uint32_t pad;
+};
+
+struct layer_ws {
+	uint64_t dev;
+	uint64_t ino;
+	char path[4096];
+};
+
+struct layer;
+struct layer_txn;
+
+/* Open (creating if needed) the layer in folder dirfd/name. map_size 0
+ * means the default. Returns -EINVAL with *why set for a corrupt or
+ * foreign folder. */
+int layer_open(int dirfd, const char *name, uint64_t map_size,
+	       const struct layer_ws *ws, struct layer **out,
+	       const char **why);
+void layer_close(struct layer *l);
+/* Make everything committed so far durable (fsync). */
+int layer_sync(struct layer *l);
+
+/* Transactions. A read transaction sees a stable snapshot; a write
+ * transaction is exclusive among writers. layer_txn_end() aborts a write
+ * transaction that was not committed. */
+int layer_begin(struct layer *l, bool write, struct layer_txn **out);
+int layer_commit(struct layer_txn *t);
+void layer_txn_end(struct layer_txn *t);
+uint64_t layer_txn_gen(const struct layer_txn *t);
+
+/* meta */
+int layer_meta_get_u64(struct layer_txn *t, const char *key, uint64_t *v);
+int layer_meta_put_u64(struct layer_txn *t, const char *key, uint64_t v);
+int layer_alloc_ino(struct layer_txn *t, uint64_t *tino);
+/* Start a new, empty generation: the constant-time discard. */
+int layer_new_generation(struct layer_txn *t);
+
+/* inodes. layer_inode_get fills *v with pointers into LMDB memory valid
+ * until the transaction ends. */
+int layer_inode_get(struct layer_txn *t, uint64_t tino,
+		    struct layer_ino_view *v);
+int layer_inode_put(struct layer_txn *t, uint64_t tino,
+		    const struct layer_inode *rec, const char *lower_path,
+		    const char *link);
+/* Rewrite only the fixed part (keeps the lower path and link). */
+int layer_inode_update(struct layer_txn *t, uint64_t tino,
+		       const struct layer_inode *rec);
+/* Delete an inode with its chunks and xattrs. */
+int layer_inode_del(struct layer_txn *t, uint64_t tino);
+
+/* dirents */
+int layer_dirent_get(struct layer_txn *t, uint64_t dir, const char *name,
+		     size_t len, struct layer_dirent *d);
+int layer_dirent_put(struct layer_txn *t, uint64_t dir, const char *name,
+		     size_t len, const struct layer_dirent *d);
+int layer_dirent_del(struct layer_txn *t, uint64_t dir, const char *name,
+		     size_t len);
+/* Call fn for every entry of dir (whiteouts included), in name order,
+ * until fn returns non-zero (which is returned). */
+typedef int (*layer_dirent_fn)(void *arg, const char *name, size_t len,
+			       const struct layer_dirent *d);
+int layer_dirent_each(struct layer_txn *t, uint64_t dir, layer_dirent_fn fn,
+		      void *arg);
+/* Delete every entry of dir. */
+int layer_dirents_clear(struct layer_txn *t, uint64_t dir);
+
+/* chunks: *data points into LMDB memory (valid until the txn ends). */
+int layer_chunk_get(struct layer_txn *t, uint64_t tino, uint64_t block,
+		    const void **data, size_t *len);
+int layer_chunk_put(struct layer_txn *t, uint64_t tino, uint64_t block,
+		    const void *data, size_t len);
+/* Delete chunks with block >= first. */
+int layer_chunks_trunc(struct layer_txn *t, uint64_t tino, uint64_t first);
+/* Bytes held in chunks of tino (for statistics and st_blocks). */
+int layer_chunks_bytes(struct layer_txn *t, uint64_t tino, uint64_t *bytes);
+
+/* xattrs */
+int layer_xattr_get(struct layer_txn *t, uint64_t tino, const char *name,
+		    const void **val, size_t *len);
+int layer_xattr_put(struct layer_txn *t, uint64_t tino, const char *name,
+		    const void *val, size_t len);
+int layer_xattr_del(struct layer_txn *t, uint64_t tino, const char *name);
+typedef int (*layer_xattr_fn)(void *arg, const char *name, const void *val,
+			      size_t len);
+int layer_xattr_each(struct layer_txn *t, uint64_t tino, layer_xattr_fn fn,
+		     void *arg);
+
+/* Iterate every inode of the current generation. */
+typedef int (*layer_inode_fn)(void *arg, uint64_t tino,
+			      const struct layer_ino_view *v);
+int layer_inode_each(struct layer_txn *t, layer_inode_fn fn, void *arg);
+
+/* Delete up to max keys of older generations; *more says whether any
+ * remain. Runs its own write transaction. */
+int layer_gc_step(struct layer *l, unsigned max, bool *more);
+
+/* Bytes used by the LMDB file (pages in use times page size). */
+int layer_used_bytes(struct layer *l, uint64_t *bytes);
+
+#endif /* TXFS_LAYER_H */

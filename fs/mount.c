@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * mount.c - the daemon's life: open the real directory, lock the state
+ * folder, daemonize, open the layer, mount, serve, unmount.
+ *
+ * Order matters: the real directory is opened before mounting (an in-place
+ * mount hides it from every later path lookup); LMDB is opened after the
+ * fork (an LMDB environment must not cross fork); the parent of the fork
+ * waits on a pipe until the child has mounted or failed, so `txfs mount`
+ * returns only when the mount is usable and reports the child's error.
+ *
+ * State folder contents: layer/ (LMDB), lock (flock'ed by the daemon),
+ * daemon.pid, daemon.log (the daemon's stderr).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "txfs.h"
+
+#define FUSE_SUPER_MAGIC 0x65735546
+
+/* Report an error: to the parent through the pipe, or to stderr. */
+struct report {
+	int fd;			/* write end of the pipe, or -1 */
+};
+
+static int fail(struct report *r, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct report *r, int rc, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (r->fd >= 0) {
+		ssize_t n = write(r->fd, msg, strlen(msg));
+
+		(void)n;
+		close(r->fd);
+		r->fd = -1;
+	} else {
+		fprintf(stderr, "txfs: %s\n", msg);
+	}
+	return rc < 0 ? rc : -EIO;
+}
+
+/* FNV-1a of the workspace path, for the default state folder's name. */
+static uint64_t hash_path(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+int txfs_default_state(const char *ws, char *out, size_t size)
+{
+	const char *xdg = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	const char *base = strrchr(ws, '/');
+	int n;
+
+	base = base && base[1] ? base + 1 : "root";
+	if (xdg && xdg[0] == '/')
+		n = snprintf(out, size, "%s/txfs/%s-%016llx", xdg, base,
+			     (unsigned long long)hash_path(ws));
+	else if (home && home[0] == '/')
+		n = snprintf(out, size, "%s/.local/state/txfs/%s-%016llx",
+			     home, base, (unsigned long long)hash_path(ws));
+	else
+		return -ENOENT;
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* mkdir -p with mode 0700 for the folders it creates. */
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Is path inside dir (or equal)? Both are realpaths. */
+static bool path_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 &&
+	       (path[n] == '\0' || path[n] == '/' || n == 1);
+}
+
+int txfs_unmount_stale(const char *mnt)
+{
+	struct stat st;
+	pid_t pid;
+	int status;
+
+	if (stat(mnt, &st) == 0 || errno != ENOTCONN)
+		return 0;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		execlp("fusermount3", "fusermount3", "-uz", mnt, (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		return -EBUSY;
+	fprintf(stderr, "txfs: %s: cleaned a stale mount left by a dead "
+		"daemon\n", mnt);
+	return 0;
+}
+
+/* Open the real directory and refuse one that is already a FUSE mount
+ * (mounting over our own mount would deadlock). */
+static int open_workspace(struct txfs *fs, struct report *r)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	fs->ws_path = realpath(fs->opts.workspace, NULL);
+	if (!fs->ws_path)
+		return fail(r, -errno, "workspace %s: %s", fs->opts.workspace,
+			    strerror(errno));
+	fs->rootfd = open(fs->ws_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fs->rootfd < 0)
+		return fail(r, -errno, "workspace %s: %s", fs->ws_path,
+			    strerror(errno));
+	if (fstatfs(fs->rootfd, &sfs) == 0 &&
+	    (unsigned long)sfs.f_type == FUSE_SUPER_MAGIC)
+		return fail(r, -EBUSY, "workspace %s: is already a FUSE mount "
+			    "(already mounted by txfs?)", fs->ws_path);
+	if (fstat(fs->rootfd, &st))
+		return fail(r, -errno, "workspace %s: %s", fs->ws_path,
+			    strerror(errno));
+	fs->root_dev = st.st_dev;
+	fs->root_ino = st.st_ino;
+	fs->use_openat2 = lower_has_openat2(fs->rootfd);
+	return 0;
+}
+
+static int read_pid(int dirfd)
+{
+	char buf[32] = { 0 };
+	int fd = openat(dirfd, "daemon.pid", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? atoi(buf) : 0;
+}
+
+/* Create, open and lock the state folder. */
+static int open_state(struct txfs *fs, struct report *r)
+{
+	char def[PATH_MAX];
+	const char *state = fs->opts.state;
+	int rc;
+
+	if (!state) {
+		if ((rc = txfs_default_state(fs->ws_path, def, sizeof(def))))
+			return fail(r, rc, "state folder: set --state, HOME or "
+				    "XDG_STATE_HOME");
+		state = def;
+	}
+	if ((rc = mkdir_p(state)))
+		return fail(r, rc, "state folder %s: %s", state,
+			    strerror(-rc));
+	fs->state_path = realpath(state, NULL);
+	if (!fs->state_path)
+		return fail(r, -errno, "state folder %s: %s", state,
+			    strerror(errno));
+	if (path_within(fs->state_path, fs->ws_path))
+		return fail(r, -EINVAL, "state folder %s: must be outside the "
+			    "workspace %s", fs->state_path, fs->ws_path);
+	fs->statefd = open(fs->state_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fs->statefd < 0)
+		return fail(r, -errno, "state folder %s: %s", fs->state_path,
+			    strerror(errno));
+	fs->lockfd = openat(fs->statefd, "lock",
+			    O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fs->lockfd < 0)
+		return fail(r, -errno, "state folder %s: lock: %s",
+			    fs->state_path, strerror(errno));
+	for (int i = 0; i < 50 && flock(fs->lockfd, LOCK_EX | LOCK_NB); i++)
+		usleep(100000);	/* a daemon just unmounted may be closing */
+	if (flock(fs->lockfd, LOCK_EX | LOCK_NB))
+		return fail(r, -EBUSY, "state folder %s: in use by another txfs "
+			    "daemon (pid %d)", fs->state_path,
+			    read_pid(fs->statefd));
+	return 0;
+}
+
+static int write_pid(struct txfs *fs)
+{
+	char buf[32];
+	int fd = openat(fs->statefd, "daemon.pid.tmp",
+			O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+			0600);
+	int n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, (size_t)n) != n) {
+		close(fd);
+		return -EIO;
+	}
+	close(fd);
+	return renameat(fs->statefd, "daemon.pid.tmp", fs->statefd,
+			"daemon.pid") ? -errno : 0;
+}
+
+static int open_layer(struct txfs *fs, struct report *r)
+{
+	struct layer_ws ws = { .dev = fs->root_dev, .ino = fs->root_ino };
+	const char *env = getenv("TXFS_MAP_SIZE");
+	uint64_t map = env ? strtoull(env, NULL, 0) : 0;
+	const char *why = NULL;
+	int rc;
+
+	snprintf(ws.path, sizeof(ws.path), "%s", fs->ws_path);
+	rc = layer_open(fs->statefd, "layer", map, &ws, &fs->layer, &why);
+	if (rc && why)
+		return fail(r, rc, "state folder %s: refused: %s (it was "
+			    "left untouched)", fs->state_path, why);
+	if (rc)
+		return fail(r, rc, "state folder %s: cannot open the layer: %s",
+			    fs->state_path, strerror(-rc));
+	return 0;
+}
+
+/* ---- background collection of discarded generations ---- */
+
+static void *gc_main(void *arg)
+{
+	struct txfs *fs = arg;
+	bool more;
+
+	pthread_mutex_lock(&fs->gc_lock);
+	while (!fs->stop_gc) {
+		if (!fs->gc_wanted) {
+			pthread_cond_wait(&fs->gc_cond, &fs->gc_lock);
+			continue;
+		}
+		fs->gc_wanted = false;
+		pthread_mutex_unlock(&fs->gc_lock);
+		do {
+			more = false;
+			if (layer_gc_step(fs->layer, 2000, &more))
+				break;
+		} while (more && !fs->stop_gc);
+		pthread_mutex_lock(&fs->gc_lock);
+	}
+	pthread_mutex_unlock(&fs->gc_lock);
+	return NULL;
+}
+
+void gc_kick(struct txfs *fs)
+{
+	pthread_mutex_lock(&fs->gc_lock);
+	fs->gc_wanted = true;
+	pthread_cond_signal(&fs->gc_cond);
+	pthread_mutex_unlock(&fs->gc_lock);
+}
+
+static int gc_start(struct txfs *fs)
+{
+	pthread_mutex_init(&fs->gc_lock, NULL);
+	pthread_cond_init(&fs->gc_cond, NULL);
+	fs->gc_wanted = true;	/* leftovers of a previous run */
+	if (pthread_create(&fs->gc_thread, NULL, gc_main, fs))
+		return -EAGAIN;
+	fs->gc_running = true;
+	return 0;
+}
+
+static void gc_stop(struct txfs *fs)
+{
+	if (!fs->gc_running)
+		return;
+	pthread_mutex_lock(&fs->gc_lock);
+	fs->stop_gc = true;
+	pthread_cond_signal(&fs->gc_cond);
+	pthread_mutex_unlock(&fs->gc_lock);
+	pthread_join(fs->gc_thread, NULL);
+	fs->gc_running = false;
+}
+
+/* ---- the FUSE session ---- */
+
+static int make_session(struct txfs *fs, struct report *r)
+{
+	char opts[8192];
+	char *argv[4] = { "txfs", "-o", opts, NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+	int n;
+
+	n = snprintf(opts, sizeof(opts),
+		     "fsname=%s,subtype=txfs,default_permissions%s%s",
+		     fs->ws_path, fs->opts.fuse_opts ? "," : "",
+		     fs->opts.fuse_opts ? fs->opts.fuse_opts : "");
+	if (n < 0 || (size_t)n >= sizeof(opts) || strchr(fs->ws_path, ','))
+		return fail(r, -EINVAL, "workspace %s: path not usable as a "
+			    "mount source (comma or too long)", fs->ws_path);
+	if (fs->opts.debug) {
+		argv[3] = "-d";
+		args.argc = 4;
+	}
+	fs->se = fuse_session_new(&args, &txfs_ops, sizeof(txfs_ops), fs);
+	if (!fs->se)
+		return fail(r, -EINVAL, "cannot start a FUSE session (bad -o "
+			    "option?)");
+	if (fuse_set_signal_handlers(fs->se))
+		return fail(r, -EIO, "cannot install signal handlers");
+	if (fuse_session_mount(fs->se, fs->mnt_path))
+		return fail(r, -EIO, "mount %s: failed (is fusermount3 "
+			    "installed, and /dev/fuse usable?)", fs->mnt_path);
+	return 0;
+}
+
+static int serve(struct txfs *fs)
+{
+	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+	int rc;
+
+	if (!cfg)
+		return -ENOMEM;
+	fuse_loop_cfg_set_clone_fd(cfg, 0);
+	fuse_loop_cfg_set_idle_threads(cfg, 16);
+	fuse_loop_cfg_set_max_threads(cfg, 64);
+	rc = fuse_session_loop_mt(fs->se, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	return rc;
+}
+
+static void cleanup(struct txfs *fs)
+{
+	if (fs->se) {
+		fuse_session_unmount(fs->se);
+		fuse_remove_signal_handlers(fs->se);
+	}
+	inval_stop(fs);
+	gc_stop(fs);
+	if (fs->se)
+		fuse_session_destroy(fs->se);
+	layer_close(fs->layer);
+	txfs_free_policy(fs);
+	if (fs->statefd >= 0 && fs->se)
+		unlinkat(fs->statefd, "daemon.pid", 0);
+	if (fs->itab)
+		itab_destroy(fs);
+	if (fs->lockfd >= 0)
+		close(fs->lockfd);
+	if (fs->statefd >= 0)
+		close(fs->statefd);
+	if (fs->rootfd >= 0)
+		close(fs->rootfd);
+	pthread_rwlock_destroy(&fs->txlock);
+	free(fs->ws_path);
+	free(fs->mnt_path);
+	free(fs->state_path);
+}
+
+/* Fork; the parent waits for the child's word and exits with it. */
+static int daemonize(struct report *r)
+{
+	int p[2];
+	pid_t pid;
+	char msg[1024];
+	ssize_t n;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		close(p[1]);
+		n = read(p[0], msg, sizeof(msg) - 1);
+		if (n == 1 && msg[0] == '\0')
+			_exit(0);
+		if (n > 0) {
+			msg[n] = '\0';
+			fprintf(stderr, "txfs: %s\n", msg);
+		} else {
+			fprintf(stderr, "txfs: mount: the daemon died while "
+				"starting (see daemon.log in the state "
+				"folder)\n");
+		}
+		_exit(1);
+	}
+	close(p[0]);
+	r->fd = p[1];
+	setsid();
+	return 0;
+}
+
+/* stdin/stdout to /dev/null, stderr to STATE/daemon.log. */
+static void detach_stdio(struct txfs *fs)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int log = openat(fs->statefd, "daemon.log",
+			 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+			 0600);
+
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		close(null);
+	}
+	if (log >= 0) {
+		dup2(log, 2);
+		close(log);
+	}
+}
+
+int txfs_run_mount(struct txfs_opts *opts)
+{
+	struct txfs fs = { .opts = *opts, .rootfd = -1, .statefd = -1,
+			   .lockfd = -1 };
+	struct report r = { .fd = -1 };
+	int rc;
+
+	fs.ctl_name = opts->ctl_name ? opts->ctl_name : ".txfs";
+	fs.ctl_len = strlen(fs.ctl_name);
+	pthread_rwlock_init(&fs.txlock, NULL);
+	if ((rc = open_workspace(&fs, &r)))
+		goto out;
+	fs.mnt_path = realpath(opts->mountpoint ? opts->mountpoint :
+						  fs.ws_path, NULL);
+	if (!fs.mnt_path && errno == ENOTCONN &&
+	    txfs_unmount_stale(opts->mountpoint) == 0)
+		fs.mnt_path = realpath(opts->mountpoint, NULL);
+	if (!fs.mnt_path) {
+		rc = fail(&r, -errno, "mountpoint %s: %s", opts->mountpoint,
+			  strerror(errno));
+		goto out;
+	}
+	if ((rc = open_state(&fs, &r)))
+		goto out;
+	if (!opts->foreground && (rc = daemonize(&r)))
+		goto out;
+	if ((rc = itab_init(&fs)) || (rc = open_layer(&fs, &r)) ||
+	    (rc = txfs_load_policy(&fs, &r.fd)) ||
+	    (rc = make_session(&fs, &r)))
+		goto out;
+	if ((rc = write_pid(&fs)) || (rc = inval_start(&fs)) ||
+	    (rc = gc_start(&fs))) {
+		rc = fail(&r, rc, "start: %s", strerror(-rc));
+		goto out;
+	}
+	if (r.fd >= 0) {
+		detach_stdio(&fs);
+		if (write(r.fd, "", 1) != 1)
+			rc = -EIO;
+		close(r.fd);
+		r.fd = -1;
+	}
+	rc = serve(&fs);
+out:
+	if (r.fd >= 0)
+		close(r.fd);
+	cleanup(&fs);
+	return rc;
+}

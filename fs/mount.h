@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * mount.h - what the command line needs of the filesystem module.
+ */
+#ifndef TXFS_MOUNT_H
+#define TXFS_MOUNT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct txfs;
+
+/* Options, filled by the command line. */
+struct txfs_opts {
+	const char *workspace;	/* real directory */
+	const char *mountpoint;	/* NULL: in place, over workspace */
+	const char *state;	/* state folder, NULL: the default */
+	const char *policy;	/* policy file, NULL: the default policy */
+	const char *ctl_name;	/* control folder name, default ".txfs" */
+	const char *fuse_opts;	/* -o, comma list */
+	bool foreground;
+	bool debug;
+};
+
+/* Mount and serve until unmounted. Without opts->foreground, forks: the
+ * calling process exits 0 once the mount is ready, or 1 after printing
+ * the daemon's error. Returns 0 or a negative errno (foreground). */
+int txfs_run_mount(struct txfs_opts *opts);
+/* The default state folder of a workspace (a realpath). */
+int txfs_default_state(const char *ws, char *out, size_t size);
+/* If mnt is a dead FUSE mount (ENOTCONN), lazily unmount it. */
+int txfs_unmount_stale(const char *mnt);
+
+#endif /* TXFS_MOUNT_H */

@@ -1,0 +1,756 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ops.c - the FUSE low-level handlers and the one operations table.
+ *
+ * Each handler decodes its request, takes fs->txlock shared (commit and
+ * rollback take it exclusive), calls one do_*() / file_*() function that
+ * returns 0 or a negative errno, and sends exactly one reply. Only the
+ * reply helpers here turn an errno into what fuse_reply_err() wants.
+ *
+ * Caching: the mount is the only way into the workspace, so entries
+ * (positive and negative) and attributes are cached for TXFS_TIMEOUT and
+ * file pages are kept across opens; whatever changes behind the kernel's
+ * back (commit, rollback) is invalidated explicitly (inval.c). The .txfs/
+ * files are never cached.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "txfs.h"
+
+static struct txfs *fs_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static void rdlock(struct txfs *fs)
+{
+	pthread_rwlock_rdlock(&fs->txlock);
+}
+
+static void unlock(struct txfs *fs)
+{
+	pthread_rwlock_unlock(&fs->txlock);
+}
+
+static void reply_err(fuse_req_t req, int rc)
+{
+	fuse_reply_err(req, rc < 0 ? -rc : rc);
+}
+
+static double timeout_of(const struct tview *v)
+{
+	return v->virt ? 0.0 : TXFS_TIMEOUT;
+}
+
+/* Reply with an entry for v, found as `name` in `parent`; takes one
+ * kernel reference on the node. */
+static void reply_entry(fuse_req_t req, struct txfs *fs, uint64_t parent,
+			const char *name, struct tview *v)
+{
+	struct fuse_entry_param e = { 0 };
+	int rc = itab_get(fs, v->tino, v->lower_path, parent, name, 1);
+
+	if (rc) {
+		reply_err(req, rc);
+		return;
+	}
+	e.ino = tino_to_ino(fs, v->tino);
+	e.attr = v->st;
+	e.attr_timeout = timeout_of(v);
+	e.entry_timeout = TXFS_TIMEOUT;
+	if (fuse_reply_entry(req, &e) == -ENOENT)
+		itab_forget(fs, v->tino, 1);	/* interrupted */
+}
+
+static void reply_negative(fuse_req_t req)
+{
+	struct fuse_entry_param e = { 0 };
+
+	e.entry_timeout = TXFS_TIMEOUT;
+	fuse_reply_entry(req, &e);
+}
+
+static void req_ctx(fuse_req_t req, struct req_ctx *c)
+{
+	const struct fuse_ctx *x = fuse_req_ctx(req);
+
+	c->uid = x->uid;
+	c->gid = x->gid;
+	c->pid = x->pid;
+	c->umask = x->umask;
+}
+
+/* ---- init ---- */
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	conn->want &= ~(unsigned)FUSE_CAP_HANDLE_KILLPRIV;
+	conn->want &= ~(unsigned)FUSE_CAP_AUTO_INVAL_DATA;
+	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
+		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+	if (conn->capable & FUSE_CAP_EXPLICIT_INVAL_DATA)
+		conn->want |= FUSE_CAP_EXPLICIT_INVAL_DATA;
+	conn->max_write = 1u << 20;
+	conn->max_readahead = 1u << 20;
+}
+
+/* ---- lookup and attributes ---- */
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct txfs *fs = fs_of(req);
+	uint64_t p = ino_to_tino(fs, parent);
+	struct layer_txn *t;
+	struct tview dir, v;
+	int rc;
+
+	rdlock(fs);
+	if ((rc = layer_begin(fs->layer, false, &t)))
+		goto out;
+	rc = view_inode(fs, t, p, &dir);
+	if (rc == 0) {
+		rc = view_lookup(fs, t, &dir, name, &v);
+		tview_free(&dir);
+	}
+	layer_txn_end(t);
+	if (rc == 0) {
+		reply_entry(req, fs, p, name, &v);
+		tview_free(&v);
+	} else if (rc == -ENOENT) {
+		reply_negative(req);
+	}
+out:
+	unlock(fs);
+	if (rc && rc != -ENOENT)
+		reply_err(req, rc);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t n)
+{
+	struct txfs *fs = fs_of(req);
+
+	itab_forget(fs, ino_to_tino(fs, ino), n);
+	fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *list)
+{
+	struct txfs *fs = fs_of(req);
+
+	for (size_t i = 0; i < count; i++)
+		itab_forget(fs, ino_to_tino(fs, list[i].ino), list[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static int get_view(struct txfs *fs, uint64_t tino, struct tview *v)
+{
+	struct layer_txn *t;
+	int rc = layer_begin(fs->layer, false, &t);
+
+	if (rc)
+		return rc;
+	rc = view_inode(fs, t, tino, v);
+	layer_txn_end(t);
+	return rc;
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct txfs *fs = fs_of(req);
+	struct tview v;
+	int rc;
+
+	(void)fi;
+	rdlock(fs);
+	rc = get_view(fs, ino_to_tino(fs, ino), &v);
+	unlock(fs);
+	if (rc) {
+		reply_err(req, rc);
+		return;
+	}
+	fuse_reply_attr(req, &v.st, timeout_of(&v));
+	tview_free(&v);
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		       int to_set, struct fuse_file_info *fi)
+{
+	struct txfs *fs = fs_of(req);
+	uint64_t tino = ino_to_tino(fs, ino);
+	struct tview v;
+	int rc;
+
+	rdlock(fs);
+	if (ctl_is_ino(tino)) {
+		/* `> .txfs/ctl` truncates: accept, change nothing. */
+		rc = to_set == FUSE_SET_ATTR_SIZE ? ctl_view(fs, tino, &v) :
+						    -EPERM;
+	} else {
+		rc = do_setattr(fs, tino, attr, to_set,
+				fi ? (struct fhandle *)fi->fh : NULL, &v);
+	}
+	unlock(fs);
+	if (rc) {
+		reply_err(req, rc);
+		return;
+	}
+	fuse_reply_attr(req, &v.st, timeout_of(&v));
+	tview_free(&v);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct txfs *fs = fs_of(req);
+	char buf[4097];
+	struct tview v;
+	int rc;
+
+	rdlock(fs);
+	rc = get_view(fs, ino_to_tino(fs, ino), &v);
+	if (rc == 0 && !S_ISLNK(v.st.st_mode))
+		rc = -EINVAL;
+	if (rc == 0 && v.in_layer) {
+		snprintf(buf, sizeof(buf), "%s", v.link ? v.link : "");
+	} else if (rc == 0) {
+		rc = lower_readlink(fs, v.lower_path, buf, sizeof(buf) - 1);
+		if (rc >= 0) {
+			buf[rc] = '\0';
+			rc = 0;
+		}
+	}
+	if (rc == 0)
+		tview_free(&v);
+	unlock(fs);
+	if (rc)
+		reply_err(req, rc);
+	else
+		fuse_reply_readlink(req, buf);
+}
+
+/* ---- namespace ---- */
+
+static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, dev_t rdev, const char *link)
+{
+	struct txfs *fs = fs_of(req);
+	uint64_t p = ino_to_tino(fs, parent);
+	struct req_ctx c;
+	struct tview v;
+	int rc;
+
+	req_ctx(req, &c);
+	rdlock(fs);
+	rc = do_mknod(fs, p, name, mode, rdev, link, &c, &v);
+	if (rc == 0) {
+		reply_entry(req, fs, p, name, &v);
+		tview_free(&v);
+	}
+	unlock(fs);
+	if (rc)
+		reply_err(req, rc);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, dev_t rdev)
+{
+	make_node(req, parent, name, mode, rdev, NULL);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode)
+{
+	make_node(req, parent, name, S_IFDIR | (mode & 07777), 0, NULL);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		       const char *name)
+{
+	make_node(req, parent, name, S_IFLNK | 0777, 0, link);
+}
+
+static void remove_name(fuse_req_t req, fuse_ino_t parent, const char *name,
+			bool dir)
+{
+	struct txfs *fs = fs_of(req);
+	int rc;
+
+	rdlock(fs);
+	rc = do_unlink(fs, ino_to_tino(fs, parent), name, dir);
+	unlock(fs);
+	reply_err(req, rc);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	remove_name(req, parent, name, false);
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	remove_name(req, parent, name, true);
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      fuse_ino_t newparent, const char *newname,
+		      unsigned int flags)
+{
+	struct txfs *fs = fs_of(req);
+	int rc;
+
+	rdlock(fs);
+	rc = do_rename(fs, ino_to_tino(fs, parent), name,
+		       ino_to_tino(fs, newparent), newname, flags);
+	unlock(fs);
+	reply_err(req, rc);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		    const char *newname)
+{
+	struct txfs *fs = fs_of(req);
+	uint64_t np = ino_to_tino(fs, newparent);
+	struct tview v;
+	int rc;
+
+	rdlock(fs);
+	rc = do_link(fs, ino_to_tino(fs, ino), np, newname, &v);
+	if (rc == 0)
+		reply_entry(req, fs, np, newname, &v);
+	tview_free(&v);
+	unlock(fs);
+	if (rc)
+		reply_err(req, rc);
+}
+
+/* ---- files ---- */
+
+static int open_common(struct txfs *fs, uint64_t tino,
+		       struct fuse_file_info *fi, struct fhandle **out)
+{
+	struct tview v;
+	int rc = file_open(fs, tino, fi->flags, out);
+
+	if (rc)
+		return rc;
+	if ((*out)->virt) {
+		fi->direct_io = 1;
+	} else {
+		fi->keep_cache = 1;
+		if ((fi->flags & O_TRUNC) &&
+		    (fi->flags & O_ACCMODE) != O_RDONLY) {
+			struct stat a = { .st_size = 0 };
+
+			rc = do_setattr(fs, tino, &a, FUSE_SET_ATTR_SIZE,
+					*out, &v);
+			if (rc == 0)
+				tview_free(&v);
+		}
+	}
+	if (rc) {
+		itab_release(fs, tino);
+		file_close(fs, *out);
+		return rc;
+	}
+	fi->fh = (uint64_t)(uintptr_t)*out;
+	return 0;
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, struct fuse_file_info *fi)
+{
+	struct txfs *fs = fs_of(req);
+	uint64_t p = ino_to_tino(fs, parent);
+	struct fuse_entry_param e = { 0 };
+	struct fhandle *fh;
+	struct req_ctx c;
+	struct tview v;
+	int rc;
+
+	req_ctx(req, &c);
+	rdlock(fs);
+	rc = do_mknod(fs, p, name, S_IFREG | (mode & 07777), 0, NULL, &c, &v);
+	if (rc == 0) {
+		fi->flags &= ~O_TRUNC;
+		rc = open_common(fs, v.tino, fi, &fh);
+	}
+	if (rc == 0)
+		rc = itab_get(fs, v.tino, NULL, p, name, 1);
+	unlock(fs);
+	if (rc) {
+		reply_err(req, rc);
+		return;
+	}
+	e.ino = tino_to_ino(fs, v.tino);
+	e.attr = v.st;
+	e.attr_timeout = e.entry_timeout = TXFS_TIMEOUT;
+	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+		itab_forget(fs, v.tino, 1);
+		itab_release(fs, v.tino);
+		file_close(fs, fh);
+	}
+	tview_free(&v);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct txfs *fs = fs_of(req);
+	struct fhandle *fh;
+	int rc;
+
+	rdlock(fs);
+	rc = open_common(fs, ino_to_tino(fs, ino), fi, &fh);
+	unlock(fs);
+	if (rc)
+		reply_err(req, rc);
+	else if (fuse_reply_open(req, fi) == -ENOENT) {
+		itab_release(fs, fh->tino);
+		file_close(fs, fh);
+	}
+}
+
+static struct fhandle *fh_of(struct fuse_file_info *fi)
+{
+	return (struct fhandle *)(uintptr_t)fi->fh;
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct txfs *fs = fs_of(req);
+	struct fhandle *fh = fh_of(fi);
+	size_t got = 0;
+	char *buf;
+	int rc;
+
+	(void)ino;
+	if (fh->virt) {
+		size_t o = (size_t)off < fh->virt_len ? (size_t)off :
+							 fh->virt_len;
+		size_t n = fh->virt_len - o < size ? fh->virt_len - o : size;
+
+		fuse_reply_buf(req, fh->virt_buf + o, n);
+		return;
+	}
+	buf = malloc(size ? size : 1);
+	if (!buf) {
+		reply_err(req, -ENOMEM);
+		return;
+	}
+	rdlock(fs);
+	rc = file_read(fs, fh, buf, size, off, &got);
+	unlock(fs);
+	if (rc)
+		reply_err(req, rc);
+	else
+		fuse_reply_buf(req, buf, got);
+	free(buf);
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+		     size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct txfs *fs = fs_of(req);
+	int rc;
+
+	(void)ino;
+	rdlock(fs);
+	rc = file_write(fs, fh_of(fi), buf, size, off);
+	unlock(fs);
+	if (rc)
+		reply_err(req, rc);
+	else
+		fuse_reply_write(req, size);
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino,
+		     struct fuse_file_info *fi)
+{
+	(void)ino, (void)fi;
+	fuse_reply_err(req, 0);
+}
+
+/* Free what an unlinked layer file held once its last handle closes. */
+static void reap_orphan(struct txfs *fs, uint64_t tino)
+{
+	struct layer_txn *t;
+	struct layer_ino_view lv;
+
+	if (layer_begin(fs->layer, true, &t))
+		return;
+	if (layer_inode_get(t, tino, &lv) == 0 && lv.rec.nlink == 0 &&
+	    !S_ISDIR(lv.rec.mode)) {
+		int rc = (lv.rec.flags & LI_LOWER) ?
+				 layer_chunks_trunc(t, tino, 0) :
+				 layer_inode_del(t, tino);
+
+		if (rc == 0 && layer_commit(t) == 0)
+			return;
+	}
+	layer_txn_end(t);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct txfs *fs = fs_of(req);
+	struct fhandle *fh = fh_of(fi);
+
+	(void)ino;
+	rdlock(fs);
+	if (itab_release(fs, fh->tino) == 0 && !fh->virt)
+		reap_orphan(fs, fh->tino);
+	unlock(fs);
+	file_close(fs, fh);
+	fuse_reply_err(req, 0);
+}
+
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+		     struct fuse_file_info *fi)
+{
+	struct txfs *fs = fs_of(req);
+
+	(void)ino, (void)datasync, (void)fi;
+	reply_err(req, layer_sync(fs->layer));
+}
+
+static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
+			 off_t off, off_t len, struct fuse_file_info *fi)
+{
+	struct txfs *fs = fs_of(req);
+	int rc;
+
+	(void)ino;
+	rdlock(fs);
+	rc = file_fallocate(fs, fh_of(fi), mode, off, len);
+	unlock(fs);
+	reply_err(req, rc);
+}
+
+static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		     struct fuse_file_info *fi)
+{
+	struct txfs *fs = fs_of(req);
+	struct tview v;
+	int rc;
+
+	(void)fi;
+	rdlock(fs);
+	rc = get_view(fs, ino_to_tino(fs, ino), &v);
+	unlock(fs);
+	if (rc) {
+		reply_err(req, rc);
+		return;
+	}
+	tview_free(&v);
+	/* The whole file is data: no holes are reported (allowed by POSIX). */
+	if (whence != SEEK_DATA && whence != SEEK_HOLE)
+		reply_err(req, -EINVAL);
+	else if (off < 0 || off >= v.st.st_size)
+		reply_err(req, -ENXIO);
+	else
+		fuse_reply_lseek(req, whence == SEEK_DATA ? off : v.st.st_size);
+}
+
+/* ---- folders ---- */
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct dir_handle *dh = calloc(1, sizeof(*dh));
+
+	(void)ino;
+	if (!dh) {
+		reply_err(req, -ENOMEM);
+		return;
+	}
+	pthread_mutex_init(&dh->lock, NULL);
+	fi->fh = (uint64_t)(uintptr_t)dh;
+	if (!ctl_is_ino(ino_to_tino(fs_of(req), ino))) {
+		fi->cache_readdir = 1;
+		fi->keep_cache = 1;
+	}
+	if (fuse_reply_open(req, fi) == -ENOENT) {
+		pthread_mutex_destroy(&dh->lock);
+		free(dh);
+	}
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
+		       off_t off, struct fuse_file_info *fi)
+{
+	struct txfs *fs = fs_of(req);
+	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
+	char *buf = malloc(size);
+	size_t pos = 0;
+	int rc = 0;
+
+	if (!buf) {
+		reply_err(req, -ENOMEM);
+		return;
+	}
+	pthread_mutex_lock(&dh->lock);
+	if (off == 0 || !dh->loaded) {
+		rdlock(fs);
+		rc = dir_load(fs, ino_to_tino(fs, ino), dh);
+		unlock(fs);
+	}
+	for (size_t i = (size_t)off; rc == 0 && i < dh->n; i++) {
+		struct stat st = { .st_ino = dh->ents[i].tino,
+				   .st_mode = dh->ents[i].type };
+		size_t n = fuse_add_direntry(req, buf + pos, size - pos,
+					     dh->ents[i].name, &st,
+					     (off_t)(i + 1));
+
+		if (n > size - pos)
+			break;
+		pos += n;
+	}
+	pthread_mutex_unlock(&dh->lock);
+	if (rc)
+		reply_err(req, rc);
+	else
+		fuse_reply_buf(req, buf, pos);
+	free(buf);
+}
+
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
+			  struct fuse_file_info *fi)
+{
+	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	dir_free(dh);
+	pthread_mutex_destroy(&dh->lock);
+	free(dh);
+	fuse_reply_err(req, 0);
+}
+
+static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
+			struct fuse_file_info *fi)
+{
+	op_fsync(req, ino, datasync, fi);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct txfs *fs = fs_of(req);
+	struct statvfs sv;
+
+	(void)ino;
+	if (fstatvfs(fs->rootfd, &sv))
+		reply_err(req, -errno);
+	else
+		fuse_reply_statfs(req, &sv);
+}
+
+/* ---- xattrs ---- */
+
+static void reply_xattr(fuse_req_t req, int rc, size_t size, char *buf,
+			size_t len)
+{
+	if (rc)
+		reply_err(req, rc);
+	else if (size == 0)
+		fuse_reply_xattr(req, len);
+	else
+		fuse_reply_buf(req, buf, len);
+}
+
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			size_t size)
+{
+	struct txfs *fs = fs_of(req);
+	char *buf = size ? malloc(size) : NULL;
+	size_t len = 0;
+	int rc = size && !buf ? -ENOMEM : 0;
+
+	rdlock(fs);
+	if (rc == 0)
+		rc = do_getxattr(fs, ino_to_tino(fs, ino), name, buf, size,
+				 &len);
+	unlock(fs);
+	reply_xattr(req, rc, size, buf, len);
+	free(buf);
+}
+
+static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct txfs *fs = fs_of(req);
+	char *buf = size ? malloc(size) : NULL;
+	size_t len = 0;
+	int rc = size && !buf ? -ENOMEM : 0;
+
+	rdlock(fs);
+	if (rc == 0)
+		rc = do_listxattr(fs, ino_to_tino(fs, ino), buf, size, &len);
+	unlock(fs);
+	reply_xattr(req, rc, size, buf, len);
+	free(buf);
+}
+
+static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			const char *value, size_t size, int flags)
+{
+	struct txfs *fs = fs_of(req);
+	int rc;
+
+	rdlock(fs);
+	rc = do_setxattr(fs, ino_to_tino(fs, ino), name, value, size, flags);
+	unlock(fs);
+	reply_err(req, rc);
+}
+
+static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct txfs *fs = fs_of(req);
+	int rc;
+
+	rdlock(fs);
+	rc = do_removexattr(fs, ino_to_tino(fs, ino), name);
+	unlock(fs);
+	reply_err(req, rc);
+}
+
+const struct fuse_lowlevel_ops txfs_ops = {
+	.init = op_init,
+	.lookup = op_lookup,
+	.forget = op_forget,
+	.forget_multi = op_forget_multi,
+	.getattr = op_getattr,
+	.setattr = op_setattr,
+	.readlink = op_readlink,
+	.mknod = op_mknod,
+	.mkdir = op_mkdir,
+	.symlink = op_symlink,
+	.unlink = op_unlink,
+	.rmdir = op_rmdir,
+	.rename = op_rename,
+	.link = op_link,
+	.create = op_create,
+	.open = op_open,
+	.read = op_read,
+	.write = op_write,
+	.flush = op_flush,
+	.release = op_release,
+	.fsync = op_fsync,
+	.fallocate = op_fallocate,
+	.lseek = op_lseek,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+	.releasedir = op_releasedir,
+	.fsyncdir = op_fsyncdir,
+	.statfs = op_statfs,
+	.setxattr = op_setxattr,
+	.getxattr = op_getxattr,
+	.listxattr = op_listxattr,
+	.removexattr = op_removexattr,
+};

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * txfs.h - the filesystem's internal header: one section per file of fs/.
+ *
+ * The request path: kernel request -> ops.c (decode, one reply) -> policy
+ * check -> namei.c / dir.c / file.c / attr.c / readdir.c -> layer.c (the
+ * LMDB upper layer) or lower.c (the real directory, reached only through
+ * the directory fd opened before mounting) -> reply.
+ *
+ * Identity: the kernel's node id for an object is its tino (see layer.h),
+ * except the root, which the kernel calls FUSE_ROOT_ID. The in-memory
+ * inode table (inode.c) holds, for each node id the kernel knows, its
+ * lookup count and, for objects from the real directory, the path of that
+ * object relative to the real root (stable during a transaction because
+ * the real directory only changes at commit).
+ *
+ * Locking: fs->txlock is taken shared by every request and exclusive by
+ * commit and rollback, so a request never sees half of either. Namespace
+ * changes are serialised by the layer's single LMDB writer.
+ */
+#ifndef TXFS_FS_H
+#define TXFS_FS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <fuse_lowlevel.h>
+
+#include "layer.h"
+#include "mount.h"
+#include "../policy/policy.h"
+
+#define TXFS_TIMEOUT 86400.0	/* entry/attr cache lifetime, seconds */
+
+struct tnode;
+struct inval_queue;
+
+/* The whole filesystem: the one piece of mutable state. */
+struct txfs {
+	struct txfs_opts opts;
+	char *ws_path;		/* realpath of the workspace */
+	char *mnt_path;		/* where it is mounted */
+	char *state_path;	/* realpath of the state folder */
+	int rootfd;		/* the real directory, opened before mounting */
+	int statefd;		/* the state folder (locked) */
+	int lockfd;
+	dev_t root_dev;
+	ino_t root_ino;
+	struct layer *layer;
+	struct fuse_session *se;
+	const char *ctl_name;
+	size_t ctl_len;
+
+	pthread_rwlock_t txlock;
+
+	/* inode table (inode.c) */
+	pthread_mutex_t itab_lock;
+	struct tnode **itab;
+	size_t itab_size;
+	size_t itab_count;
+
+	struct inval_queue *inval;
+
+	_Atomic(const struct policy *) policy;
+	bool has_hide;		/* the policy has hide rules */
+	struct audit *audit;
+
+	bool use_openat2;
+	bool stop_gc;
+	pthread_t gc_thread;
+	pthread_mutex_t gc_lock;
+	pthread_cond_t gc_cond;
+	bool gc_wanted;
+	bool gc_running;
+};
+
+/* The caller of a request. */
+struct req_ctx {
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	mode_t umask;
+};
+
+/* ---- inode.c: the in-memory inode table ---- */
+
+struct tnode {
+	uint64_t tino;
+	uint64_t nlookup;	/* kernel references */
+	unsigned opens;		/* open file handles */
+	char *lower_path;	/* real path relative to the root, or NULL */
+	uint64_t parent;	/* merged view: the folder it was last seen in */
+	char *name;		/* and its name there (NULL for the root) */
+	struct tnode *next;	/* hash chain */
+};
+
+int itab_init(struct txfs *fs);
+void itab_destroy(struct txfs *fs);
+/* Find or add the node for tino and take `refs` kernel references.
+ * lower_path (may be NULL) is recorded if the node has none; parent and
+ * name (name may be NULL) record where the merged view last showed it. */
+int itab_get(struct txfs *fs, uint64_t tino, const char *lower_path,
+	     uint64_t parent, const char *name, uint64_t refs);
+/* Record a move in the merged view (rename). */
+void itab_move(struct txfs *fs, uint64_t tino, uint64_t parent,
+	       const char *name);
+/* The merged path of tino (or of name inside folder tino when name is
+ * not NULL), relative to the root; NULL if unknown. Caller frees. */
+char *itab_path(struct txfs *fs, uint64_t tino, const char *name);
+/* Copy of the node's lower path, or NULL if none. Caller frees. */
+char *itab_lower_path(struct txfs *fs, uint64_t tino);
+void itab_set_lower(struct txfs *fs, uint64_t tino, const char *lower_path);
+void itab_forget(struct txfs *fs, uint64_t tino, uint64_t n);
+/* Open handle counting; itab_release returns the count left. */
+void itab_open(struct txfs *fs, uint64_t tino);
+unsigned itab_release(struct txfs *fs, uint64_t tino);
+unsigned itab_opens(struct txfs *fs, uint64_t tino);
+/* Node id <-> tino. */
+uint64_t ino_to_tino(const struct txfs *fs, fuse_ino_t ino);
+fuse_ino_t tino_to_ino(const struct txfs *fs, uint64_t tino);
+
+/* ---- lower.c: the real directory, through fds only ---- */
+
+/* Open relpath ("" = root) below the real root without following any
+ * symlink: flags as for openat (O_PATH, O_RDONLY, O_DIRECTORY...). */
+int lower_open(struct txfs *fs, const char *relpath, int flags);
+bool lower_has_openat2(int rootfd);
+/* lstat of relpath. */
+int lower_stat(struct txfs *fs, const char *relpath, struct stat *st);
+/* lstat of name in folder relpath. */
+int lower_stat_at(struct txfs *fs, const char *dir, const char *name,
+		  struct stat *st);
+int lower_readlink(struct txfs *fs, const char *relpath, char *buf,
+		   size_t size);
+/* Join a folder's relative path and a name; caller frees. */
+char *path_join(const char *dir, const char *name);
+/* Is name a valid single component (no '/', not "." or "..")? */
+bool name_ok(const char *name);
+
+/* ---- namei.c: lookup through the layers ---- */
+
+/* The merged state of one object. */
+struct tview {
+	uint64_t tino;
+	bool in_layer;		/* a layer record exists */
+	bool virt;		/* a .txfs/ object */
+	struct stat st;		/* merged attributes, st_ino = tino */
+	struct layer_inode rec;	/* valid when in_layer */
+	char *lower_path;	/* malloc'd, NULL if none */
+	char *link;		/* malloc'd symlink target when in the layer */
+};
+
+void tview_free(struct tview *v);
+/* The merged state of an inode the kernel knows. -ESTALE if it is gone. */
+int view_inode(struct txfs *fs, struct layer_txn *t, uint64_t tino,
+	       struct tview *v);
+/* Look name up in folder dir. -ENOENT if it does not exist. */
+int view_lookup(struct txfs *fs, struct layer_txn *t, const struct tview *dir,
+		const char *name, struct tview *v);
+/* Does name exist in dir? (0 no, 1 yes, <0 error) and its lower state. */
+int name_in_lower(struct txfs *fs, const struct tview *dir, const char *name,
+		  struct stat *st);
+/* Convert a layer record to struct stat. */
+void rec_to_stat(uint64_t tino, const struct layer_inode *rec,
+		 struct stat *st);
+/* Build a layer record from the real object's stat. */
+void stat_to_rec(const struct stat *st, struct layer_inode *rec);
+/* Make sure tino has a layer record (metadata copy-up). */
+int copy_up(struct txfs *fs, struct layer_txn *t, struct tview *v);
+int64_t now_ns(void);
+void touch_mc(struct layer_inode *rec); /* mtime = ctime = now */
+void touch_c(struct layer_inode *rec);
+
+/* ---- dir.c: namespace changes ---- */
+
+
+int do_mknod(struct txfs *fs, uint64_t parent, const char *name, mode_t mode,
+	     dev_t rdev, const char *link, const struct req_ctx *c,
+	     struct tview *out);
+int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool dir);
+int do_rename(struct txfs *fs, uint64_t parent, const char *name,
+	      uint64_t newparent, const char *newname, unsigned flags);
+int do_link(struct txfs *fs, uint64_t tino, uint64_t newparent,
+	    const char *newname, struct tview *out);
+
+/* ---- readdir.c ---- */
+
+struct dir_entry {
+	char *name;
+	uint64_t tino;		/* 0 for a plain-real entry until looked up */
+	uint32_t type;		/* S_IFMT */
+};
+
+struct dir_handle {
+	pthread_mutex_t lock;
+	struct dir_entry *ents;
+	size_t n;
+	bool loaded;
+};
+
+int dir_load(struct txfs *fs, uint64_t tino, struct dir_handle *dh);
+void dir_free(struct dir_handle *dh);
+/* Is the merged folder empty? 0 yes, -ENOTEMPTY no, <0 error. */
+int dir_empty(struct txfs *fs, struct layer_txn *t, const struct tview *dir);
+
+/* ---- file.c: data ---- */
+
+struct fhandle {
+	uint64_t tino;
+	int lower_fd;		/* the real file, opened on demand, or -1 */
+	char *lower_path;	/* its path, NULL for a layer-born file */
+	pthread_mutex_t lock;
+	int flags;
+	bool virt;
+	char *virt_buf;		/* .txfs/ file contents */
+	size_t virt_len;
+};
+
+int file_open(struct txfs *fs, uint64_t tino, int flags,
+	      struct fhandle **out);
+void file_close(struct txfs *fs, struct fhandle *fh);
+int file_read(struct txfs *fs, struct fhandle *fh, char *buf,
+	      size_t size, off_t off, size_t *got);
+int file_write(struct txfs *fs, struct fhandle *fh, const char *buf,
+	       size_t size, off_t off);
+/* Truncate or extend tino to size inside write transaction t. */
+int file_truncate(struct txfs *fs, struct layer_txn *t, struct tview *v,
+		  uint64_t size);
+int file_fallocate(struct txfs *fs, struct fhandle *fh, int mode,
+		   off_t off, off_t len);
+/* Read len bytes of the real file at off into buf (zeros past EOF). */
+int lower_pread(struct txfs *fs, const char *relpath, int *fdp, char *buf,
+		size_t len, off_t off);
+
+/* ---- attr.c: attributes and xattrs ---- */
+
+int do_setattr(struct txfs *fs, uint64_t tino, const struct stat *attr,
+	       int valid, struct fhandle *fh, struct tview *out);
+int do_getxattr(struct txfs *fs, uint64_t tino, const char *name, char *buf,
+		size_t size, size_t *len);
+int do_listxattr(struct txfs *fs, uint64_t tino, char *buf, size_t size,
+		 size_t *len);
+int do_setxattr(struct txfs *fs, uint64_t tino, const char *name,
+		const char *val, size_t size, int flags);
+int do_removexattr(struct txfs *fs, uint64_t tino, const char *name);
+
+/* ---- ctl.c: the .txfs/ folder ---- */
+
+bool ctl_is_name(const struct txfs *fs, uint64_t parent, const char *name);
+bool ctl_is_ino(uint64_t tino);
+int ctl_lookup(struct txfs *fs, uint64_t parent, const char *name,
+	       struct tview *v);
+int ctl_view(struct txfs *fs, uint64_t tino, struct tview *v);
+int ctl_readdir(struct txfs *fs, uint64_t tino, struct dir_handle *dh);
+int ctl_open(struct txfs *fs, uint64_t tino, int flags,
+	     struct fhandle *fh);
+int ctl_write(struct txfs *fs, struct fhandle *fh, const char *buf,
+	      size_t size, off_t off);
+
+/* ---- inval.c: kernel cache invalidation, off the request path ---- */
+
+int inval_start(struct txfs *fs);
+void inval_stop(struct txfs *fs);
+void inval_entry(struct txfs *fs, uint64_t parent, const char *name);
+void inval_inode(struct txfs *fs, uint64_t tino);
+/* Wait until everything queued so far has been sent. */
+void inval_flush(struct txfs *fs);
+
+/* ---- guard.c: the policy at the VFS level ---- */
+
+/* Load the policy (--policy or the default) and open the audit log.
+ * On failure writes the message to *report_fd (or stderr if < 0). */
+int txfs_load_policy(struct txfs *fs, int *report_fd);
+void txfs_free_policy(struct txfs *fs);
+/* 0 if op on name in folder dir (name NULL: dir itself) is allowed,
+ * -EACCES (logged) if the policy refuses it. */
+int guard(struct txfs *fs, enum policy_op op, uint64_t dir, const char *name,
+	  const struct req_ctx *c);
+int guard_path(struct txfs *fs, enum policy_op op, const char *path,
+	       const struct req_ctx *c);
+/* The same for every path below folder name in dir. */
+int guard_tree(struct txfs *fs, enum policy_op op, uint64_t dir,
+	       const char *name, const struct req_ctx *c);
+/* Is name in dir hidden by the policy (lookup must say ENOENT)? */
+bool guard_hidden(struct txfs *fs, uint64_t dir, const char *name);
+
+/* ---- ops.c / mount.c ---- */
+
+extern const struct fuse_lowlevel_ops txfs_ops;
+/* Kick the background collector of discarded generations. */
+void gc_kick(struct txfs *fs);
+
+#endif /* TXFS_FS_H */
