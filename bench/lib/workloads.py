@@ -1,0 +1,462 @@
+# SPDX-License-Identifier: Apache-2.0
+"""W1-W8 and the daemon memory rows.
+
+Each workload declares its table, then runs rounds; in every round it visits
+the peers in the same order (A B C D E, A B C D E, ...), each freshly
+mounted over its own real directory, so that ratios to native can be taken
+within a round. A peer that fails in a round gets "fails: why" in the rows
+it had not filled yet; a peer that is not available gets "n/a (why)".
+"""
+import errno
+import json
+import os
+import subprocess
+import time
+
+import env
+from results import DASH, Mark, fail, na
+from util import (BenchError, drop_caches, du_bytes, errname, log, rmtree,
+                  run, timed, vm_hwm_kib)
+
+NOT_IMPLEMENTED = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP,
+                   errno.ENOTTY, errno.ENOENT}
+RATIO_CAPTION = ("{rounds} rounds, peers interleaved round by round. "
+                 "Native: median (min-max) of the absolute value; other "
+                 "peers: ratio to native in the same round, median "
+                 "(min-max). Lower is better.")
+ABS_CAPTION = ("{rounds} rounds, peers interleaved round by round; "
+               "absolute values, median (min-max). Lower is better.")
+
+
+def wdir(ctx, wl, peer):
+    """A fresh, empty real directory for one peer in one workload."""
+    d = os.path.join(ctx.fs, "real", f"{wl}-{peer.name}")
+    if os.path.lexists(d):
+        rmtree(d)
+    os.makedirs(d)
+    return d
+
+
+def each_round(ctx, R, peers, keys, rounds, wl, body):
+    for rnd in range(rounds):
+        log(f"{wl} round {rnd + 1}/{rounds}")
+        for p in peers:
+            why = p.available()
+            if why:
+                R.fill(keys, p, rnd, na(why))
+                continue
+            try:
+                body(p, rnd)
+            except BenchError as e:
+                log(f"{wl} {p.name}: {e}")
+                R.fill(keys, p, rnd, fail(str(e)[:120]))
+            except OSError as e:
+                log(f"{wl} {p.name}: {e}")
+                R.fill(keys, p, rnd, fail(errname(e)))
+            finally:
+                try:
+                    p.umount()
+                    p.discard()
+                except Exception as e:   # noqa: BLE001 - report, go on
+                    log(f"{wl} {p.name}: cleanup: {e}")
+
+
+def record_rss(R, key, p, rnd):
+    if p.pid:
+        kib = vm_hwm_kib(p.pid)
+        if kib is not None:
+            R.add(key, p, rnd, float(kib * 1024))
+    elif not p.is_fuse:
+        R.add(key, p, rnd, Mark("- (no daemon)"))
+
+
+# ------------------------------------------------------------------- W1
+def w1(ctx, R, peers, rounds):
+    tar = os.path.join(ctx.src, "tree.tar")
+    keys = ["W1.tar"]
+    R.table("W1: tar x of the tree", RATIO_CAPTION,
+            [("W1.tar", f"tar x, {ctx.tree_files:,} files", "time", True)],
+            rounds)
+    R.table("Daemon peak RSS (VmHWM of the FUSE daemon)", ABS_CAPTION,
+            [("RSS.W1", "after W1 (tar x of the tree)", "bytes", False)],
+            rounds)
+
+    def body(p, rnd):
+        mnt = p.mount(wdir(ctx, "w1", p), "w1")
+        os.sync()
+        R.add("W1.tar", p, rnd, timed(["tar", "xf", tar, "-C", mnt])[0])
+        record_rss(R, "RSS.W1", p, rnd)
+    each_round(ctx, R, peers, keys + ["RSS.W1"], rounds, "W1", body)
+
+
+# ------------------------------------------------------------------- W2
+def w2(ctx, R, peers, rounds):
+    keys = ["W2.st.cold", "W2.diff.cold", "W2.st.warm", "W2.diff.warm"]
+    R.table("W2: git in the tree (committed repository as the real "
+            "directory)", RATIO_CAPTION,
+            [("W2.st.cold", "git status, cold (caches dropped)", "time", True),
+             ("W2.diff.cold", "git diff --stat, cold", "time", True),
+             ("W2.st.warm", "git status, warm", "time", True),
+             ("W2.diff.warm", "git diff --stat, warm", "time", True)],
+            rounds,
+            [f"The repository has {getattr(ctx, 'repo_edits', '?')} files "
+             "edited and not staged. Warm values are the median of 3 runs "
+             "after one warm-up run."])
+    genv = env.GIT_ENV
+    st = ["git", "status"]
+    diff = ["git", "diff", "--stat"]
+
+    def body(p, rnd):
+        lower = os.path.join(wdir(ctx, "w2", p), "repo")
+        env.copy_tree(os.path.join(ctx.src, "repo"), lower)
+        env.refresh_index(lower)
+        for key, cmd in (("W2.st.cold", st), ("W2.diff.cold", diff)):
+            mnt = p.mount(lower, "w2")
+            drop_caches()
+            R.add(key, p, rnd, timed(cmd, cwd=mnt, env=genv)[0])
+            p.umount()
+        mnt = p.mount(lower, "w2")
+        for key, cmd in (("W2.st.warm", st), ("W2.diff.warm", diff)):
+            timed(cmd, cwd=mnt, env=genv)
+            ts = sorted(timed(cmd, cwd=mnt, env=genv)[0] for _ in range(3))
+            R.add(key, p, rnd, ts[1])
+    each_round(ctx, R, peers, keys, rounds, "W2", body)
+
+
+# ------------------------------------------------------------------- W3
+def w3(ctx, R, peers, rounds):
+    keys = ["W3.wall", "W3.cpu"]
+    target = "init/" if ctx.quick else "vmlinux"
+    R.table("W3: C build inside the mount", RATIO_CAPTION,
+            [("W3.wall", f"make -j2 {target}, wall", "time", True),
+             ("W3.cpu", f"make -j2 {target}, CPU (user+sys)", "time", True)],
+            rounds,
+            ["Linux 6.1 (linux-source-6.1) `make tinyconfig` then "
+             f"`make -j2 {target}` for x86_64 (about 460 objects for "
+             "vmlinux), source in the real directory, objects in "
+             "O=.bench-out inside the mount; the configure step is not "
+             "timed; caches warm."])
+    src = os.path.join(ctx.src, "linux")
+    out_real = os.path.join(src, ".bench-out")
+
+    def body(p, rnd):
+        if os.path.lexists(out_real):
+            rmtree(out_real)
+        mnt = p.mount(src, "w3")
+        out = os.path.join(mnt, ".bench-out")
+        run(["make", "-C", mnt, f"O={out}", "tinyconfig"], timeout=600)
+        os.sync()
+        wall, cpu = timed(["make", "-C", mnt, f"O={out}", "-j2", target],
+                          timeout=3600)
+        R.add("W3.wall", p, rnd, wall)
+        R.add("W3.cpu", p, rnd, cpu)
+        p.umount()
+        if os.path.lexists(out_real):
+            rmtree(out_real)
+    each_round(ctx, R, peers, keys, rounds, "W3", body)
+
+
+# ------------------------------------------------------------------- W4
+def _fio(args, timeout=900):
+    cp = run(["fio", "--output-format=json", "--ioengine=psync",
+              "--invalidate=0"] + args, timeout=timeout)
+    txt = cp.stdout[cp.stdout.index("{"):]
+    return json.loads(txt)["jobs"][0]
+
+
+def w4(ctx, R, peers, rounds):
+    size = "64M" if ctx.quick else "1G"
+    secs = 3 if ctx.quick else 20
+    keys = ["W4.seqw", "W4.seqr.cold", "W4.seqr.warm", "W4.randw"]
+    R.table("W4: fio", RATIO_CAPTION,
+            [("W4.seqw", f"sequential write {size}B bs=1M + fsync", "time",
+              True),
+             ("W4.seqr.cold", f"sequential read {size}B bs=1M, cold",
+              "time", True),
+             ("W4.seqr.warm", f"sequential read {size}B bs=1M, warm",
+              "time", True),
+             ("W4.randw", f"4k random writes, {secs} s (IOPS)", "iops",
+              True)], rounds,
+            ["fio 3.33, psync engine, one job; times are the wall time of "
+             "the fio run; the IOPS ratio is native IOPS / peer IOPS."])
+
+    def body(p, rnd):
+        mnt = p.mount(wdir(ctx, "w4", p), "w4")
+        f = os.path.join(mnt, "fio.dat")
+        common = [f"--filename={f}", f"--size={size}"]
+        os.sync()
+        t0 = time.perf_counter()
+        _fio(["--name=w", "--rw=write", "--bs=1M", "--end_fsync=1"] + common)
+        R.add("W4.seqw", p, rnd, time.perf_counter() - t0)
+        for key in ("W4.seqr.cold", "W4.seqr.warm"):
+            if key.endswith("cold"):
+                drop_caches()
+            t0 = time.perf_counter()
+            _fio(["--name=r", "--rw=read", "--bs=1M"] + common)
+            R.add(key, p, rnd, time.perf_counter() - t0)
+        job = _fio(["--name=rw", "--rw=randwrite", "--bs=4k",
+                    "--time_based", f"--runtime={secs}"] + common)
+        R.add("W4.randw", p, rnd, float(job["write"]["iops"]))
+    each_round(ctx, R, peers, keys, rounds, "W4", body)
+
+
+# ------------------------------------------------------------------- W5
+def w5(ctx, R, peers, rounds):
+    size = (64 << 20) if ctx.quick else (1 << 30)
+    keys = ["W5.time", "W5.stored"]
+    R.table("W5: partial update", ABS_CAPTION,
+            [("W5.time", f"overwrite 4 KiB in the middle of a "
+              f"{size >> 20} MiB file + fsync", "ms", False),
+             ("W5.stored", "upper layer / state folder size afterwards",
+              "bytes", False)], rounds,
+            ["The file exists in the real directory (random bytes) before "
+             "the mount; the time runs from open(2) to close(2). Stored "
+             "size: `du` of the overlay upper or the txfs state folder "
+             "(LMDB files included) after unmounting; '-' where writes go "
+             "to the real file."])
+    lower = os.path.join(ctx.src, "big")
+    big = os.path.join(lower, "big.bin")
+    if not os.path.exists(big) or os.path.getsize(big) != size:
+        os.makedirs(lower, exist_ok=True)
+        run(["dd", "if=/dev/urandom", f"of={big}", "bs=1M",
+             f"count={size >> 20}", "status=none"], timeout=600)
+    os.sync()
+
+    def body(p, rnd):
+        mnt = p.mount(lower, "w5")
+        os.sync()
+        cp = run([os.path.join(ctx.bin, "partial"),
+                  os.path.join(mnt, "big.bin"), str(size // 2), "4096"],
+                 check=False, timeout=600)
+        out = cp.stdout.strip()
+        if cp.returncode != 0:
+            raise BenchError(out.replace("fails: ", "") or cp.stderr.strip())
+        R.add("W5.time", p, rnd, float(out))
+        p.umount()
+        if p.name == "txfs":
+            R.add("W5.stored", p, rnd, float(du_bytes(p.state)))
+        elif p.upper:
+            R.add("W5.stored", p, rnd, float(du_bytes(p.upper)))
+        else:
+            R.add("W5.stored", p, rnd, DASH)
+    each_round(ctx, R, peers, keys, rounds, "W5", body)
+
+
+# ------------------------------------------------------------------- W6
+def _meta(ctx, op, d, ndirs, nfiles, timeout=1800):
+    cp = run([os.path.join(ctx.bin, "meta"), op, d, str(ndirs),
+              str(nfiles)], check=False, timeout=timeout)
+    out = cp.stdout.strip()
+    if cp.returncode != 0:
+        raise BenchError(out.replace("fails: ", "") or cp.stderr.strip())
+    return float(out)
+
+
+def w6(ctx, R, peers, rounds):
+    ndirs, nfiles = (10, 200) if ctx.quick else (100, 200)
+    n = ndirs * nfiles
+    keys = ["W6.create", "W6.stat", "W6.unlink"]
+    R.table("W6: metadata", RATIO_CAPTION,
+            [("W6.create", f"create {n:,} empty files in {ndirs} folders",
+              "time", True),
+             ("W6.stat", f"stat them (warm)", "time", True),
+             ("W6.unlink", "unlink them", "time", True)], rounds,
+            ["A C helper (bench/tools/meta.c) makes the calls, timed "
+             "in-process."])
+
+    def body(p, rnd):
+        mnt = p.mount(wdir(ctx, "w6", p), "w6")
+        d = os.path.join(mnt, "m")
+        os.mkdir(d)
+        os.sync()
+        for op in ("create", "stat", "unlink"):
+            R.add(f"W6.{op}", p, rnd, _meta(ctx, op, d, ndirs, nfiles))
+    each_round(ctx, R, peers, keys, rounds, "W6", body)
+
+
+# ------------------------------------------------------------------- W7
+GREP = ("find linux -type f -print0 | xargs -0 grep -l -e spin_lock_irqsave"
+        " > /dev/null 2> grep.err; rc=$?; test ! -s grep.err && "
+        "{ test $rc = 0 || test $rc = 123; }")
+
+
+def w7(ctx, R, peers, rounds):
+    keys = ["W7.grep.cold", "W7.grep.warm", "W7.rm"]
+    R.table("W7: find | xargs grep, rm -rf", RATIO_CAPTION,
+            [("W7.grep.cold", "find | xargs grep over the tree, cold",
+              "time", True),
+             ("W7.grep.warm", "find | xargs grep over the tree, warm",
+              "time", True),
+             ("W7.rm", "rm -rf the tree (it is in the real directory)",
+              "time", True)], rounds,
+            ["`find linux -type f -print0 | xargs -0 grep -l -e "
+             "spin_lock_irqsave`; rm -rf runs after the two greps."])
+
+    def body(p, rnd):
+        lower = wdir(ctx, "w7", p)
+        env.copy_tree(os.path.join(ctx.src, "tree"),
+                      os.path.join(lower, "linux"))
+        mnt = p.mount(lower, "w7")
+        drop_caches()
+        for key in ("W7.grep.cold", "W7.grep.warm"):
+            R.add(key, p, rnd, timed(GREP, cwd=mnt, shell=True)[0])
+        os.unlink(os.path.join(mnt, "grep.err"))
+        os.sync()
+        R.add("W7.rm", p, rnd,
+              timed(["rm", "-rf", os.path.join(mnt, "linux")])[0])
+    each_round(ctx, R, peers, keys, rounds, "W7", body)
+
+
+# ------------------------------------------------------------------- W8
+def _write_changes(mnt, n, size):
+    d = os.path.join(mnt, "chg")
+    os.makedirs(d, exist_ok=True)
+    if n == 1:
+        buf = os.urandom(1 << 20)
+        with open(os.path.join(d, "big.bin"), "wb") as f:
+            for _ in range(size >> 20):
+                f.write(buf)
+        return
+    for i in range(n):
+        with open(os.path.join(d, f"f{i:05d}"), "wb") as f:
+            f.write(os.urandom(size))
+
+
+def _changes_present(root, n):
+    d = os.path.join(root, "chg")
+    return os.path.isdir(d) and len(os.listdir(d)) == n
+
+
+def _ctl(p, cmd):
+    """Seconds, or a Mark when the verb is missing or fails."""
+    try:
+        return p.ctl(cmd)
+    except OSError as e:
+        if e.errno in NOT_IMPLEMENTED:
+            return na(f"not implemented: {errname(e)}")
+        return fail(f"{cmd.split()[0]}: {errname(e)}")
+
+
+def w8(ctx, R, peers, rounds):
+    sizes = [(10, 1024), (1000, 1024), (10000, 1024),
+             (1, (64 << 20) if ctx.quick else (1 << 30))]
+    if ctx.quick:
+        sizes[2] = (2000, 1024)
+    rows, all_keys = [], []
+    for n, sz in sizes:
+        what = f"{n:,} files of 1 KiB" if n > 1 else \
+            f"one {sz >> 20} MiB file"
+        for op, lab in (("sp", "savepoint"), ("rb", "rollback"),
+                        ("commit", "commit")):
+            key = f"W8.{op}.{n}"
+            rows.append((key, f"{lab}, {what}", "ms", False))
+            all_keys.append(key)
+    R.table("W8: transaction costs", ABS_CAPTION, rows, rounds,
+            ["txfs: `echo VERB > .txfs/ctl` timed from open to close, "
+             "changes are new files in a fresh workspace, written before "
+             "the timer starts. Kernel overlayfs and fuse-overlayfs: what a "
+             "user does instead after unmounting: rollback = `rm -rf "
+             "upper`, commit = `cp -a upper/. lower/ && sync && rm -rf "
+             "upper` (the unmount is not counted). native dir and "
+             "passthrough_ll write straight to the real directory: "
+             "nothing to commit or roll back ('-')."])
+
+    for rnd in range(rounds):
+        log(f"W8 round {rnd + 1}/{rounds}")
+        for p in peers:
+            why = p.available()
+            for n, sz in sizes:
+                keys = [f"W8.{op}.{n}" for op in ("sp", "rb", "commit")]
+                if why:
+                    R.fill(keys, p, rnd, na(why))
+                    continue
+                if not p.has_layer:
+                    R.fill(keys, p, rnd, DASH)
+                    continue
+                try:
+                    if p.name == "txfs":
+                        _w8_txfs(ctx, R, p, rnd, n, sz)
+                    else:
+                        _w8_overlay(ctx, R, p, rnd, n, sz)
+                except (BenchError, OSError) as e:
+                    log(f"W8 {p.name} {n}: {e}")
+                    R.fill(keys, p, rnd, fail(errname(e)[:120]))
+                finally:
+                    p.umount()
+                    p.discard()
+
+
+def _w8_txfs(ctx, R, p, rnd, n, sz):
+    lower = wdir(ctx, "w8", p)
+    mnt = p.mount(lower, "w8")
+    _write_changes(mnt, n, sz)
+    R.add(f"W8.sp.{n}", p, rnd, _ctl(p, "savepoint s1"))
+    v = _ctl(p, "rollback")
+    if isinstance(v, float) and os.path.exists(os.path.join(mnt, "chg")):
+        v = fail("rollback left the changes visible")
+    R.add(f"W8.rb.{n}", p, rnd, v)
+    if isinstance(v, Mark) and os.path.exists(os.path.join(mnt, "chg")):
+        p.umount()
+        p.discard()
+        rmtree(lower)
+        os.makedirs(lower)
+        mnt = p.mount(lower, "w8")
+    _write_changes(mnt, n, sz)
+    v = _ctl(p, "commit")
+    p.umount()
+    if isinstance(v, float) and not _changes_present(lower, n):
+        v = fail("commit did not reach the real directory")
+    R.add(f"W8.commit.{n}", p, rnd, v)
+
+
+def _w8_overlay(ctx, R, p, rnd, n, sz):
+    lower = wdir(ctx, "w8", p)
+    R.add(f"W8.sp.{n}", p, rnd, Mark("- (no equivalent)"))
+    mnt = p.mount(lower, "w8")
+    _write_changes(mnt, n, sz)
+    p.umount()
+    os.sync()
+    R.add(f"W8.rb.{n}", p, rnd, timed(["rm", "-rf", p.upper])[0])
+    os.makedirs(p.upper)
+    mnt = p.mount(lower, "w8")
+    _write_changes(mnt, n, sz)
+    p.umount()
+    cmd = (f"cp -a '{p.upper}/.' '{lower}/' && sync && rm -rf '{p.upper}'")
+    R.add(f"W8.commit.{n}", p, rnd, timed(cmd, shell=True, timeout=1800)[0])
+    if not _changes_present(lower, n):
+        raise BenchError("cp -a did not copy the changes")
+
+
+# ------------------------------------------------------------------- RSS
+def rss(ctx, R, peers, rounds):
+    ndirs, nfiles = (100, 100) if ctx.quick else (1000, 100)
+    n = ndirs * nfiles
+    key = "RSS.100k"
+    R.table("Daemon peak RSS (VmHWM of the FUSE daemon)", ABS_CAPTION,
+            [(key, f"{n:,} files created in the layer and stat'ed",
+              "bytes", False)], 1,
+            ["Files created by bench/tools/meta.c in a fresh mount, then "
+             "stat'ed once each; VmHWM read before unmounting."])
+
+    def body(p, rnd):
+        if not p.is_fuse:
+            R.add(key, p, rnd, Mark("- (no daemon)"))
+            return
+        mnt = p.mount(wdir(ctx, "rss", p), "rss")
+        d = os.path.join(mnt, "r")
+        os.mkdir(d)
+        try:
+            _meta(ctx, "create", d, ndirs, nfiles, timeout=3600)
+            _meta(ctx, "stat", d, ndirs, nfiles, timeout=3600)
+        except BenchError as e:
+            kib = vm_hwm_kib(p.pid) if p.pid else None
+            raise BenchError(f"{e}" + (f"; VmHWM {kib // 1024} MiB"
+                                       if kib else ""))
+        record_rss(R, key, p, rnd)
+    each_round(ctx, R, peers, [key], 1, "RSS", body)
+
+
+WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6,
+             "W7": w7, "W8": w8, "RSS": rss}
+# rounds: None = --rounds; else at most this many (slow rows)
+MAX_ROUNDS = {"W3": 3, "W6": 3}
