@@ -4,6 +4,8 @@
  *
  * A listing is the folder's layer entries that are not whiteouts, then the
  * real folder's entries that the layer neither shadows nor whites out. It
+ * The control folder is not listed (so `git add -A`, tar and cp never pick
+ * it up); it is reached by name. The listing
  * is built once per opendir (and again on a rewind to offset 0) into the
  * handle, so offsets are indexes into a snapshot: they stay valid however
  * the folder changes while it is being read, as POSIX allows.
@@ -181,10 +183,6 @@ int dir_load(struct txfs *fs, uint64_t tino, struct dir_handle *dh)
 		goto out;
 	if (v.in_layer && v.rec.nlink == 0)
 		goto out;	/* removed: empty */
-	if (tino == (uint64_t)fs->root_ino &&
-	    (rc = ents_add(dh, &c.cap, fs->ctl_name, fs->ctl_len,
-			   LAYER_INO_VIRT, S_IFDIR)))
-		goto out;
 	if ((rc = layer_dirent_each(t, tino, load_layer_ent, &c)))
 		goto out;
 	rc = lower_each(fs, &v, &c.seen, load_lower_ent, &c);

@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_layer.c - the LMDB upper layer: key schema, generations, error
+ * mapping. mdb_put is wrapped at link time (-Wl,--wrap=mdb_put) so a test
+ * can make it fail with any LMDB code.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <lmdb.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "layer.h"
+
+int __real_mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data,
+		   unsigned int flags);
+int __wrap_mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data,
+		   unsigned int flags);
+
+static int fail_put;	/* 0: pass through; else the code to return */
+
+int __wrap_mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data,
+		   unsigned int flags)
+{
+	if (fail_put)
+		return fail_put;
+	return __real_mdb_put(txn, dbi, key, data, flags);
+}
+
+struct fx {
+	char dir[64];
+	int dirfd;
+	struct layer *l;
+	struct layer_ws ws;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	const char *why;
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/txfs-ut-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	f->dirfd = open(f->dir, O_RDONLY | O_DIRECTORY);
+	f->ws.dev = 1;
+	f->ws.ino = 2;
+	strcpy(f->ws.path, "/ws");
+	assert_int_equal(layer_open(f->dirfd, "layer", 0, &f->ws, &f->l, &why),
+			 0);
+	fail_put = 0;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[128];
+
+	layer_close(f->l);
+	close(f->dirfd);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+static struct layer_txn *wtxn(struct fx *f)
+{
+	struct layer_txn *t;
+
+	assert_int_equal(layer_begin(f->l, true, &t), 0);
+	return t;
+}
+
+static void test_inode_roundtrip(void **state)
+{
+	struct fx *f = *state;
+	struct layer_txn *t = wtxn(f);
+	struct layer_inode rec = { .mode = S_IFLNK | 0777, .nlink = 1,
+				   .size = 6, .flags = LI_LOWER };
+	struct layer_ino_view v;
+
+	assert_int_equal(layer_inode_put(t, 42, &rec, "a/b", "target"), 0);
+	assert_int_equal(layer_inode_get(t, 42, &v), 0);
+	assert_int_equal(v.rec.mode, S_IFLNK | 0777);
+	assert_string_equal(v.lower_path, "a/b");
+	assert_string_equal(v.link, "target");
+	rec.size = 99;
+	assert_int_equal(layer_inode_update(t, 42, &rec), 0);
+	assert_int_equal(layer_inode_get(t, 42, &v), 0);
+	assert_int_equal(v.rec.size, 99);
+	assert_string_equal(v.lower_path, "a/b");
+	assert_int_equal(layer_inode_get(t, 43, &v), -ENOENT);
+	assert_int_equal(layer_commit(t), 0);
+}
+
+static void test_alloc_ino_distinct(void **state)
+{
+	struct fx *f = *state;
+	struct layer_txn *t = wtxn(f);
+	uint64_t a, b;
+
+	assert_int_equal(layer_alloc_ino(t, &a), 0);
+	assert_int_equal(layer_alloc_ino(t, &b), 0);
+	assert_true(a != b);
+	assert_true(a & LAYER_INO_BASE);
+	assert_true(b & LAYER_INO_BASE);
+	assert_int_equal(layer_commit(t), 0);
+}
+
+struct collect {
+	char names[16][32];
+	uint64_t tinos[16];
+	int n;
+};
+
+static int collect_ent(void *arg, const char *name, size_t len,
+		       const struct layer_dirent *d)
+{
+	struct collect *c = arg;
+
+	memcpy(c->names[c->n], name, len);
+	c->names[c->n][len] = '\0';
+	c->tinos[c->n++] = d->tino;
+	return 0;
+}
+
+static void test_dirents_and_whiteouts(void **state)
+{
+	struct fx *f = *state;
+	struct layer_txn *t = wtxn(f);
+	struct layer_dirent d = { .tino = 7, .type = S_IFREG }, wh = { 0 }, o;
+	struct collect c = { .n = 0 };
+
+	assert_int_equal(layer_dirent_put(t, 5, "zeta", 4, &d), 0);
+	assert_int_equal(layer_dirent_put(t, 5, "alpha", 5, &d), 0);
+	assert_int_equal(layer_dirent_put(t, 5, "gone", 4, &wh), 0);
+	assert_int_equal(layer_dirent_put(t, 6, "other", 5, &d), 0);
+	assert_int_equal(layer_dirent_each(t, 5, collect_ent, &c), 0);
+	assert_int_equal(c.n, 3);	/* folder 6 not included */
+	assert_string_equal(c.names[0], "alpha");
+	assert_string_equal(c.names[1], "gone");
+	assert_int_equal(c.tinos[1], 0);	/* the whiteout */
+	assert_string_equal(c.names[2], "zeta");
+	assert_int_equal(layer_dirent_get(t, 5, "gone", 4, &o), 0);
+	assert_int_equal(o.tino, 0);
+	assert_int_equal(layer_dirents_clear(t, 5), 0);
+	assert_int_equal(layer_dirent_get(t, 5, "alpha", 5, &o), -ENOENT);
+	assert_int_equal(layer_dirent_get(t, 6, "other", 5, &o), 0);
+	{
+		char longname[300];
+
+		memset(longname, 'x', sizeof(longname));
+		assert_int_equal(layer_dirent_put(t, 5, longname, 256, &d),
+				 -ENAMETOOLONG);
+	}
+	assert_int_equal(layer_commit(t), 0);
+}
+
+static void test_chunks_trunc(void **state)
+{
+	struct fx *f = *state;
+	struct layer_txn *t = wtxn(f);
+	char buf[LAYER_BLOCK];
+	const void *data;
+	size_t len;
+	uint64_t bytes;
+
+	memset(buf, 'q', sizeof(buf));
+	for (uint64_t b = 0; b < 300; b++)
+		assert_int_equal(layer_chunk_put(t, 9, b, buf, 1000), 0);
+	assert_int_equal(layer_chunk_put(t, 10, 0, buf, 5), 0);
+	assert_int_equal(layer_chunks_bytes(t, 9, &bytes), 0);
+	assert_int_equal(bytes, 300 * 1000);
+	assert_int_equal(layer_chunks_trunc(t, 9, 100), 0);
+	assert_int_equal(layer_chunks_bytes(t, 9, &bytes), 0);
+	assert_int_equal(bytes, 100 * 1000);
+	assert_int_equal(layer_chunk_get(t, 9, 99, &data, &len), 0);
+	assert_int_equal(len, 1000);
+	assert_int_equal(layer_chunk_get(t, 9, 100, &data, &len), -ENOENT);
+	assert_int_equal(layer_chunk_get(t, 10, 0, &data, &len), 0);
+	assert_int_equal(len, 5);
+	assert_int_equal(layer_chunk_put(t, 9, 0, buf, LAYER_BLOCK + 1),
+			 -EINVAL);
+	/* Deleting an inode deletes its chunks, not its neighbour's. */
+	assert_int_equal(layer_inode_del(t, 9), 0);
+	assert_int_equal(layer_chunks_bytes(t, 9, &bytes), 0);
+	assert_int_equal(bytes, 0);
+	assert_int_equal(layer_chunk_get(t, 10, 0, &data, &len), 0);
+	assert_int_equal(layer_commit(t), 0);
+}
+
+static void test_generation_discard_and_gc(void **state)
+{
+	struct fx *f = *state;
+	struct layer_txn *t = wtxn(f);
+	struct layer_inode rec = { .mode = S_IFREG | 0644, .nlink = 1 };
+	struct layer_ino_view v;
+	char buf[100] = { 0 };
+	bool more = true;
+	int steps = 0;
+
+	for (uint64_t i = 1; i <= 5000; i++) {
+		assert_int_equal(layer_inode_put(t, i, &rec, NULL, NULL), 0);
+		assert_int_equal(layer_chunk_put(t, i, 0, buf, sizeof(buf)), 0);
+	}
+	assert_int_equal(layer_commit(t), 0);
+	t = wtxn(f);
+	assert_int_equal(layer_new_generation(t), 0);
+	assert_int_equal(layer_commit(t), 0);
+	t = wtxn(f);
+	assert_int_equal(layer_inode_get(t, 1, &v), -ENOENT);
+	assert_int_equal(layer_inode_put(t, 1, &rec, "new", NULL), 0);
+	assert_int_equal(layer_commit(t), 0);
+	while (more && steps++ < 100)
+		assert_int_equal(layer_gc_step(f->l, 1000, &more), 0);
+	assert_false(more);
+	assert_true(steps >= 10);	/* 10,000 keys, 1,000 a step */
+	t = wtxn(f);
+	assert_int_equal(layer_inode_get(t, 1, &v), 0);	/* new gen kept */
+	assert_string_equal(v.lower_path, "new");
+	layer_txn_end(t);
+}
+
+static void test_error_mapping(void **state)
+{
+	struct fx *f = *state;
+	struct layer_txn *t = wtxn(f);
+	struct layer_inode rec = { .mode = S_IFREG };
+
+	fail_put = MDB_MAP_FULL;
+	assert_int_equal(layer_inode_put(t, 1, &rec, NULL, NULL), -ENOSPC);
+	fail_put = MDB_TXN_FULL;
+	assert_int_equal(layer_chunk_put(t, 1, 0, "x", 1), -ENOSPC);
+	fail_put = MDB_CORRUPTED;
+	assert_int_equal(layer_chunk_put(t, 1, 0, "x", 1), -EIO);
+	fail_put = EIO;
+	assert_int_equal(layer_meta_put_u64(t, "x", 1), -EIO);
+	fail_put = 0;
+	layer_txn_end(t);
+}
+
+static void test_map_full_keeps_data(void **state)
+{
+	struct fx *f = *state;
+	struct layer *small;
+	struct layer_txn *t;
+	struct layer_ws ws = f->ws;
+	char buf[LAYER_BLOCK];
+	const char *why;
+	const void *data;
+	size_t len;
+	int rc = 0;
+	uint64_t b;
+
+	memset(buf, 'z', sizeof(buf));
+	assert_int_equal(layer_open(f->dirfd, "small", 1u << 20, &ws, &small,
+				    &why), 0);
+	for (b = 0; b < 100 && rc == 0; b++) {
+		assert_int_equal(layer_begin(small, true, &t), 0);
+		rc = layer_chunk_put(t, 1, b, buf, sizeof(buf));
+		if (rc == 0)
+			rc = layer_commit(t);
+		else
+			layer_txn_end(t);
+	}
+	assert_int_equal(rc, -ENOSPC);
+	assert_true(b > 2);
+	assert_int_equal(layer_begin(small, false, &t), 0);
+	assert_int_equal(layer_chunk_get(t, 1, 0, &data, &len), 0);
+	assert_int_equal(len, LAYER_BLOCK);
+	assert_memory_equal(data, buf, LAYER_BLOCK);
+	layer_txn_end(t);
+	layer_close(small);
+}
+
+static void test_foreign_refused(void **state)
+{
+	struct fx *f = *state;
+	struct layer_ws other = f->ws;
+	struct layer *l2;
+	const char *why = NULL;
+
+	layer_close(f->l);
+	other.ino = 999;
+	assert_int_equal(layer_open(f->dirfd, "layer", 0, &other, &l2, &why),
+			 -EINVAL);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "another workspace"));
+	assert_int_equal(layer_open(f->dirfd, "layer", 0, &f->ws, &f->l, &why),
+			 0);
+}
+
+static void test_corrupt_refused(void **state)
+{
+	struct fx *f = *state;
+	struct layer *l2;
+	const char *why = NULL;
+	int fd;
+
+	assert_int_equal(mkdirat(f->dirfd, "junk", 0700), 0);
+	fd = openat(f->dirfd, "junk/data.mdb", O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(write(fd, "garbage-garbage-", 16), 16);
+	close(fd);
+	assert_int_equal(layer_open(f->dirfd, "junk", 0, &f->ws, &l2, &why),
+			 -EINVAL);
+	assert_non_null(why);
+	/* Refused, not reset: the junk is still there. */
+	fd = openat(f->dirfd, "junk/data.mdb", O_RDONLY);
+	{
+		char b[16];
+
+		assert_int_equal(read(fd, b, 16), 16);
+		assert_memory_equal(b, "garbage-garbage-", 16);
+	}
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_inode_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_alloc_ino_distinct, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dirents_and_whiteouts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chunks_trunc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_generation_discard_and_gc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_error_mapping, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_map_full_keeps_data, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_foreign_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_corrupt_refused, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
