@@ -40,14 +40,36 @@ static void apply_times(struct layer_inode *rec, const struct stat *a,
 		rec->mtime_ns = ts_ns(a->st_mtim);
 }
 
+/* chmod, chown, truncate (a write too) and utimens (a write). */
+static int setattr_guard(struct txfs *fs, uint64_t tino, int valid,
+			 const struct req_ctx *c)
+{
+	char *path = itab_path(fs, tino, NULL);
+	int rc = 0;
+
+	if (valid & FUSE_SET_ATTR_MODE)
+		rc = guard_path(fs, POLICY_OP_CHMOD, path, c);
+	if (!rc && (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)))
+		rc = guard_path(fs, POLICY_OP_CHOWN, path, c);
+	if (!rc && (valid & FUSE_SET_ATTR_SIZE))
+		rc = guard_path(fs, POLICY_OP_TRUNCATE, path, c);
+	if (!rc && (valid & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME |
+			     FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+			     FUSE_SET_ATTR_MTIME_NOW)))
+		rc = guard_path(fs, POLICY_OP_WRITE, path, c);
+	free(path);
+	return rc;
+}
+
 int do_setattr(struct txfs *fs, uint64_t tino, const struct stat *a,
-	       int valid, struct fhandle *fh, struct tview *v)
+	       int valid, const struct req_ctx *c, struct tview *v)
 {
 	struct layer_txn *t;
 	int rc;
 
-	(void)fh;
 	memset(v, 0, sizeof(*v));
+	if ((rc = setattr_guard(fs, tino, valid, c)))
+		return rc;
 	if ((rc = layer_begin(fs->layer, true, &t)))
 		return rc;
 	if ((rc = view_inode(fs, t, tino, v)) || (rc = copy_up(fs, t, v)))
@@ -236,16 +258,23 @@ out_txn:
 }
 
 static int xattr_change(struct txfs *fs, uint64_t tino, const char *name,
-			const char *val, size_t size, int flags, bool remove)
+			const char *val, size_t size, int flags, bool remove,
+			const struct req_ctx *c)
 {
 	struct layer_txn *t;
 	struct tview v;
 	const void *old;
 	size_t olen;
+	char *path;
 	int rc;
 
 	if (!xname_settable(name))
 		return strncmp(name, "system.", 7) ? -EPERM : -EOPNOTSUPP;
+	path = itab_path(fs, tino, NULL);
+	rc = guard_path(fs, POLICY_OP_XATTR, path, c);
+	free(path);
+	if (rc)
+		return rc;
 	if ((rc = layer_begin(fs->layer, true, &t)))
 		return rc;
 	if ((rc = view_inode(fs, t, tino, &v)))
@@ -278,12 +307,14 @@ out_txn:
 }
 
 int do_setxattr(struct txfs *fs, uint64_t tino, const char *name,
-		const char *val, size_t size, int flags)
+		const char *val, size_t size, int flags,
+		const struct req_ctx *c)
 {
-	return xattr_change(fs, tino, name, val, size, flags, false);
+	return xattr_change(fs, tino, name, val, size, flags, false, c);
 }
 
-int do_removexattr(struct txfs *fs, uint64_t tino, const char *name)
+int do_removexattr(struct txfs *fs, uint64_t tino, const char *name,
+		   const struct req_ctx *c)
 {
-	return xattr_change(fs, tino, name, NULL, 0, 0, true);
+	return xattr_change(fs, tino, name, NULL, 0, 0, true, c);
 }

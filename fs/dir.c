@@ -155,7 +155,10 @@ int do_mknod(struct txfs *fs, uint64_t parent, const char *name, mode_t mode,
 		return -EPERM;	/* device nodes are never created */
 	if (link && strlen(link) >= 4096)
 		return -ENAMETOOLONG;
-	if ((rc = dirop_begin(fs, parent, &op)))
+	rc = guard(fs, S_ISDIR(mode) ? POLICY_OP_MKDIR :
+		   S_ISLNK(mode) ? POLICY_OP_SYMLINK : POLICY_OP_CREATE,
+		   parent, name, c);
+	if (rc || (rc = dirop_begin(fs, parent, &op)))
 		return rc;
 	rc = view_lookup(fs, op.t, &op.dir, name, out);
 	tview_free(out);
@@ -167,7 +170,8 @@ int do_mknod(struct txfs *fs, uint64_t parent, const char *name, mode_t mode,
 		goto out;
 	new_rec(&op.dir, mode, S_ISDIR(mode) ? 0 : rdev, link, c, &rec);
 	d = (struct layer_dirent){ .type = mode & S_IFMT };
-	if ((rc = layer_alloc_ino(op.t, &d.tino)) ||
+	if ((rc = guard_charge(fs, op.t, c, 0, 1, 0)) ||
+	    (rc = layer_alloc_ino(op.t, &d.tino)) ||
 	    (rc = layer_inode_put(op.t, d.tino, &rec, NULL, link)) ||
 	    (rc = layer_dirent_put(op.t, parent, name, strlen(name), &d)) ||
 	    (rc = dir_touch(fs, op.t, &op.dir, S_ISDIR(mode) ? 1 : 0)))
@@ -180,13 +184,14 @@ out:
 	return dirop_end(&op, rc);
 }
 
-int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool isdir)
+int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool isdir,
+	      const struct req_ctx *c)
 {
 	struct dirop op;
 	struct tview v;
-	int rc;
+	int rc = guard(fs, POLICY_OP_DELETE, parent, name, c);
 
-	if ((rc = dirop_begin(fs, parent, &op)))
+	if (rc || (rc = dirop_begin(fs, parent, &op)))
 		return rc;
 	rc = view_lookup(fs, op.t, &op.dir, name, &v);
 	if (rc)
@@ -199,6 +204,8 @@ int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool isdir)
 		rc = -EISDIR;
 	else if (isdir)
 		rc = dir_empty(fs, op.t, &v);
+	if (rc == 0)
+		rc = guard_charge(fs, op.t, c, 1, 0, 0);
 	if (rc == 0 && (rc = drop_name(fs, op.t, &op.dir, name)) == 0 &&
 	    (rc = drop_link(fs, op.t, &v)) == 0)
 		rc = dir_touch(fs, op.t, &op.dir, isdir ? -1 : 0);
@@ -226,7 +233,47 @@ struct rename_ctx {
 	bool have_dst;
 	const char *name, *newname;
 	uint64_t newparent;
+	const struct req_ctx *c;
 };
+
+/* Rename is delete + rename at the source and create + rename at the
+ * target, for the names themselves and, for folders, every name below. */
+static int rename_guard(struct txfs *fs, uint64_t p1, const char *n1,
+			uint64_t p2, const char *n2, bool dir,
+			const struct req_ctx *c)
+{
+	int rc;
+
+	if ((rc = guard(fs, POLICY_OP_RENAME, p1, n1, c)) ||
+	    (rc = guard(fs, POLICY_OP_DELETE, p1, n1, c)) ||
+	    (rc = guard(fs, POLICY_OP_RENAME, p2, n2, c)) ||
+	    (rc = guard(fs, POLICY_OP_CREATE, p2, n2, c)))
+		return rc;
+	if (!dir)
+		return 0;
+	if ((rc = guard_tree(fs, POLICY_OP_DELETE, p1, n1, c)) ||
+	    (rc = guard_tree(fs, POLICY_OP_RENAME, p1, n1, c)) ||
+	    (rc = guard_tree(fs, POLICY_OP_CREATE, p2, n2, c)))
+		return rc;
+	return guard_tree(fs, POLICY_OP_RENAME, p2, n2, c);
+}
+
+static int rename_policy(struct txfs *fs, struct rename_ctx *r,
+			 uint64_t parent, unsigned flags)
+{
+	bool sdir = S_ISDIR(r->src.st.st_mode);
+	int rc = rename_guard(fs, parent, r->name, r->newparent, r->newname,
+			      sdir, r->c);
+
+	if (rc || !r->have_dst)
+		return rc;
+	if (flags & RENAME_EXCHANGE)
+		return rename_guard(fs, r->newparent, r->newname, parent,
+				    r->name, S_ISDIR(r->dst.st.st_mode), r->c);
+	if ((rc = guard(fs, POLICY_OP_DELETE, r->newparent, r->newname, r->c)))
+		return rc;
+	return guard_charge(fs, r->op.t, r->c, 1, 0, 0);
+}
 
 static int rename_check(struct txfs *fs, struct rename_ctx *r,
 			unsigned flags)
@@ -297,10 +344,11 @@ static int rename_move(struct txfs *fs, struct rename_ctx *r)
 }
 
 int do_rename(struct txfs *fs, uint64_t parent, const char *name,
-	      uint64_t newparent, const char *newname, unsigned flags)
+	      uint64_t newparent, const char *newname, unsigned flags,
+	      const struct req_ctx *c)
 {
 	struct rename_ctx r = { .name = name, .newname = newname,
-				.newparent = newparent };
+				.newparent = newparent, .c = c };
 	int rc = check_name(newname);
 
 	if (rc)
@@ -327,6 +375,8 @@ int do_rename(struct txfs *fs, uint64_t parent, const char *name,
 	rc = rename_check(fs, &r, flags);
 	if (rc || (r.have_dst && r.dst.tino == r.src.tino))
 		goto out;
+	if ((rc = rename_policy(fs, &r, parent, flags)))
+		goto out;
 	rc = (flags & RENAME_EXCHANGE) ? rename_exchange(fs, &r) :
 					 rename_move(fs, &r);
 out:
@@ -342,15 +392,29 @@ out:
 	return rc;
 }
 
+/* A hard link is a create at the new name, and must not open a way to
+ * write a file the policy protects: linking needs write on the source. */
+static int link_guard(struct txfs *fs, uint64_t tino, uint64_t newparent,
+		      const char *newname, const struct req_ctx *c)
+{
+	char *src = itab_path(fs, tino, NULL);
+	int rc = guard_path(fs, POLICY_OP_WRITE, src, c);
+
+	free(src);
+	if (rc || (rc = guard(fs, POLICY_OP_LINK, newparent, newname, c)))
+		return rc;
+	return guard(fs, POLICY_OP_CREATE, newparent, newname, c);
+}
+
 int do_link(struct txfs *fs, uint64_t tino, uint64_t newparent,
-	    const char *newname, struct tview *out)
+	    const char *newname, const struct req_ctx *c, struct tview *out)
 {
 	struct dirop op;
 	struct tview dst;
 	int rc = check_name(newname);
 
 	memset(out, 0, sizeof(*out));
-	if (rc)
+	if (rc || (rc = link_guard(fs, tino, newparent, newname, c)))
 		return rc;
 	if ((rc = dirop_begin(fs, newparent, &op)))
 		return rc;

@@ -225,12 +225,19 @@ static int write_range(struct txfs *fs, struct fhandle *fh,
 	uint64_t end = off + size;
 	uint64_t newsize = end > v->rec.size ? end : v->rec.size;
 	char *tmp = NULL;
-	int rc = 0;
+	int64_t grown = 0;
+	int rc = guard_file_size(fs, newsize);
 
 	for (uint64_t pos = off; pos < end && rc == 0;) {
 		uint64_t b = pos / BS, bstart = b * BS;
 		uint64_t to = bstart + BS < end ? bstart + BS : end;
 		uint64_t blen = newsize - bstart < BS ? newsize - bstart : BS;
+		const void *od;
+		size_t olen = 0;
+
+		if (layer_chunk_get(t, v->tino, b, &od, &olen))
+			olen = 0;
+		grown += (int64_t)blen - (int64_t)olen;
 
 		if (buf && pos == bstart && to == bstart + blen) {
 			rc = layer_chunk_put(t, v->tino, b, buf + (pos - off),
@@ -256,6 +263,8 @@ static int write_range(struct txfs *fs, struct fhandle *fh,
 		pos = to;
 	}
 	free(tmp);
+	if (rc == 0)
+		rc = guard_charge(fs, t, NULL, 0, 0, grown);
 	if (rc == 0) {
 		v->rec.size = newsize;
 		v->rec.flags |= LI_DATA;
@@ -296,7 +305,10 @@ int file_truncate(struct txfs *fs, struct layer_txn *t, struct tview *v,
 	struct layer_inode *rec = &v->rec;
 	int rc;
 
-	(void)fs;
+	int rc2 = guard_file_size(fs, size);
+
+	if (rc2)
+		return rc2;
 	if (size < rec->size) {
 		uint64_t b = size / BS, keep = size % BS;
 		const void *data;

@@ -144,3 +144,55 @@ bool guard_hidden(struct txfs *fs, uint64_t dir, const char *name)
 	free(path);
 	return hidden;
 }
+
+/* ---- limits: counted per transaction in the layer ---- */
+
+static int over(struct txfs *fs, const char *what, uint64_t max,
+		unsigned line, const struct req_ctx *c)
+{
+	char fields[256];
+	struct audit_caller who = { .pid = c ? c->pid : 0,
+				    .uid = c ? c->uid : 0 };
+
+	snprintf(fields, sizeof(fields),
+		 "\"limit\":\"%s\",\"max\":%llu,\"rule\":\"%s:%u\","
+		 "\"hint\":\"commit or roll back, or raise `limit %s` in the "
+		 "policy\"", what, (unsigned long long)max,
+		 policy_name(atomic_load(&fs->policy)), line, what);
+	if (fs->audit)
+		audit_event(fs->audit, "guard", fields, &who);
+	return strcmp(what, "deletes") ? -EDQUOT : -EACCES;
+}
+
+int guard_charge(struct txfs *fs, struct layer_txn *t, const struct req_ctx *c,
+		 uint64_t deletes, uint64_t files, int64_t bytes)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	const struct policy_limits *lim = p ? policy_limits(p) : NULL;
+	struct layer_counters n;
+	int rc = layer_counters_get(t, &n);
+
+	if (rc)
+		return rc;
+	n.deletes += deletes;
+	n.files += files;
+	n.bytes += bytes;
+	if (lim && deletes && n.deletes > lim->deletes)
+		return over(fs, "deletes", lim->deletes, lim->deletes_line, c);
+	if (lim && files && n.files > lim->files)
+		return over(fs, "files", lim->files, lim->files_line, c);
+	if (lim && bytes > 0 && n.bytes > 0 && (uint64_t)n.bytes > lim->bytes)
+		return over(fs, "bytes", lim->bytes, lim->bytes_line, c);
+	return layer_counters_put(t, &n);
+}
+
+int guard_file_size(struct txfs *fs, uint64_t size)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	const struct policy_limits *lim = p ? policy_limits(p) : NULL;
+
+	if (lim && size > lim->file_size)
+		return over(fs, "file-size", lim->file_size,
+			    lim->file_size_line, NULL);
+	return 0;
+}

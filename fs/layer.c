@@ -470,6 +470,33 @@ int layer_inode_del(struct layer_txn *t, uint64_t tino)
 	return rc == -ENOENT ? 0 : rc;
 }
 
+int layer_counters_get(struct layer_txn *t, struct layer_counters *c)
+{
+	struct key k;
+	MDB_val kv, v;
+	int rc;
+
+	key2(&k, t->gen, 0);
+	kv = kval(&k);
+	rc = lerr(mdb_get(t->txn, t->l->inodes, &kv, &v));
+	memset(c, 0, sizeof(*c));
+	if (rc == -ENOENT)
+		return 0;
+	if (rc == 0 && v.mv_size == sizeof(*c))
+		memcpy(c, v.mv_data, sizeof(*c));
+	return rc;
+}
+
+int layer_counters_put(struct layer_txn *t, const struct layer_counters *c)
+{
+	struct key k;
+	MDB_val kv, v = { sizeof(*c), (void *)c };
+
+	key2(&k, t->gen, 0);
+	kv = kval(&k);
+	return lerr(mdb_put(t->txn, t->l->inodes, &kv, &v, 0));
+}
+
 int layer_inode_each(struct layer_txn *t, layer_inode_fn fn, void *arg)
 {
 	struct key pre;
@@ -485,7 +512,13 @@ int layer_inode_each(struct layer_txn *t, layer_inode_fn fn, void *arg)
 	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
 	while (rc == 0 && k.mv_size == 16 && key_get_u64(&k, 0) == t->gen) {
 		struct layer_ino_view iv;
-		const char *tail = (const char *)v.mv_data + sizeof(iv.rec);
+		const char *tail;
+
+		if (key_get_u64(&k, 8) == 0) {	/* the counters */
+			rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+			continue;
+		}
+		tail = (const char *)v.mv_data + sizeof(iv.rec);
 
 		memcpy(&iv.rec, v.mv_data, sizeof(iv.rec));
 		iv.lower_path = tail;

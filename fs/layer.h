@@ -171,6 +171,17 @@ typedef int (*layer_xattr_fn)(void *arg, const char *name, const void *val,
 int layer_xattr_each(struct layer_txn *t, uint64_t tino, layer_xattr_fn fn,
 		     void *arg);
 
+/* Per-transaction counters (policy limits), kept under the reserved
+ * inode number 0 of the current generation, so a discard resets them. */
+struct layer_counters {
+	uint64_t deletes;	/* names removed */
+	uint64_t files;		/* objects changed or created */
+	int64_t bytes;		/* bytes held in chunks */
+};
+
+int layer_counters_get(struct layer_txn *t, struct layer_counters *c);
+int layer_counters_put(struct layer_txn *t, const struct layer_counters *c);
+
 /* Iterate every inode of the current generation. */
 typedef int (*layer_inode_fn)(void *arg, uint64_t tino,
 			      const struct layer_ino_view *v);

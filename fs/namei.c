@@ -171,6 +171,8 @@ int view_lookup(struct txfs *fs, struct layer_txn *t, const struct tview *dir,
 		return -ENAMETOOLONG;
 	if (ctl_is_name(fs, dir->tino, name))
 		return ctl_lookup(fs, dir->tino, name, v);
+	if (guard_hidden(fs, dir->tino, name))
+		return -ENOENT;
 	rc = layer_dirent_get(t, dir->tino, name, strlen(name), &d);
 	if (rc == 0) {
 		if (d.tino == 0)
@@ -215,7 +217,9 @@ int copy_up(struct txfs *fs, struct layer_txn *t, struct tview *v)
 		if ((rc = dupstr(&v->link, target)))
 			return rc;
 	}
-	rc = layer_inode_put(t, v->tino, &rec, v->lower_path, link);
+	rc = guard_charge(fs, t, NULL, 0, 1, 0);
+	if (rc == 0)
+		rc = layer_inode_put(t, v->tino, &rec, v->lower_path, link);
 	if (rc)
 		return rc;
 	v->in_layer = true;

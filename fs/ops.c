@@ -186,17 +186,19 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 {
 	struct txfs *fs = fs_of(req);
 	uint64_t tino = ino_to_tino(fs, ino);
+	struct req_ctx c;
 	struct tview v;
 	int rc;
 
+	(void)fi;
+	req_ctx(req, &c);
 	rdlock(fs);
 	if (ctl_is_ino(tino)) {
 		/* `> .txfs/ctl` truncates: accept, change nothing. */
 		rc = to_set == FUSE_SET_ATTR_SIZE ? ctl_view(fs, tino, &v) :
 						    -EPERM;
 	} else {
-		rc = do_setattr(fs, tino, attr, to_set,
-				fi ? (struct fhandle *)fi->fh : NULL, &v);
+		rc = do_setattr(fs, tino, attr, to_set, &c, &v);
 	}
 	unlock(fs);
 	if (rc) {
@@ -281,10 +283,12 @@ static void remove_name(fuse_req_t req, fuse_ino_t parent, const char *name,
 			bool dir)
 {
 	struct txfs *fs = fs_of(req);
+	struct req_ctx c;
 	int rc;
 
+	req_ctx(req, &c);
 	rdlock(fs);
-	rc = do_unlink(fs, ino_to_tino(fs, parent), name, dir);
+	rc = do_unlink(fs, ino_to_tino(fs, parent), name, dir, &c);
 	unlock(fs);
 	reply_err(req, rc);
 }
@@ -304,11 +308,13 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      unsigned int flags)
 {
 	struct txfs *fs = fs_of(req);
+	struct req_ctx c;
 	int rc;
 
+	req_ctx(req, &c);
 	rdlock(fs);
 	rc = do_rename(fs, ino_to_tino(fs, parent), name,
-		       ino_to_tino(fs, newparent), newname, flags);
+		       ino_to_tino(fs, newparent), newname, flags, &c);
 	unlock(fs);
 	reply_err(req, rc);
 }
@@ -318,11 +324,13 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 {
 	struct txfs *fs = fs_of(req);
 	uint64_t np = ino_to_tino(fs, newparent);
+	struct req_ctx c;
 	struct tview v;
 	int rc;
 
+	req_ctx(req, &c);
 	rdlock(fs);
-	rc = do_link(fs, ino_to_tino(fs, ino), np, newname, &v);
+	rc = do_link(fs, ino_to_tino(fs, ino), np, newname, &c, &v);
 	if (rc == 0)
 		reply_entry(req, fs, np, newname, &v);
 	tview_free(&v);
@@ -333,13 +341,34 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 
 /* ---- files ---- */
 
+/* Opening checks the policy once: read, write, truncate. */
+static int open_guard(struct txfs *fs, uint64_t tino, int flags,
+		      const struct req_ctx *c)
+{
+	char *path;
+	int rc = 0;
+
+	if (ctl_is_ino(tino))
+		return 0;
+	path = itab_path(fs, tino, NULL);
+	if ((flags & O_ACCMODE) != O_WRONLY)
+		rc = guard_path(fs, POLICY_OP_READ, path, c);
+	if (!rc && (flags & O_ACCMODE) != O_RDONLY)
+		rc = guard_path(fs, POLICY_OP_WRITE, path, c);
+	if (!rc && (flags & O_TRUNC))
+		rc = guard_path(fs, POLICY_OP_TRUNCATE, path, c);
+	free(path);
+	return rc;
+}
+
 static int open_common(struct txfs *fs, uint64_t tino,
-		       struct fuse_file_info *fi, struct fhandle **out)
+		       struct fuse_file_info *fi, const struct req_ctx *c,
+		       struct fhandle **out)
 {
 	struct tview v;
-	int rc = file_open(fs, tino, fi->flags, out);
+	int rc = open_guard(fs, tino, fi->flags, c);
 
-	if (rc)
+	if (rc || (rc = file_open(fs, tino, fi->flags, out)))
 		return rc;
 	if ((*out)->virt) {
 		fi->direct_io = 1;
@@ -349,8 +378,8 @@ static int open_common(struct txfs *fs, uint64_t tino,
 		    (fi->flags & O_ACCMODE) != O_RDONLY) {
 			struct stat a = { .st_size = 0 };
 
-			rc = do_setattr(fs, tino, &a, FUSE_SET_ATTR_SIZE,
-					*out, &v);
+			rc = do_setattr(fs, tino, &a, FUSE_SET_ATTR_SIZE, c,
+					&v);
 			if (rc == 0)
 				tview_free(&v);
 		}
@@ -380,7 +409,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	rc = do_mknod(fs, p, name, S_IFREG | (mode & 07777), 0, NULL, &c, &v);
 	if (rc == 0) {
 		fi->flags &= ~O_TRUNC;
-		rc = open_common(fs, v.tino, fi, &fh);
+		rc = open_common(fs, v.tino, fi, &c, &fh);
 	}
 	if (rc == 0)
 		rc = itab_get(fs, v.tino, NULL, p, name, 1);
@@ -404,10 +433,12 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct txfs *fs = fs_of(req);
 	struct fhandle *fh;
+	struct req_ctx c;
 	int rc;
 
+	req_ctx(req, &c);
 	rdlock(fs);
-	rc = open_common(fs, ino_to_tino(fs, ino), fi, &fh);
+	rc = open_common(fs, ino_to_tino(fs, ino), fi, &c, &fh);
 	unlock(fs);
 	if (rc)
 		reply_err(req, rc);
@@ -701,10 +732,13 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			const char *value, size_t size, int flags)
 {
 	struct txfs *fs = fs_of(req);
+	struct req_ctx c;
 	int rc;
 
+	req_ctx(req, &c);
 	rdlock(fs);
-	rc = do_setxattr(fs, ino_to_tino(fs, ino), name, value, size, flags);
+	rc = do_setxattr(fs, ino_to_tino(fs, ino), name, value, size, flags,
+			 &c);
 	unlock(fs);
 	reply_err(req, rc);
 }
@@ -712,10 +746,12 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct txfs *fs = fs_of(req);
+	struct req_ctx c;
 	int rc;
 
+	req_ctx(req, &c);
 	rdlock(fs);
-	rc = do_removexattr(fs, ino_to_tino(fs, ino), name);
+	rc = do_removexattr(fs, ino_to_tino(fs, ino), name, &c);
 	unlock(fs);
 	reply_err(req, rc);
 }

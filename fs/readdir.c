@@ -87,6 +87,8 @@ static int ents_add(struct dir_handle *dh, size_t *cap, const char *name,
 }
 
 struct load_ctx {
+	struct txfs *fs;
+	uint64_t dir;
 	struct dir_handle *dh;
 	size_t cap;
 	struct names seen;	/* every name the layer holds */
@@ -98,7 +100,7 @@ static int load_layer_ent(void *arg, const char *name, size_t len,
 	struct load_ctx *c = arg;
 	int rc = names_add(&c->seen, name, len);
 
-	if (rc || d->tino == 0)
+	if (rc || d->tino == 0 || guard_hidden(c->fs, c->dir, c->seen.v[c->seen.n - 1]))
 		return rc;
 	return ents_add(c->dh, &c->cap, name, len, d->tino, d->type);
 }
@@ -150,6 +152,8 @@ static int load_lower_ent(void *arg, const char *name, uint64_t ino,
 {
 	struct load_ctx *c = arg;
 
+	if (guard_hidden(c->fs, c->dir, name))
+		return 0;
 	return ents_add(c->dh, &c->cap, name, strlen(name), ino, type);
 }
 
@@ -165,7 +169,7 @@ void dir_free(struct dir_handle *dh)
 
 int dir_load(struct txfs *fs, uint64_t tino, struct dir_handle *dh)
 {
-	struct load_ctx c = { .dh = dh };
+	struct load_ctx c = { .fs = fs, .dir = tino, .dh = dh };
 	struct layer_txn *t;
 	struct tview v;
 	int rc;

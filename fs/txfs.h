@@ -181,11 +181,13 @@ void touch_c(struct layer_inode *rec);
 int do_mknod(struct txfs *fs, uint64_t parent, const char *name, mode_t mode,
 	     dev_t rdev, const char *link, const struct req_ctx *c,
 	     struct tview *out);
-int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool dir);
+int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool dir,
+	      const struct req_ctx *c);
 int do_rename(struct txfs *fs, uint64_t parent, const char *name,
-	      uint64_t newparent, const char *newname, unsigned flags);
+	      uint64_t newparent, const char *newname, unsigned flags,
+	      const struct req_ctx *c);
 int do_link(struct txfs *fs, uint64_t tino, uint64_t newparent,
-	    const char *newname, struct tview *out);
+	    const char *newname, const struct req_ctx *c, struct tview *out);
 
 /* ---- readdir.c ---- */
 
@@ -239,14 +241,16 @@ int lower_pread(struct txfs *fs, const char *relpath, int *fdp, char *buf,
 /* ---- attr.c: attributes and xattrs ---- */
 
 int do_setattr(struct txfs *fs, uint64_t tino, const struct stat *attr,
-	       int valid, struct fhandle *fh, struct tview *out);
+	       int valid, const struct req_ctx *c, struct tview *out);
 int do_getxattr(struct txfs *fs, uint64_t tino, const char *name, char *buf,
 		size_t size, size_t *len);
 int do_listxattr(struct txfs *fs, uint64_t tino, char *buf, size_t size,
 		 size_t *len);
 int do_setxattr(struct txfs *fs, uint64_t tino, const char *name,
-		const char *val, size_t size, int flags);
-int do_removexattr(struct txfs *fs, uint64_t tino, const char *name);
+		const char *val, size_t size, int flags,
+		const struct req_ctx *c);
+int do_removexattr(struct txfs *fs, uint64_t tino, const char *name,
+		   const struct req_ctx *c);
 
 /* ---- ctl.c: the .txfs/ folder ---- */
 
@@ -285,6 +289,11 @@ int guard_path(struct txfs *fs, enum policy_op op, const char *path,
 /* The same for every path below folder name in dir. */
 int guard_tree(struct txfs *fs, enum policy_op op, uint64_t dir,
 	       const char *name, const struct req_ctx *c);
+/* Count a change against the policy's limits inside write transaction
+ * t: -EACCES past `limit deletes`, -EDQUOT past the other limits. */
+int guard_charge(struct txfs *fs, struct layer_txn *t, const struct req_ctx *c,
+		 uint64_t deletes, uint64_t files, int64_t bytes);
+int guard_file_size(struct txfs *fs, uint64_t size);
 /* Is name in dir hidden by the policy (lookup must say ENOENT)? */
 bool guard_hidden(struct txfs *fs, uint64_t dir, const char *name);
 
