@@ -15,7 +15,9 @@
  *
  * Errors: functions return 0 or a negative errno. Parse errors are returned
  * as -EINVAL with *errmsg set to a malloc'd text of one or more lines
- * "FILE:LINE:COL: what is wrong"; the caller frees it.
+ * "FILE:LINE:COL: what is wrong" (separated by '\n', no trailing newline;
+ * COL counts bytes from 1); the caller frees it. Other errors leave
+ * *errmsg NULL. errmsg may be NULL.
  */
 #ifndef TXFS_POLICY_H
 #define TXFS_POLICY_H
@@ -55,10 +57,15 @@ enum policy_action {
 	POLICY_HIDE,		/* a hide rule: the path does not exist */
 };
 
+/* "allow", "deny" or "hide". */
+const char *policy_action_name(enum policy_action a);
+
 struct policy_verdict {
 	enum policy_action action;
-	bool flagged;		/* a flag rule matches: "needs review" */
-	unsigned line;		/* line of the deciding rule, 0 if none */
+	bool flagged;		/* a flag rule matches and op is not read:
+				 * "needs review" */
+	unsigned line;		/* line of the deciding rule, else of the
+				 * flag rule if flagged, else 0 */
 	const char *file;	/* file of the deciding rule (owned by policy) */
 };
 
@@ -73,7 +80,8 @@ struct policy_limits {
 
 struct policy;
 
-/* Parse and compile. name is used in error messages (the file name). */
+/* Parse and compile. name is used in error messages (the file name).
+ * policy_load_file: also -errno of open/read, -EFBIG past 4 MiB. */
 int policy_load_buf(const char *name, const char *text, size_t len,
 		    struct policy **out, char **errmsg);
 int policy_load_file(const char *path, struct policy **out, char **errmsg);
@@ -85,7 +93,9 @@ void policy_free(struct policy *p);
 /*
  * The verdict for one operation on one path. Returns 0 when allowed,
  * -EACCES when denied (a deny/readonly rule, or a hide rule: a hidden path
- * cannot be touched at all), and fills *v (may be NULL) either way.
+ * cannot be touched at all), -EINVAL for an unknown op, and fills *v (may
+ * be NULL; flags are only looked up when it is not) either way.
+ * The first deny/allow/readonly/hide rule naming op that matches decides.
  * A NULL policy allows everything.
  */
 int policy_check(const struct policy *p, enum policy_op op,
@@ -95,14 +105,23 @@ int policy_check(const struct policy *p, enum policy_op op,
  * The verdict for an operation on every path strictly below folder
  * `path` (for rename or removal of a whole folder): -EACCES if any deny,
  * readonly or hide rule for op could match some path below it, ignoring
- * allow exceptions (conservative). Fills *v with the rule that decided.
+ * allow exceptions (conservative) except an allow rule for op, before it,
+ * that matches every path below `path` (`allow modify build/` before
+ * `readonly **` leaves everything below build/ allowed). Fills *v with the
+ * rule that decided.
+ *
+ * Caveat: "could match" knows nothing of the folder's contents, so a rule
+ * for any depth (`hide ** /.env`, `readonly **`) refuses every folder; the
+ * caller can then check the paths really below it one by one.
  */
 int policy_check_tree(const struct policy *p, enum policy_op op,
 		      const char *path, size_t len, struct policy_verdict *v);
 
-/* True if a hide rule covers path (lookup must say ENOENT). */
+/* True if a hide rule covers path (lookup must say ENOENT): the rule that
+ * decides a read of path is a hide rule. */
 bool policy_is_hidden(const struct policy *p, const char *path, size_t len);
-/* True if some hide rule could match a path below folder `path`. */
+/* True if some hide rule could match a path below folder `path` (with the
+ * same allow exception as policy_check_tree for reads). */
 bool policy_hides_below(const struct policy *p, const char *path, size_t len);
 /* True if a flag rule matches path. */
 bool policy_is_flagged(const struct policy *p, const char *path, size_t len);
@@ -118,6 +137,13 @@ size_t policy_exec_globs(const struct policy *p, const char *const **globs);
 /* The policy as text, the file's contents as loaded (for .txfs/policy). */
 const char *policy_text(const struct policy *p);
 const char *policy_name(const struct policy *p);
+/* Number of lines holding a rule (of any kind). */
+size_t policy_rule_count(const struct policy *p);
+/* The text of line `line` of the policy (no newline, trailing blanks cut)
+ * with its length in *len, or NULL past the end: to quote the rule of a
+ * verdict. */
+const char *policy_rule_text(const struct policy *p, unsigned line,
+			     size_t *len);
 
 /*
  * The audit log: JSON lines in a file of the state folder, appended with

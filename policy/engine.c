@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * engine.c - struct policy: loading, and every question the filesystem
+ * asks of it.
+ *
+ * A struct policy (policy_int.h) owns one arena holding its name, a copy of
+ * its text, the compiled globs and one index per operation plus one for the
+ * flag rules. It is built completely before policy_load_*() returns and
+ * never written afterwards, so any number of threads may query it.
+ *
+ * Decisions: the first deny/allow/readonly/hide rule in file order whose
+ * operations include op and whose glob matches decides (index_match()).
+ * Flag rules never decide; they only mark a modifying operation as
+ * flagged. A path is hidden when the first rule that decides a read of it
+ * is a hide rule, so an earlier `allow read` is an exception to a hide as
+ * to a deny. A NULL policy allows everything.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "policy_int.h"
+
+#define POLICY_MAX_SIZE (4u << 20)
+
+static const struct policy_limits no_limits = {
+	.bytes = UINT64_MAX, .files = UINT64_MAX,
+	.file_size = UINT64_MAX, .deletes = UINT64_MAX,
+};
+
+/* ---- building --------------------------------------------------------- */
+
+static int copy_exec(struct policy *p, const struct parsed *ps)
+{
+	const struct glob **g = arena_alloc(&p->arena,
+					    ps->nexec * sizeof(*g));
+	const char **t = arena_alloc(&p->arena, ps->nexec * sizeof(*t));
+
+	if (!g || !t)
+		return -ENOMEM;
+	for (size_t i = 0; i < ps->nexec; i++) {
+		g[i] = ps->exec[i];
+		t[i] = ps->exec[i]->text;
+	}
+	p->exec = g;
+	p->exec_text = t;
+	p->nexec = ps->nexec;
+	return 0;
+}
+
+static int build(struct policy *p, const struct parsed *ps)
+{
+	int ret;
+
+	for (unsigned op = 0; op < POLICY_OP__COUNT; op++) {
+		ret = index_build(&p->arena, ps, 1u << op, false, &p->by_op[op]);
+		if (ret)
+			return ret;
+	}
+	ret = index_build(&p->arena, ps, 0, true, &p->flags);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < ps->nrules; i++)
+		p->has_hide |= ps->rules[i].kind == RULE_HIDE;
+	p->limits = ps->limits;
+	p->network_denied = ps->network_denied;
+	p->control_denied = ps->control_denied;
+	p->nrules = ps->nstatements;
+	return copy_exec(p, ps);
+}
+
+int policy_load_buf(const char *name, const char *text, size_t len,
+		    struct policy **out, char **errmsg)
+{
+	struct parsed ps;
+	struct policy *p;
+	int ret = -ENOMEM;
+
+	*out = NULL;
+	if (errmsg)
+		*errmsg = NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->name = arena_strndup(&p->arena, name, strlen(name));
+	p->text = arena_strndup(&p->arena, text, len);
+	p->text_len = len;
+	if (!p->name || !p->text)
+		goto out_free;
+	ret = parse_policy(&p->arena, p->name, p->text, len, &ps, errmsg);
+	if (ret)
+		goto out_free;
+	ret = build(p, &ps);
+	parsed_release(&ps);
+	if (ret)
+		goto out_free;
+	*out = p;
+	return 0;
+out_free:
+	policy_free(p);
+	return ret;
+}
+
+/* The whole of fd into a malloc'd, NUL-terminated buffer. */
+static int read_all(int fd, char **buf, size_t *len)
+{
+	struct sbuf b = { 0 };
+	char chunk[8192];
+	ssize_t r;
+	int ret = 0;
+
+	while ((r = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			ret = -errno;
+			goto out_release;
+		}
+		if (b.len + (size_t)r > POLICY_MAX_SIZE) {
+			ret = -EFBIG;
+			goto out_release;
+		}
+		sbuf_add(&b, chunk, (size_t)r);
+	}
+	*len = b.len;
+	*buf = sbuf_steal(&b);
+	return *buf ? 0 : -ENOMEM;
+out_release:
+	sbuf_release(&b);
+	return ret;
+}
+
+int policy_load_file(const char *path, struct policy **out, char **errmsg)
+{
+	char *text;
+	size_t len;
+	int fd, ret;
+
+	*out = NULL;
+	if (errmsg)
+		*errmsg = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	ret = read_all(fd, &text, &len);
+	close(fd);
+	if (ret)
+		return ret;
+	ret = policy_load_buf(path, text, len, out, errmsg);
+	free(text);
+	return ret;
+}
+
+const char *policy_default_text(void)
+{
+	return policy_default_data;
+}
+
+int policy_load_default(struct policy **out)
+{
+	char *msg = NULL;
+	int ret;
+
+	ret = policy_load_buf("default.policy", policy_default_data,
+			      policy_default_size, out, &msg);
+	free(msg);
+	return ret;
+}
+
+void policy_free(struct policy *p)
+{
+	if (!p)
+		return;
+	arena_release(&p->arena);
+	free(p);
+}
+
+/* ---- decisions -------------------------------------------------------- */
+
+static void verdict(const struct policy *p, const struct entry *e,
+		    struct policy_verdict *v)
+{
+	v->action = e ? (enum policy_action)e->action : POLICY_ALLOW;
+	v->flagged = false;
+	v->line = e ? e->line : 0;
+	v->file = e ? p->name : NULL;
+}
+
+/* Flags only matter for operations that change something. */
+static void flag_verdict(const struct policy *p, enum policy_op op,
+			 const char *path, size_t len,
+			 struct policy_verdict *v)
+{
+	const struct entry *f;
+
+	if (op == POLICY_OP_READ || !p->flags.nall)
+		return;
+	f = index_match(&p->flags, path, len);
+	if (!f)
+		return;
+	v->flagged = true;
+	if (!v->line) {
+		v->line = f->line;
+		v->file = p->name;
+	}
+}
+
+int policy_check(const struct policy *p, enum policy_op op,
+		 const char *path, size_t len, struct policy_verdict *v)
+{
+	const struct entry *e = NULL;
+
+	if ((unsigned)op >= POLICY_OP__COUNT)
+		return -EINVAL;
+	if (!path)
+		path = "";
+	if (p)
+		e = index_match(&p->by_op[op], path, len);
+	if (v) {
+		verdict(p, e, v);
+		if (p)
+			flag_verdict(p, op, path, len, v);
+	}
+	return e && e->action != POLICY_ALLOW ? -EACCES : 0;
+}
+
+/*
+ * The first rule that could deny or hide op on some path strictly below
+ * path, unless an allow rule before it matches every such path (then none
+ * of the later rules can decide anything there). NULL: nothing below can
+ * be refused.
+ */
+static const struct entry *tree_match(const struct index *ix, int want,
+				      const char *path, size_t len)
+{
+	const struct entry *e;
+
+	for (uint32_t i = 0; i < ix->nall; i++) {
+		e = &ix->all[i];
+		if (e->action == POLICY_ALLOW) {
+			if (glob_covers_below(e->g, path, len))
+				return NULL;
+		} else if ((want < 0 || e->action == want) &&
+			   glob_match_below(e->g, path, len)) {
+			return e;
+		}
+	}
+	return NULL;
+}
+
+int policy_check_tree(const struct policy *p, enum policy_op op,
+		      const char *path, size_t len, struct policy_verdict *v)
+{
+	const struct entry *e = NULL;
+
+	if ((unsigned)op >= POLICY_OP__COUNT)
+		return -EINVAL;
+	if (p)
+		e = tree_match(&p->by_op[op], -1, path ? path : "", len);
+	if (v)
+		verdict(p, e, v);
+	return e ? -EACCES : 0;
+}
+
+bool policy_is_hidden(const struct policy *p, const char *path, size_t len)
+{
+	const struct entry *e;
+
+	if (!p || !p->has_hide)
+		return false;
+	e = index_match(&p->by_op[POLICY_OP_READ], path ? path : "", len);
+	return e && e->action == POLICY_HIDE;
+}
+
+bool policy_hides_below(const struct policy *p, const char *path, size_t len)
+{
+	if (!p || !p->has_hide)
+		return false;
+	return tree_match(&p->by_op[POLICY_OP_READ], POLICY_HIDE,
+			  path ? path : "", len) != NULL;
+}
+
+bool policy_is_flagged(const struct policy *p, const char *path, size_t len)
+{
+	return p && index_match(&p->flags, path ? path : "", len);
+}
+
+/* ---- the rest of the policy ------------------------------------------- */
+
+const struct policy_limits *policy_limits(const struct policy *p)
+{
+	return p ? &p->limits : &no_limits;
+}
+
+bool policy_network_denied(const struct policy *p)
+{
+	return p && p->network_denied;
+}
+
+bool policy_exec_denied(const struct policy *p, const char *path, size_t len)
+{
+	for (size_t i = 0; p && i < p->nexec; i++)
+		if (glob_match(p->exec[i], path ? path : "", len))
+			return true;
+	return false;
+}
+
+bool policy_control_denied(const struct policy *p, const char *verb)
+{
+	uint32_t bit;
+
+	if (!p || !verb || control_verb_parse(verb, strlen(verb), &bit))
+		return false;
+	return p->control_denied & bit;
+}
+
+size_t policy_exec_globs(const struct policy *p, const char *const **globs)
+{
+	*globs = p ? p->exec_text : NULL;
+	return p ? p->nexec : 0;
+}
+
+const char *policy_text(const struct policy *p)
+{
+	return p ? p->text : "";
+}
+
+const char *policy_name(const struct policy *p)
+{
+	return p ? p->name : "";
+}
+
+size_t policy_rule_count(const struct policy *p)
+{
+	return p ? p->nrules : 0;
+}
+
+const char *policy_rule_text(const struct policy *p, unsigned line,
+			     size_t *len)
+{
+	const char *s, *end, *nl;
+
+	if (!p || !line)
+		return NULL;
+	s = p->text;
+	end = s + p->text_len;
+	for (unsigned l = 1; l < line; l++) {
+		nl = memchr(s, '\n', (size_t)(end - s));
+		if (!nl)
+			return NULL;
+		s = nl + 1;
+	}
+	nl = memchr(s, '\n', (size_t)(end - s));
+	*len = (size_t)((nl ? nl : end) - s);
+	while (*len && (s[*len - 1] == ' ' || s[*len - 1] == '\t' ||
+			s[*len - 1] == '\r'))
+		(*len)--;
+	return s;
+}

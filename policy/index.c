@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * index.c - the lookup structure behind policy_check().
+ *
+ * For one operation, the globs of the rules that name it become entries
+ * (order = position of the glob in the file, so first match wins is the
+ * smallest order that matches). They are split three ways:
+ *
+ *   first:   the glob starts with a literal component (src, then
+ *            anything; or .git), so only paths with that first component
+ *            can match: a hash table from the component to its entries;
+ *   last:    otherwise, the glob ends with a literal component (.envrc at
+ *            any depth): a table keyed by the path's last component;
+ *   general: the rest (any *.pem at any depth), scanned in order, each
+ *            glob's literal prefix/suffix filters rejecting most paths
+ *            cheaply.
+ *
+ * A lookup hashes the path's first and last components, scans the two
+ * bucket lists and the general list, each only up to the best order found
+ * so far. Tables are open addressing with linear probing, sized to a power
+ * of two at least twice the number of entries, so a probe always ends at
+ * an empty slot. Everything is allocated in the policy's arena and never
+ * changes after index_build().
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "policy_int.h"
+
+enum eclass { EC_GENERAL, EC_FIRST, EC_LAST };
+
+static uint32_t hash_bytes(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 16777619u;
+	return h;
+}
+
+static const struct gcomp *entry_key(const struct entry *e,
+				     enum eclass *cls)
+{
+	const struct gcomp *c = glob_first_lit(e->g);
+
+	*cls = EC_FIRST;
+	if (c)
+		return c;
+	*cls = EC_LAST;
+	c = glob_last_lit(e->g);
+	if (!c)
+		*cls = EC_GENERAL;
+	return c;
+}
+
+static bool rule_applies(const struct rule *r, uint32_t opmask, bool flags)
+{
+	if (flags)
+		return r->kind == RULE_FLAG;
+	return r->kind != RULE_FLAG && (r->ops & opmask);
+}
+
+static uint8_t rule_action(const struct rule *r)
+{
+	switch ((enum rule_kind)r->kind) {
+	case RULE_DENY:
+		return POLICY_DENY;
+	case RULE_HIDE:
+		return POLICY_HIDE;
+	case RULE_ALLOW:
+	case RULE_FLAG:
+		break;
+	}
+	return POLICY_ALLOW;
+}
+
+/* Every entry for opmask (or the flags) into ix->all, in file order. */
+static int collect(struct arena *a, const struct parsed *ps, uint32_t opmask,
+		   bool flags, struct index *ix)
+{
+	struct entry *all;
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < ps->nrules; i++)
+		if (rule_applies(&ps->rules[i], opmask, flags))
+			n += (uint32_t)ps->rules[i].n;
+	all = arena_alloc(a, n * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	ix->all = all;
+	ix->nall = n;
+	for (size_t i = 0; i < ps->nrules; i++) {
+		const struct rule *r = &ps->rules[i];
+
+		if (!rule_applies(r, opmask, flags))
+			continue;
+		for (size_t j = 0; j < r->n; j++)
+			*all++ = (struct entry){
+				.order = (uint32_t)(r->first + j),
+				.action = rule_action(r),
+				.line = r->line,
+				.g = ps->globs[r->first + j],
+			};
+	}
+	return 0;
+}
+
+static uint32_t count_class(const struct index *ix, enum eclass want)
+{
+	enum eclass cls;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < ix->nall; i++) {
+		entry_key(&ix->all[i], &cls);
+		n += cls == want;
+	}
+	return n;
+}
+
+static int build_general(struct arena *a, struct index *ix)
+{
+	uint32_t n = count_class(ix, EC_GENERAL);
+	struct entry *v = arena_alloc(a, n * sizeof(*v));
+	enum eclass cls;
+
+	if (!v)
+		return -ENOMEM;
+	ix->general = v;
+	ix->ngeneral = n;
+	for (uint32_t i = 0; i < ix->nall; i++) {
+		entry_key(&ix->all[i], &cls);
+		if (cls == EC_GENERAL)
+			*v++ = ix->all[i];
+	}
+	return 0;
+}
+
+static struct bucket *slot_of(struct bucket *t, uint32_t mask,
+			      const struct gcomp *key)
+{
+	uint32_t h = hash_bytes(key->lit, key->len), i = h & mask;
+
+	for (;; i = (i + 1) & mask) {
+		if (!t[i].key || (t[i].hash == h && t[i].keylen == key->len &&
+				  !memcmp(t[i].key, key->lit, key->len)))
+			break;
+	}
+	t[i].key = key->lit;
+	t[i].keylen = key->len;
+	t[i].hash = h;
+	return &t[i];
+}
+
+/* Give every used slot room for its entries, then fill them in order. */
+static int fill_table(struct arena *a, struct index *ix, struct bucket *t,
+		      uint32_t mask, enum eclass want)
+{
+	const struct gcomp *key;
+	struct bucket *b;
+	enum eclass cls;
+
+	for (uint32_t i = 0; i <= mask; i++) {
+		if (!t[i].key)
+			continue;
+		t[i].v = arena_alloc(a, t[i].n * sizeof(*t[i].v));
+		if (!t[i].v)
+			return -ENOMEM;
+		t[i].n = 0;
+	}
+	for (uint32_t i = 0; i < ix->nall; i++) {
+		key = entry_key(&ix->all[i], &cls);
+		if (cls != want)
+			continue;
+		b = slot_of(t, mask, key);
+		b->v[b->n++] = ix->all[i];
+	}
+	return 0;
+}
+
+static int build_table(struct arena *a, struct index *ix, enum eclass want,
+		       const struct bucket **out, uint32_t *maskp)
+{
+	uint32_t n = count_class(ix, want), size = 2, mask;
+	const struct gcomp *key;
+	struct bucket *t;
+	enum eclass cls;
+
+	*out = NULL;
+	if (!n)
+		return 0;
+	while (size < 2 * n)
+		size *= 2;
+	mask = size - 1;
+	t = arena_alloc(a, size * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	memset(t, 0, size * sizeof(*t));
+	for (uint32_t i = 0; i < ix->nall; i++) {
+		key = entry_key(&ix->all[i], &cls);
+		if (cls == want)
+			slot_of(t, mask, key)->n++;
+	}
+	*out = t;
+	*maskp = mask;
+	return fill_table(a, ix, t, mask, want);
+}
+
+int index_build(struct arena *a, const struct parsed *ps, uint32_t opmask,
+		bool flags, struct index *ix)
+{
+	int ret;
+
+	memset(ix, 0, sizeof(*ix));
+	ret = collect(a, ps, opmask, flags, ix);
+	if (!ret)
+		ret = build_general(a, ix);
+	if (!ret)
+		ret = build_table(a, ix, EC_FIRST, &ix->first, &ix->first_mask);
+	if (!ret)
+		ret = build_table(a, ix, EC_LAST, &ix->last, &ix->last_mask);
+	return ret;
+}
+
+/* ---- lookup ----------------------------------------------------------- */
+
+static const struct bucket *lookup(const struct bucket *t, uint32_t mask,
+				   const char *key, size_t n)
+{
+	uint32_t h = hash_bytes(key, n);
+
+	for (uint32_t i = h & mask;; i = (i + 1) & mask) {
+		if (!t[i].key)
+			return NULL;
+		if (t[i].hash == h && t[i].keylen == n &&
+		    !memcmp(t[i].key, key, n))
+			return &t[i];
+	}
+}
+
+/* The first entry of v[0..n) with order < limit that matches. */
+static const struct entry *scan(const struct entry *v, uint32_t n,
+				uint32_t limit, const char *path, size_t len)
+{
+	for (uint32_t i = 0; i < n && v[i].order < limit; i++)
+		if (glob_match(v[i].g, path, len))
+			return &v[i];
+	return NULL;
+}
+
+static const struct entry *scan_bucket(const struct bucket *t, uint32_t mask,
+				       const char *key, size_t n,
+				       const struct entry *best,
+				       const char *path, size_t len)
+{
+	const struct bucket *b = lookup(t, mask, key, n);
+	const struct entry *e;
+
+	if (!b)
+		return best;
+	e = scan(b->v, b->n, best ? best->order : UINT32_MAX, path, len);
+	return e ? e : best;
+}
+
+const struct entry *index_match(const struct index *ix, const char *path,
+				size_t len)
+{
+	const struct entry *best = NULL, *e;
+	const char *sl;
+	size_t start;
+
+	if (!ix->nall)
+		return NULL;
+	if (ix->first) {
+		sl = memchr(path, '/', len);
+		best = scan_bucket(ix->first, ix->first_mask, path,
+				   sl ? (size_t)(sl - path) : len, best, path,
+				   len);
+	}
+	if (ix->last) {
+		sl = memrchr(path, '/', len);
+		start = sl ? (size_t)(sl - path) + 1 : 0;
+		best = scan_bucket(ix->last, ix->last_mask, path + start,
+				   len - start, best, path, len);
+	}
+	e = scan(ix->general, ix->ngeneral, best ? best->order : UINT32_MAX,
+		 path, len);
+	return e ? e : best;
+}
+
+const struct entry *index_match_linear(const struct index *ix,
+				       const char *path, size_t len)
+{
+	return scan(ix->all, ix->nall, UINT32_MAX, path, len);
+}

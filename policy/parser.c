@@ -1,0 +1,527 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * parser.c - policy text to rules (grammar: txfs.policy(5)).
+ *
+ *   deny OPS GLOB...       allow OPS GLOB...
+ *   hide GLOB...           readonly GLOB...        flag GLOB...
+ *   limit bytes|file-size SIZE                     limit files|deletes N
+ *   network deny           exec deny GLOB...       control deny VERB...
+ *
+ * Each line is parsed on its own through the keyword table; every mistake
+ * is reported at the column of the token that is wrong (or just after the
+ * last token when something is missing), and parsing goes on with the
+ * next token or line so one run reports all of them. A file with any
+ * error yields no policy at all.
+ *
+ * Output (struct parsed): rules in file order, each naming a slice of the
+ * globs array; `readonly` becomes a deny of OPMASK_MODIFY, `hide` a rule
+ * for every operation. Limits keep the line that set them (0: unset).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy_int.h"
+
+/* One line being parsed. */
+struct pline {
+	struct arena *a;
+	struct diag *diag;
+	struct parsed *out;
+	const struct token *t;	/* t[0] is the keyword */
+	size_t n;
+};
+
+struct keyword {
+	const char *word;
+	int (*parse)(struct pline *l);
+};
+
+static bool tok_is(const struct token *t, const char *word)
+{
+	return strlen(word) == t->len && memcmp(t->s, word, t->len) == 0;
+}
+
+static void error_at(struct pline *l, const struct token *t,
+		     const char *msg)
+{
+	diag_error(l->diag, t->line, t->col, "%s", msg);
+}
+
+/* Something is missing after token t. */
+static void missing(struct pline *l, const struct token *t, const char *msg)
+{
+	diag_error(l->diag, t->line, t->col + t->len, "%s", msg);
+}
+
+static void unexpected(struct pline *l, size_t from, const char *after)
+{
+	const struct token *t = &l->t[from];
+
+	if (from < l->n)
+		diag_error(l->diag, t->line, t->col, "unexpected '%.*s' after "
+			   "'%s'", (int)t->len, t->s, after);
+}
+
+/* ---- globs ------------------------------------------------------------ */
+
+static int parse_glob(struct pline *l, const struct token *t,
+		      const struct glob **g)
+{
+	struct glob_error err = { 0 };
+	int ret = glob_compile(l->a, t->s, t->len, g, &err);
+
+	if (ret == -EINVAL)
+		diag_error(l->diag, t->line, t->col + (uint32_t)err.off,
+			   "%s", err.msg);
+	return ret;
+}
+
+/* Compile t[from..n) into *v; returns 0 or -ENOMEM (bad globs are only
+ * reported). */
+static int parse_globs(struct pline *l, size_t from, const struct glob ***v,
+		       size_t *n, size_t *cap)
+{
+	const struct glob *g, **slot;
+	int ret;
+
+	for (size_t i = from; i < l->n; i++) {
+		ret = parse_glob(l, &l->t[i], &g);
+		if (ret == -ENOMEM)
+			return ret;
+		if (ret)
+			continue;
+		slot = vec_push(v, n, cap, sizeof(*slot));
+		if (!slot)
+			return -ENOMEM;
+		*slot = g;
+	}
+	return 0;
+}
+
+static int add_rule(struct pline *l, enum rule_kind kind, uint32_t ops,
+		    size_t from)
+{
+	struct parsed *o = l->out;
+	size_t first = o->nglobs;
+	struct rule *r;
+	int ret;
+
+	ret = parse_globs(l, from, &o->globs, &o->nglobs, &o->capglobs);
+	if (ret)
+		return ret;
+	r = vec_push(&o->rules, &o->nrules, &o->caprules, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->kind = (uint8_t)kind;
+	r->ops = ops;
+	r->line = l->t[0].line;
+	r->first = first;
+	r->n = o->nglobs - first;
+	return 0;
+}
+
+/* ---- operations -------------------------------------------------------- */
+
+static bool looks_like_glob(const struct token *t)
+{
+	for (uint32_t i = 0; i < t->len; i++)
+		if (strchr("/*?[.", t->s[i]))
+			return true;
+	return false;
+}
+
+static void bad_op(struct pline *l, const struct token *t, uint32_t off,
+		   uint32_t len)
+{
+	if (!len)
+		diag_error(l->diag, t->line, t->col + off,
+			   "empty operation in the list");
+	else if (off == 0 && looks_like_glob(t))
+		error_at(l, t, "expected a list of operations before the "
+			 "globs (e.g. 'deny modify GLOB')");
+	else
+		diag_error(l->diag, t->line, t->col + off, "unknown operation "
+			   "'%.*s' (expected read, write, create, delete, "
+			   "rename, chmod, chown, truncate, link, symlink, "
+			   "mkdir, xattr, modify or all)", (int)len,
+			   t->s + off);
+}
+
+/* A comma list of operations; false if any element is wrong. */
+static bool parse_ops(struct pline *l, const struct token *t, uint32_t *mask)
+{
+	uint32_t off = 0, end, m;
+	bool ok = true;
+
+	*mask = 0;
+	for (;;) {
+		const char *comma = memchr(t->s + off, ',', t->len - off);
+
+		end = comma ? (uint32_t)(comma - t->s) : t->len;
+		if (ops_parse_word(t->s + off, end - off, &m) == 0) {
+			*mask |= m;
+		} else {
+			bad_op(l, t, off, end - off);
+			ok = false;
+			if (off == 0 && end - off && looks_like_glob(t))
+				return false;
+		}
+		if (!comma)
+			return ok;
+		off = end + 1;
+	}
+}
+
+/* ---- rules ------------------------------------------------------------ */
+
+static int parse_ops_rule(struct pline *l, enum rule_kind kind)
+{
+	uint32_t ops;
+
+	if (l->n < 2) {
+		missing(l, &l->t[0], "missing operations and globs (e.g. "
+			"'deny modify GLOB')");
+		return 0;
+	}
+	if (!parse_ops(l, &l->t[1], &ops))
+		return add_rule(l, kind, 0, 2);	/* still check the globs */
+	if (l->n < 3) {
+		missing(l, &l->t[1], "missing glob after the operations");
+		return 0;
+	}
+	return add_rule(l, kind, ops, 2);
+}
+
+static int parse_deny(struct pline *l)
+{
+	return parse_ops_rule(l, RULE_DENY);
+}
+
+static int parse_allow(struct pline *l)
+{
+	return parse_ops_rule(l, RULE_ALLOW);
+}
+
+static int parse_glob_rule(struct pline *l, enum rule_kind kind,
+			   uint32_t ops)
+{
+	if (l->n < 2) {
+		diag_error(l->diag, l->t[0].line, l->t[0].col + l->t[0].len,
+			   "'%.*s' needs at least one glob", (int)l->t[0].len,
+			   l->t[0].s);
+		return 0;
+	}
+	return add_rule(l, kind, ops, 1);
+}
+
+static int parse_hide(struct pline *l)
+{
+	return parse_glob_rule(l, RULE_HIDE, OPMASK_ALL);
+}
+
+static int parse_readonly(struct pline *l)
+{
+	return parse_glob_rule(l, RULE_DENY, OPMASK_MODIFY);
+}
+
+static int parse_flag(struct pline *l)
+{
+	return parse_glob_rule(l, RULE_FLAG, OPMASK_ALL);
+}
+
+/* ---- limits ----------------------------------------------------------- */
+
+struct limit_kind {
+	const char *word;
+	bool size;	/* SIZE (units allowed) or a plain count */
+};
+
+static const struct limit_kind limit_kinds[] = {
+	{ "bytes", true }, { "files", false },
+	{ "file-size", true }, { "deletes", false },
+};
+
+static uint64_t *limit_slot(struct policy_limits *lim, size_t k,
+			    unsigned **line)
+{
+	switch (k) {
+	case 0:
+		*line = &lim->bytes_line;
+		return &lim->bytes;
+	case 1:
+		*line = &lim->files_line;
+		return &lim->files;
+	case 2:
+		*line = &lim->file_size_line;
+		return &lim->file_size;
+	default:
+		*line = &lim->deletes_line;
+		return &lim->deletes;
+	}
+}
+
+struct unit {
+	const char *name;
+	unsigned shift;
+};
+
+static const struct unit units[] = {
+	{ "K", 10 }, { "KiB", 10 }, { "M", 20 }, { "MiB", 20 },
+	{ "G", 30 }, { "GiB", 30 }, { "T", 40 }, { "TiB", 40 },
+};
+
+/* The multiplier's shift for unit s[0..n), or an error message. */
+static const char *parse_unit(const char *s, size_t n, unsigned *shift)
+{
+	static const char *const decimal[] = { "KB", "kB", "MB", "GB", "TB" };
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strlen(units[i].name) == n && !memcmp(s, units[i].name, n)) {
+			*shift = units[i].shift;
+			return NULL;
+		}
+	}
+	for (size_t i = 0; i < sizeof(decimal) / sizeof(decimal[0]); i++)
+		if (n == 2 && !memcmp(s, decimal[i], 2))
+			return "decimal units are not accepted: write K, M, "
+			       "G, T or KiB, MiB, GiB, TiB (all 1024-based)";
+	return "unknown unit (use K, M, G, T or KiB, MiB, GiB, TiB)";
+}
+
+/* A count or, if size, a number with an optional unit. Returns NULL or an
+ * error message with *off the offset of the mistake. */
+static const char *parse_value(const struct token *t, bool size,
+			       uint64_t *val, uint32_t *off)
+{
+	uint64_t v = 0;
+	uint32_t i = 0;
+	unsigned shift = 0;
+	const char *msg;
+
+	*off = 0;
+	for (; i < t->len && t->s[i] >= '0' && t->s[i] <= '9'; i++) {
+		uint64_t d = (uint64_t)(t->s[i] - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return "number too large";
+		v = v * 10 + d;
+	}
+	if (i == 0)
+		return size ? "expected a size (e.g. 100M)"
+			    : "expected a number";
+	*off = i;
+	if (i < t->len && !size)
+		return "expected a plain number here (units only apply to "
+		       "'bytes' and 'file-size')";
+	if (i < t->len) {
+		msg = parse_unit(t->s + i, t->len - i, &shift);
+		if (msg)
+			return msg;
+	}
+	if (shift && v > UINT64_MAX >> shift)
+		return "size too large";
+	*val = v << shift;
+	return NULL;
+}
+
+static int find_limit_kind(const struct token *t, size_t *k)
+{
+	for (size_t i = 0; i < sizeof(limit_kinds) / sizeof(*limit_kinds); i++) {
+		if (tok_is(t, limit_kinds[i].word)) {
+			*k = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void set_limit(struct pline *l, size_t k, uint64_t v)
+{
+	unsigned *line;
+	uint64_t *slot = limit_slot(&l->out->limits, k, &line);
+
+	if (*line) {
+		diag_error(l->diag, l->t[1].line, l->t[1].col, "duplicate "
+			   "'limit %s': already set on line %u",
+			   limit_kinds[k].word, *line);
+		return;
+	}
+	*slot = v;
+	*line = l->t[0].line;
+}
+
+static int parse_limit(struct pline *l)
+{
+	const char *msg;
+	uint64_t v = 0;
+	uint32_t off;
+	size_t k;
+
+	if (l->n < 2) {
+		missing(l, &l->t[0], "missing limit kind (bytes, files, "
+			"file-size or deletes)");
+		return 0;
+	}
+	if (find_limit_kind(&l->t[1], &k)) {
+		error_at(l, &l->t[1], "unknown limit (expected bytes, files, "
+			 "file-size or deletes)");
+		return 0;
+	}
+	if (l->n < 3) {
+		missing(l, &l->t[1], "missing value for the limit");
+		return 0;
+	}
+	msg = parse_value(&l->t[2], limit_kinds[k].size, &v, &off);
+	if (msg)
+		diag_error(l->diag, l->t[2].line, l->t[2].col + off, "%s", msg);
+	else
+		set_limit(l, k, v);
+	unexpected(l, 3, "the limit value");
+	return 0;
+}
+
+/* ---- network, exec, control ------------------------------------------- */
+
+/* `KEYWORD deny`: false (after an error) if t[1] is not "deny". */
+static bool want_deny(struct pline *l, const char *what)
+{
+	if (l->n < 2) {
+		diag_error(l->diag, l->t[0].line, l->t[0].col + l->t[0].len,
+			   "expected 'deny' after '%s'", what);
+		return false;
+	}
+	if (!tok_is(&l->t[1], "deny")) {
+		diag_error(l->diag, l->t[1].line, l->t[1].col, "unknown %s "
+			   "rule '%.*s' (only '%s deny' exists)", what,
+			   (int)l->t[1].len, l->t[1].s, what);
+		return false;
+	}
+	return true;
+}
+
+static int parse_network(struct pline *l)
+{
+	if (!want_deny(l, "network"))
+		return 0;
+	l->out->network_denied = true;
+	unexpected(l, 2, "network deny");
+	return 0;
+}
+
+static int parse_exec(struct pline *l)
+{
+	struct parsed *o = l->out;
+
+	if (!want_deny(l, "exec"))
+		return 0;
+	if (l->n < 3) {
+		missing(l, &l->t[1], "'exec deny' needs at least one glob");
+		return 0;
+	}
+	return parse_globs(l, 2, &o->exec, &o->nexec, &o->capexec);
+}
+
+static int parse_control(struct pline *l)
+{
+	const struct token *t;
+	uint32_t bit;
+
+	if (!want_deny(l, "control"))
+		return 0;
+	if (l->n < 3)
+		missing(l, &l->t[1], "'control deny' needs at least one verb "
+			"(commit, rollback, savepoint or release)");
+	for (size_t i = 2; i < l->n; i++) {
+		t = &l->t[i];
+		if (control_verb_parse(t->s, t->len, &bit) == 0)
+			l->out->control_denied |= bit;
+		else
+			error_at(l, t, "unknown control verb (expected "
+				 "commit, rollback, savepoint or release)");
+	}
+	return 0;
+}
+
+/* ---- lines and files -------------------------------------------------- */
+
+static const struct keyword keywords[] = {
+	{ "deny", parse_deny },		{ "allow", parse_allow },
+	{ "hide", parse_hide },		{ "readonly", parse_readonly },
+	{ "flag", parse_flag },		{ "limit", parse_limit },
+	{ "network", parse_network },	{ "exec", parse_exec },
+	{ "control", parse_control },
+};
+
+static int parse_line(struct pline *l)
+{
+	for (size_t i = 0; i < sizeof(keywords) / sizeof(*keywords); i++)
+		if (tok_is(&l->t[0], keywords[i].word))
+			return keywords[i].parse(l);
+	diag_error(l->diag, l->t[0].line, l->t[0].col, "unknown rule '%.*s' "
+		   "(expected deny, allow, hide, readonly, flag, limit, "
+		   "network, exec or control)", (int)l->t[0].len, l->t[0].s);
+	return 0;
+}
+
+static void limits_init(struct policy_limits *lim)
+{
+	*lim = (struct policy_limits){
+		.bytes = UINT64_MAX, .files = UINT64_MAX,
+		.file_size = UINT64_MAX, .deletes = UINT64_MAX,
+	};
+}
+
+static int parse_lines(struct lexer *lx, struct pline *l)
+{
+	struct toks toks = { 0 };
+	int ret;
+
+	while ((ret = lexer_line(lx, &toks)) > 0) {
+		if (!toks.n)
+			continue;
+		l->t = toks.v;
+		l->n = toks.n;
+		l->out->nstatements++;
+		ret = parse_line(l);
+		if (ret)
+			break;
+	}
+	free(toks.v);
+	return ret;
+}
+
+int parse_policy(struct arena *a, const char *name, const char *text,
+		 size_t len, struct parsed *out, char **errmsg)
+{
+	struct diag diag = { .name = name };
+	struct lexer lx = { .p = text, .end = text + len, .diag = &diag };
+	struct pline l = { .a = a, .diag = &diag, .out = out };
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	limits_init(&out->limits);
+	ret = parse_lines(&lx, &l);
+	if (ret)
+		goto out_release;
+	if (diag.count) {
+		ret = -EINVAL;
+		if (errmsg)
+			*errmsg = sbuf_steal(&diag.out);
+		if (errmsg && !*errmsg)
+			ret = -ENOMEM;
+	}
+out_release:
+	sbuf_release(&diag.out);
+	if (ret)
+		parsed_release(out);
+	return ret;
+}
+
+void parsed_release(struct parsed *ps)
+{
+	free(ps->rules);
+	free(ps->globs);
+	free(ps->exec);
+	memset(ps, 0, sizeof(*ps));
+}
