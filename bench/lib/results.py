@@ -109,12 +109,16 @@ class Results:
             out.append("| --- " * (len(self.peers) + 1) + "|")
             for k in keys:
                 cells = [self.cell(k, p, native) for p in self.peers]
-                out.append(f"| {self.rows[k].label} | " + " | ".join(cells)
-                           + " |")
+                out.append(f"| {_esc(self.rows[k].label)} | " +
+                           " | ".join(_esc(c) for c in cells) + " |")
             for n in notes:
                 out.append(f"\n{n}")
             out.append("")
         return "\n".join(out)
+
+
+def _esc(s):
+    return s.replace("|", "\\|")
 
 
 def _first_mark(marks):

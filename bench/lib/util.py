@@ -9,6 +9,7 @@ and its signal handlers, so a bench never leaves a mount or a daemon behind.
 """
 import errno
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,7 +22,24 @@ DAEMONS = []   # pids of daemons we started (or read from a pid file)
 
 
 class BenchError(Exception):
-    """A step failed; str() is a short reason for the table ("fails: ...")."""
+    """A step failed; .short is the reason for a table cell ("fails: ...")."""
+
+    def __init__(self, msg, short=None):
+        super().__init__(msg)
+        self.short = short or msg
+
+
+def _prog(cmd):
+    first = cmd.split()[0] if isinstance(cmd, str) else str(cmd[0])
+    return os.path.basename(first)
+
+
+def _failed(cmd, rc, text):
+    line = error_line(text)
+    m = re.match(r"([A-Z0-9]+): (.*)", line)
+    short = (f"{m.group(1)} ({_prog(cmd)}: {m.group(2)[:70]})" if m
+             else f"{_prog(cmd)} exit {rc}: {line[:80]}")
+    return BenchError(f"{_short(cmd)}: exit {rc}: {line}", short)
 
 
 class NotImplementedInTxfs(Exception):
@@ -62,11 +80,11 @@ def run(cmd, *, cwd=None, env=None, timeout=600, check=True, shell=False,
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         proc.communicate()
-        raise BenchError(f"timeout after {timeout}s: {_short(cmd)}")
+        raise BenchError(f"timeout after {timeout}s: {_short(cmd)}",
+                             f"timeout after {timeout} s ({_prog(cmd)})")
     cp = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     if check and proc.returncode != 0:
-        raise BenchError(f"{_short(cmd)}: exit {proc.returncode}: "
-                         f"{first_line(err) or first_line(out)}")
+        raise _failed(cmd, proc.returncode, err + "\n" + out)
     return cp
 
 
@@ -92,7 +110,8 @@ def timed(cmd, *, cwd=None, env=None, timeout=600, shell=False,
             _kill_group(proc)
             os.wait4(proc.pid, 0)
             proc.returncode = -9
-            raise BenchError(f"timeout after {timeout}s: {_short(cmd)}")
+            raise BenchError(f"timeout after {timeout}s: {_short(cmd)}",
+                             f"timeout after {timeout} s ({_prog(cmd)})")
         time.sleep(0.0005 if time.perf_counter() - t0 < 0.05 else 0.005)
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -100,8 +119,7 @@ def timed(cmd, *, cwd=None, env=None, timeout=600, shell=False,
     err = errf.read()[-4096:].decode(errors="replace")
     errf.close()
     if proc.returncode != 0:
-        raise BenchError(f"{_short(cmd)}: exit {proc.returncode}: "
-                         f"{last_line(err)}")
+        raise _failed(cmd, proc.returncode, err)
     return wall, ru.ru_utime + ru.ru_stime
 
 
@@ -110,6 +128,27 @@ def first_line(s):
         if line.strip():
             return line.strip()[:160]
     return ""
+
+
+_STRERR = {os.strerror(n): name for n, name in errno.errorcode.items()
+           if n not in (errno.EPERM,)}
+_STRERR["Operation not permitted"] = "EPERM"
+
+
+def error_line(s):
+    """The most telling line of a failed command's output: an errno name
+    with the line that carries it ("EMFILE: make[1]: *** INTERNAL: readdir:
+    Too many open files"), else the first line that says error (make's
+    "Error 2" lines skipped), else the last non-empty line."""
+    lines = [x.strip() for x in (s or "").splitlines() if x.strip()]
+    for line in lines:
+        for text, name in _STRERR.items():
+            if len(text) > 8 and text in line:
+                return f"{name}: {line[:150]}"
+    for line in lines:
+        if "error" in line.lower() and not re.search(r"Error \d+$", line):
+            return line[:200]
+    return lines[-1][:200] if lines else ""
 
 
 def last_line(s):

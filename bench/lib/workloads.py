@@ -49,7 +49,7 @@ def each_round(ctx, R, peers, keys, rounds, wl, body):
                 body(p, rnd)
             except BenchError as e:
                 log(f"{wl} {p.name}: {e}")
-                R.fill(keys, p, rnd, fail(str(e)[:120]))
+                R.fill(keys, p, rnd, fail(e.short[:110]))
             except OSError as e:
                 log(f"{wl} {p.name}: {e}")
                 R.fill(keys, p, rnd, fail(errname(e)))
@@ -324,7 +324,8 @@ def _write_changes(mnt, n, size):
 
 def _changes_present(root, n):
     d = os.path.join(root, "chg")
-    return os.path.isdir(d) and len(os.listdir(d)) == n
+    return os.path.isdir(d) and len(
+        [x for x in os.listdir(d) if not x.startswith(".wh.")]) == n
 
 
 def _ctl(p, cmd):
@@ -357,7 +358,9 @@ def w8(ctx, R, peers, rounds):
              "the timer starts. Kernel overlayfs and fuse-overlayfs: what a "
              "user does instead after unmounting: rollback = `rm -rf "
              "upper`, commit = `cp -a upper/. lower/ && sync && rm -rf "
-             "upper` (the unmount is not counted). native dir and "
+             "upper` (the unmount is not counted; fuse-overlayfs's upper also "
+             "holds `.wh.` marker files that cp -a copies along). native "
+             "dir and "
              "passthrough_ll write straight to the real directory: "
              "nothing to commit or roll back ('-')."])
 
@@ -380,7 +383,8 @@ def w8(ctx, R, peers, rounds):
                         _w8_overlay(ctx, R, p, rnd, n, sz)
                 except (BenchError, OSError) as e:
                     log(f"W8 {p.name} {n}: {e}")
-                    R.fill(keys, p, rnd, fail(errname(e)[:120]))
+                    R.fill(keys, p, rnd, fail(
+                        getattr(e, "short", errname(e))[:110]))
                 finally:
                     p.umount()
                     p.discard()
@@ -422,9 +426,10 @@ def _w8_overlay(ctx, R, p, rnd, n, sz):
     _write_changes(mnt, n, sz)
     p.umount()
     cmd = (f"cp -a '{p.upper}/.' '{lower}/' && sync && rm -rf '{p.upper}'")
-    R.add(f"W8.commit.{n}", p, rnd, timed(cmd, shell=True, timeout=1800)[0])
+    t = timed(cmd, shell=True, timeout=1800)[0]
     if not _changes_present(lower, n):
         raise BenchError("cp -a did not copy the changes")
+    R.add(f"W8.commit.{n}", p, rnd, t)
 
 
 # ------------------------------------------------------------------- RSS
