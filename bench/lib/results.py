@@ -102,8 +102,10 @@ class Results:
                 continue
             out.append(f"### {title}\n")
             rounds = sorted({self.rounds[k] for k in keys})
-            out.append(caption.replace(
-                "{rounds}", "/".join(str(r) for r in rounds)) + "\n")
+            cap = caption.replace("{rounds}", "/".join(str(r) for r in rounds))
+            if rounds == [1]:
+                cap = cap.replace("1 rounds", "1 round")
+            out.append(cap + "\n")
             out.append("| | " + " | ".join(p.label for p in self.peers) +
                        " |")
             out.append("| --- " * (len(self.peers) + 1) + "|")

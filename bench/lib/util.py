@@ -7,8 +7,10 @@ peer makes is registered in MOUNTS and every daemon in DAEMONS; cleanup_all()
 undoes them in reverse order and is called from the runner's finally block
 and its signal handlers, so a bench never leaves a mount or a daemon behind.
 """
+import ctypes
 import errno
 import os
+import threading
 import re
 import signal
 import subprocess
@@ -168,8 +170,22 @@ def errname(e):
     return str(e)
 
 
+_libc = ctypes.CDLL(None, use_errno=True)
+SYNC_PATH = "/"     # the bench's own file system; set by the runner
+
+
+def syncfs(path=None):
+    """syncfs(2) on the bench's file system only: a global sync(2) would
+    also wait for other people's (possibly hung) FUSE mounts."""
+    fd = os.open(path or SYNC_PATH, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        _libc.syncfs(fd)
+    finally:
+        os.close(fd)
+
+
 def drop_caches():
-    os.sync()
+    syncfs()
     with open("/proc/sys/vm/drop_caches", "w") as f:
         f.write("3\n")
 
@@ -297,6 +313,58 @@ def kill_daemon(pid, grace=5):
         except ProcessLookupError:
             pass
         wait_pid_exit(pid, grace)
+
+
+class Watchdog:
+    """Last line of defence against a hung FUSE daemon: the bench's own
+    process can block in a file system call that no subprocess timeout
+    covers. When a step overruns, abort every FUSE connection we mounted
+    (fusectl) and kill our daemons, so that the blocked call fails."""
+
+    def __init__(self):
+        self.deadline = None
+        self.what = ""
+        self.fired = False
+        t = threading.Thread(target=self._loop, daemon=True)
+        t.start()
+
+    def arm(self, seconds, what):
+        self.what = what
+        self.fired = False
+        self.deadline = time.monotonic() + seconds
+
+    def disarm(self):
+        self.deadline = None
+
+    def _loop(self):
+        while True:
+            time.sleep(1)
+            d = self.deadline
+            if d is None or time.monotonic() < d:
+                continue
+            self.deadline = None
+            self.fired = True
+            log(f"WATCHDOG: {self.what} overran; aborting FUSE mounts")
+            for mp in list(MOUNTS):
+                try:
+                    fs = mounted_fstype(mp)
+                    if fs and fs.startswith("fuse"):
+                        fuse_abort(mp)
+                except Exception:   # noqa: BLE001 - keep aborting
+                    pass
+            for pid in list(DAEMONS):
+                if pid_alive(pid):
+                    kill_daemon(pid, grace=2)
+
+
+WATCHDOG = None
+
+
+def watchdog():
+    global WATCHDOG
+    if WATCHDOG is None:
+        WATCHDOG = Watchdog()
+    return WATCHDOG
 
 
 def cleanup_all():

@@ -16,7 +16,7 @@ import time
 import env
 from results import DASH, Mark, fail, na
 from util import (BenchError, drop_caches, du_bytes, errname, log, rmtree,
-                  run, timed, vm_hwm_kib)
+                  run, syncfs, timed, vm_hwm_kib, watchdog)
 
 NOT_IMPLEMENTED = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP,
                    errno.ENOTTY, errno.ENOENT}
@@ -37,6 +37,9 @@ def wdir(ctx, wl, peer):
     return d
 
 
+STEP_LIMIT = {"W3": 4 * 3600}   # seconds for one peer's round; else 1800
+
+
 def each_round(ctx, R, peers, keys, rounds, wl, body):
     for rnd in range(rounds):
         log(f"{wl} round {rnd + 1}/{rounds}")
@@ -46,6 +49,7 @@ def each_round(ctx, R, peers, keys, rounds, wl, body):
                 R.fill(keys, p, rnd, na(why))
                 continue
             try:
+                watchdog().arm(STEP_LIMIT.get(wl, 1800), f"{wl} {p.name}")
                 body(p, rnd)
             except BenchError as e:
                 log(f"{wl} {p.name}: {e}")
@@ -54,6 +58,7 @@ def each_round(ctx, R, peers, keys, rounds, wl, body):
                 log(f"{wl} {p.name}: {e}")
                 R.fill(keys, p, rnd, fail(errname(e)))
             finally:
+                watchdog().disarm()
                 try:
                     p.umount()
                     p.discard()
@@ -83,7 +88,7 @@ def w1(ctx, R, peers, rounds):
 
     def body(p, rnd):
         mnt = p.mount(wdir(ctx, "w1", p), "w1")
-        os.sync()
+        syncfs()
         R.add("W1.tar", p, rnd, timed(["tar", "xf", tar, "-C", mnt])[0])
         record_rss(R, "RSS.W1", p, rnd)
     each_round(ctx, R, peers, keys + ["RSS.W1"], rounds, "W1", body)
@@ -145,7 +150,7 @@ def w3(ctx, R, peers, rounds):
         mnt = p.mount(src, "w3")
         out = os.path.join(mnt, ".bench-out")
         run(["make", "-C", mnt, f"O={out}", "tinyconfig"], timeout=600)
-        os.sync()
+        syncfs()
         wall, cpu = timed(["make", "-C", mnt, f"O={out}", "-j2", target],
                           timeout=3600)
         R.add("W3.wall", p, rnd, wall)
@@ -184,7 +189,7 @@ def w4(ctx, R, peers, rounds):
         mnt = p.mount(wdir(ctx, "w4", p), "w4")
         f = os.path.join(mnt, "fio.dat")
         common = [f"--filename={f}", f"--size={size}"]
-        os.sync()
+        syncfs()
         t0 = time.perf_counter()
         _fio(["--name=w", "--rw=write", "--bs=1M", "--end_fsync=1"] + common)
         R.add("W4.seqw", p, rnd, time.perf_counter() - t0)
@@ -220,11 +225,11 @@ def w5(ctx, R, peers, rounds):
         os.makedirs(lower, exist_ok=True)
         run(["dd", "if=/dev/urandom", f"of={big}", "bs=1M",
              f"count={size >> 20}", "status=none"], timeout=600)
-    os.sync()
+    syncfs()
 
     def body(p, rnd):
         mnt = p.mount(lower, "w5")
-        os.sync()
+        syncfs()
         cp = run([os.path.join(ctx.bin, "partial"),
                   os.path.join(mnt, "big.bin"), str(size // 2), "4096"],
                  check=False, timeout=600)
@@ -268,7 +273,7 @@ def w6(ctx, R, peers, rounds):
         mnt = p.mount(wdir(ctx, "w6", p), "w6")
         d = os.path.join(mnt, "m")
         os.mkdir(d)
-        os.sync()
+        syncfs()
         for op in ("create", "stat", "unlink"):
             R.add(f"W6.{op}", p, rnd, _meta(ctx, op, d, ndirs, nfiles))
     each_round(ctx, R, peers, keys, rounds, "W6", body)
@@ -301,7 +306,7 @@ def w7(ctx, R, peers, rounds):
         for key in ("W7.grep.cold", "W7.grep.warm"):
             R.add(key, p, rnd, timed(GREP, cwd=mnt, shell=True)[0])
         os.unlink(os.path.join(mnt, "grep.err"))
-        os.sync()
+        syncfs()
         R.add("W7.rm", p, rnd,
               timed(["rm", "-rf", os.path.join(mnt, "linux")])[0])
     each_round(ctx, R, peers, keys, rounds, "W7", body)
@@ -357,7 +362,7 @@ def w8(ctx, R, peers, rounds):
              "changes are new files in a fresh workspace, written before "
              "the timer starts. Kernel overlayfs and fuse-overlayfs: what a "
              "user does instead after unmounting: rollback = `rm -rf "
-             "upper`, commit = `cp -a upper/. lower/ && sync && rm -rf "
+             "upper`, commit = `cp -a upper/. lower/ && sync -f lower && rm -rf "
              "upper` (the unmount is not counted; fuse-overlayfs's upper also "
              "holds `.wh.` marker files that cp -a copies along). native "
              "dir and "
@@ -377,6 +382,7 @@ def w8(ctx, R, peers, rounds):
                     R.fill(keys, p, rnd, DASH)
                     continue
                 try:
+                    watchdog().arm(1800, f"W8 {p.name} {n}")
                     if p.name == "txfs":
                         _w8_txfs(ctx, R, p, rnd, n, sz)
                     else:
@@ -386,6 +392,7 @@ def w8(ctx, R, peers, rounds):
                     R.fill(keys, p, rnd, fail(
                         getattr(e, "short", errname(e))[:110]))
                 finally:
+                    watchdog().disarm()
                     p.umount()
                     p.discard()
 
@@ -419,13 +426,13 @@ def _w8_overlay(ctx, R, p, rnd, n, sz):
     mnt = p.mount(lower, "w8")
     _write_changes(mnt, n, sz)
     p.umount()
-    os.sync()
+    syncfs()
     R.add(f"W8.rb.{n}", p, rnd, timed(["rm", "-rf", p.upper])[0])
     os.makedirs(p.upper)
     mnt = p.mount(lower, "w8")
     _write_changes(mnt, n, sz)
     p.umount()
-    cmd = (f"cp -a '{p.upper}/.' '{lower}/' && sync && rm -rf '{p.upper}'")
+    cmd = (f"cp -a '{p.upper}/.' '{lower}/' && sync -f '{lower}' && rm -rf '{p.upper}'")
     t = timed(cmd, shell=True, timeout=1800)[0]
     if not _changes_present(lower, n):
         raise BenchError("cp -a did not copy the changes")
