@@ -59,6 +59,7 @@ class Ctx:
         self.ptll_bin = self.ptll_err = None
         self.txfs_bin = self.txfs_err = None
         self.txfs_rev = ""
+        self.txfs_policy_nolimit = None
         self.tree_files = 0
         self.tree_bytes = 0
         self.notes = []
@@ -155,6 +156,7 @@ def build_txfs(ctx):
     if ctx.args.txfs:
         if os.access(ctx.args.txfs, os.X_OK):
             ctx.txfs_bin = os.path.abspath(ctx.args.txfs)
+            derive_policy(ctx, os.path.join(REPO, "policy", "default.policy"))
             ctx.txfs_rev = "given with --txfs"
         else:
             ctx.txfs_err = f"{ctx.args.txfs} is not executable"
@@ -190,6 +192,7 @@ def build_txfs(ctx):
         binp = os.path.join(bdir, "cli", "txfs")
         if os.access(binp, os.X_OK):
             ctx.txfs_bin = binp
+            derive_policy(ctx, os.path.join(src, "policy", "default.policy"))
             ctx.txfs_rev = (f"HEAD {head}" if how == "head" else
                             f"working tree on {head}" +
                             (" (uncommitted changes)" if dirty else ""))
@@ -198,6 +201,18 @@ def build_txfs(ctx):
     ctx.txfs_rev = f"HEAD {head}"
     ctx.txfs_err = "txfs does not build"
     ctx.notes.append("txfs does not build: " + "; ".join(errors))
+
+
+def derive_policy(ctx, default):
+    """The default policy without `limit deletes` (peer txfs-nolimit)."""
+    if not os.path.exists(default):
+        return
+    out = os.path.join(ctx.work, "nolimit.policy")
+    with open(default) as f, open(out, "w") as g:
+        for line in f:
+            if not line.split("#")[0].split()[:2] == ["limit", "deletes"]:
+                g.write(line)
+    ctx.txfs_policy_nolimit = out
 
 
 def prepare_trees(ctx, need):

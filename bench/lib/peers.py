@@ -231,14 +231,16 @@ class Txfs(Peer):
     def available(self):
         return None if self.ctx.txfs_bin else self.ctx.txfs_err
 
+    extra = []
+
     def mount(self, lower, tag):
         d = self.dirs(tag)
         self.lower = lower
         self.state = os.path.join(d, "state")
         MOUNTS.append(lower)
         t0 = time.monotonic()
-        cp = run([self.ctx.txfs_bin, "mount", "--state", self.state, lower],
-                 timeout=MOUNT_TIMEOUT, check=False)
+        cp = run([self.ctx.txfs_bin, "mount", "--state", self.state] +
+                 self.extra + [lower], timeout=MOUNT_TIMEOUT, check=False)
         self._read_pid()
         if cp.returncode != 0:
             self._after_failed_mount(lower)
@@ -309,8 +311,29 @@ class Txfs(Peer):
             rmtree(self.state)
 
 
+class TxfsNoDeleteLimit(Txfs):
+    """txfs with the default policy minus its `limit deletes` line, so that
+    the mass-deletion rows (W6 unlink, W7 rm -rf) measure speed, not the
+    guard. Runs only in the workloads that delete more than the limit."""
+    name = "txfs-nolimit"
+    label = "txfs, no deletes limit"
+    workloads = {"W6", "W7"}
+
+    def available(self):
+        why = super().available()
+        if why:
+            return why
+        if not self.ctx.txfs_policy_nolimit:
+            return "no default policy file to derive it from"
+        return None
+
+    @property
+    def extra(self):
+        return ["--policy", self.ctx.txfs_policy_nolimit]
+
+
 PEER_CLASSES = [Native, KernelOverlay, FuseOverlayfs, PassthroughLL,
-                PassthroughLLCached, Txfs]
+                PassthroughLLCached, Txfs, TxfsNoDeleteLimit]
 PEER_NAMES = [c.name for c in PEER_CLASSES]
 
 

@@ -106,11 +106,12 @@ class Results:
             if rounds == [1]:
                 cap = cap.replace("1 rounds", "1 round")
             out.append(cap + "\n")
-            out.append("| | " + " | ".join(p.label for p in self.peers) +
-                       " |")
-            out.append("| --- " * (len(self.peers) + 1) + "|")
+            peers = [p for p in self.peers if any(
+                (k, p.name) in self.cells for k in keys)]
+            out.append("| | " + " | ".join(p.label for p in peers) + " |")
+            out.append("| --- " * (len(peers) + 1) + "|")
             for k in keys:
-                cells = [self.cell(k, p, native) for p in self.peers]
+                cells = [self.cell(k, p, native) for p in peers]
                 out.append(f"| {_esc(self.rows[k].label)} | " +
                            " | ".join(_esc(c) for c in cells) + " |")
             for n in notes:

@@ -130,6 +130,11 @@ def make_fixture(base):
     write(f"{ws}/archive/2025.md", "# old notes\n")
     write(f"{ws}/notes/inbox.jsonl", '{"note": 1}\n{"note": 2}\n')
     write(f"{ws}/dir with space/readme.txt", "spaces\n")
+    # A real project has more tracked files than the mass-deletion guard's
+    # default limit (1,000): 1,200 small vendored sources.
+    for i in range(1200):
+        write(f"{ws}/vendor/lib{i // 100:02d}/mod{i:04d}.c",
+              f"int mod{i}(void) {{ return {i}; }}\n")
     os.makedirs(f"{ws}/data")
     db = sqlite3.connect(f"{ws}/data/app.sqlite")
     db.execute("create table t (k integer primary key, v text)")
@@ -489,7 +494,8 @@ class Safety:
         out.append("| reference: the ZFS-snapshot design | 1.8 s per "
                    "transaction, 14.5% overhead |")
         out.append("\nPer entry:\n")
-        out.append("| id | class | expect | refused | restored | notes |")
+        out.append("| id | class | expect | refused (any veto) | restored "
+                   "| notes |")
         out.append("| --- | --- | --- | --- | --- | --- |")
         for e in rows:
             notes = e.get("status", "")
@@ -514,11 +520,12 @@ def _pct(a, b):
 
 
 def _ms(vals):
-    med = statistics.median(vals) * 1e3
+    from results import fmt
+    med = statistics.median(vals)
     if len(vals) == 1:
-        return f"{med:.3g} ms"
-    return f"{med:.3g} ms ({min(vals) * 1e3:.3g}-{max(vals) * 1e3:.3g}, " \
-           f"n={len(vals)})"
+        return fmt(med, "time")
+    return (f"{fmt(med, 'time')} ({fmt(min(vals), 'time')} - "
+            f"{fmt(max(vals), 'time')}, n={len(vals)})")
 
 
 def _read_pid(state):
