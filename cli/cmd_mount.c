@@ -6,6 +6,7 @@
  * so that fstab entries and `mount -t fuse.txfs -o state=DIR` work; the
  * rest of -o goes to FUSE.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -73,6 +74,41 @@ static bool ctl_name_ok(const char *n)
 	       strlen(n) <= 255;
 }
 
+/* Warn about processes whose current directory is inside the workspace:
+ * they keep seeing the real directory, not the mount. */
+static void warn_users(const char *ws)
+{
+	char *real = realpath(ws, NULL), link[PATH_MAX], path[300];
+	struct dirent *de;
+	size_t n;
+	DIR *d;
+
+	if (!real || !(d = opendir("/proc"))) {
+		free(real);
+		return;
+	}
+	n = strlen(real);
+	while ((de = readdir(d))) {
+		ssize_t l;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+		    atoi(de->d_name) == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cwd", de->d_name);
+		l = readlink(path, link, sizeof(link) - 1);
+		if (l < 0)
+			continue;
+		link[l] = '\0';
+		if (!strncmp(link, real, n) && (link[n] == '\0' || link[n] == '/'))
+			fprintf(stderr, "txfs: warning: process %s has its current "
+				"directory in %s: it keeps seeing the real "
+				"directory until it changes directory again\n",
+				de->d_name, real);
+	}
+	closedir(d);
+	free(real);
+}
+
 int cmd_mount(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -101,10 +137,15 @@ int cmd_mount(int argc, char **argv)
 			}
 			break;
 		case 'h': fputs(mount_usage, stdout); return 0;
-		default: fputs(mount_usage, stderr); return 2;
+		default:
+			cli_err(0, "mount: unknown option (see txfs mount "
+				"--help)");
+			return 2;
 		}
 	}
 	if (argc - optind < 1 || argc - optind > 2) {
+		cli_err(0, "mount: %s", argc - optind < 1 ?
+			"missing WORKSPACE" : "too many arguments");
 		fputs(mount_usage, stderr);
 		return 2;
 	}
@@ -114,6 +155,7 @@ int cmd_mount(int argc, char **argv)
 		return 2;
 	}
 	o.workspace = argv[optind];
+	warn_users(o.workspace);
 	o.mountpoint = argc - optind == 2 ? argv[optind + 1] : NULL;
 	o.fuse_opts = fuse[0] ? fuse : NULL;
 	rc = txfs_run_mount(&o);
@@ -196,11 +238,15 @@ int cmd_umount(int argc, char **argv)
 		case 'c': ctl = optarg; break;
 		case 'z': lazy = true; break;
 		case 'h': fputs(umount_usage, stdout); return 0;
-		default: fputs(umount_usage, stderr); return 2;
+		default:
+			cli_err(0, "umount: unknown option (see txfs umount "
+				"--help)");
+			return 2;
 		}
 	}
 	if (argc - optind != 1) {
-		fputs(umount_usage, stderr);
+		cli_err(0, "umount: %s", argc - optind < 1 ? "missing MNT" :
+			"too many arguments");
 		return 2;
 	}
 	if (stat(argv[optind], &st) && errno == ENOTCONN) {

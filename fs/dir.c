@@ -134,7 +134,7 @@ static int new_rec(const struct tview *dir, mode_t mode, dev_t rdev,
 	}
 	rec->nlink = S_ISDIR(mode) ? 2 : 1;
 	rec->rdev = rdev;
-	rec->size = link ? strlen(link) : 0;
+	rec->size = link ? strlen(link) : S_ISDIR(mode) ? 4096 : 0;
 	rec->atime_ns = rec->mtime_ns = rec->ctime_ns = now_ns();
 	return 0;
 }

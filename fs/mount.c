@@ -456,13 +456,20 @@ int txfs_run_mount(struct txfs_opts *opts)
 	fs.ctl_name = opts->ctl_name ? opts->ctl_name : ".txfs";
 	fs.ctl_len = strlen(fs.ctl_name);
 	pthread_rwlock_init(&fs.txlock, NULL);
+	if (!opts->mountpoint && (rc = txfs_unmount_stale(opts->workspace))) {
+		rc = fail(&r, rc, "workspace %s: a stale mount is in the way "
+			  "and could not be removed", opts->workspace);
+		goto out;
+	}
 	if ((rc = open_workspace(&fs, &r)))
 		goto out;
+	if (opts->mountpoint && (rc = txfs_unmount_stale(opts->mountpoint))) {
+		rc = fail(&r, rc, "mountpoint %s: a stale mount is in the way "
+			  "and could not be removed", opts->mountpoint);
+		goto out;
+	}
 	fs.mnt_path = realpath(opts->mountpoint ? opts->mountpoint :
 						  fs.ws_path, NULL);
-	if (!fs.mnt_path && errno == ENOTCONN &&
-	    txfs_unmount_stale(opts->mountpoint) == 0)
-		fs.mnt_path = realpath(opts->mountpoint, NULL);
 	if (!fs.mnt_path) {
 		rc = fail(&r, -errno, "mountpoint %s: %s", opts->mountpoint,
 			  strerror(errno));

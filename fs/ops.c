@@ -407,12 +407,19 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	req_ctx(req, &c);
 	rdlock(fs);
 	rc = do_mknod(fs, p, name, S_IFREG | (mode & 07777), 0, NULL, &c, &v);
-	if (rc == 0) {
-		fi->flags &= ~O_TRUNC;
-		rc = open_common(fs, v.tino, fi, &c, &fh);
-	}
 	if (rc == 0)
 		rc = itab_get(fs, v.tino, NULL, p, name, 1);
+	if (rc == 0) {
+		/* The file is new: it needs no check beyond the create. */
+		fi->flags &= ~O_TRUNC;
+		rc = file_open(fs, v.tino, fi->flags, &fh);
+		if (rc == 0) {
+			fi->keep_cache = 1;
+			fi->fh = (uint64_t)(uintptr_t)fh;
+		} else {
+			itab_forget(fs, v.tino, 1);
+		}
+	}
 	unlock(fs);
 	if (rc) {
 		reply_err(req, rc);
