@@ -15,6 +15,9 @@
  *   \c     the byte c (so `\*`, `\?`, `\[`, `\ `, `\#`, `\\`)
  *   a/     a trailing '/' means a and everything below it (as a/ **)
  *
+ * Compiled "and below" (for hide rules), a glob matches what it matches
+ * as written and every path below those, as if it ended with '/'.
+ *
  * Matching is byte-wise and case-sensitive. A glob with a leading '/', an
  * empty component, a "." or ".." component, `**` inside a name, an
  * unclosed '[' or a bad range is refused with the offset of the mistake.
@@ -24,9 +27,11 @@
  * matching is the classic two-pointer wildcard algorithm with components
  * as the letters and `**` as the star (linear unless it backtracks), and
  * the same algorithm on bytes inside a pattern component. Literal
- * prefix, suffix, last-component prefix and infix reject most paths
- * before the full match.
+ * prefix, suffix and last-component prefix, then a 64-bit map of the
+ * pairs of adjacent bytes a match must contain (compared with the path's,
+ * computed once per path), reject most paths before the full match.
  */
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
@@ -327,36 +332,34 @@ static size_t calc_suffix(const struct glob *g, char *end)
 	return n;
 }
 
-/* The longest run of literal components that touches neither end of the
- * glob (runs at the ends are in the prefix or the suffix already). */
-static size_t calc_infix(const struct glob *g, char *out)
+/* Bit of the pair of bytes a, b in a 64-bit bigram map (Fibonacci
+ * hashing of the 16-bit pair). */
+static uint64_t bigram_bit(unsigned char a, unsigned char b)
 {
-	uint32_t best = 0, best_len = 0, j;
-	size_t n = 0;
+	return 1ull << ((a | (unsigned)b << 8) * 0x85ebca6bu >> 26);
+}
 
-	for (uint32_t i = 0; i < g->ncomps; i = j + 1) {
-		j = i;
-		if (g->comps[i].kind != GC_LIT)
-			continue;
-		while (j + 1 < g->ncomps && g->comps[j + 1].kind == GC_LIT)
-			j++;
-		if (i > 0 && j + 1 < g->ncomps && j + 1 - i > best_len) {
-			best = i;
-			best_len = j + 1 - i;
-		}
+/* Every pair of adjacent bytes inside a literal run of the glob: a path
+ * that matches contains them all. */
+static void calc_bigrams(struct glob *g)
+{
+	for (uint32_t i = 0; i < g->ncomps; i++) {
+		const struct gcomp *c = &g->comps[i];
+
+		for (uint32_t k = 1; c->kind == GC_LIT && k < c->len; k++)
+			g->bigrams |= bigram_bit((unsigned char)c->lit[k - 1],
+						 (unsigned char)c->lit[k]);
+		for (uint32_t k = 1; c->kind == GC_PAT && k < c->len; k++)
+			if (c->tok[k - 1].kind == GT_LIT &&
+			    c->tok[k].kind == GT_LIT)
+				g->bigrams |= bigram_bit(c->tok[k - 1].c,
+							 c->tok[k].c);
 	}
-	for (uint32_t i = best; i < best + best_len; i++) {
-		if (i > best)
-			out[n++] = '/';
-		memcpy(out + n, g->comps[i].lit, g->comps[i].len);
-		n += g->comps[i].len;
-	}
-	return n;
 }
 
 static int calc_filters(struct arena *a, struct glob *g, size_t len)
 {
-	char *buf = arena_alloc(a, 4 * (len + 1));
+	char *buf = arena_alloc(a, 3 * (len + 1));
 	const struct gcomp *last = &g->comps[g->ncomps - 1];
 
 	if (!buf)
@@ -373,8 +376,7 @@ static int calc_filters(struct arena *a, struct glob *g, size_t len)
 	g->lcp = buf + 2 * (len + 1);
 	if (g->ncomps > 1 && last->kind == GC_PAT)
 		g->lcplen = (uint32_t)tok_lit_prefix(last, buf + 2 * (len + 1));
-	g->infix = buf + 3 * (len + 1);
-	g->ilen = (uint32_t)calc_infix(g, buf + 3 * (len + 1));
+	calc_bigrams(g);
 	return 0;
 }
 
@@ -393,8 +395,10 @@ static int compile_checks(const char *text, size_t len,
 }
 
 int glob_compile(struct arena *a, const char *text, size_t len,
-		 const struct glob **out, struct glob_error *err)
+		 bool and_below, const struct glob **out,
+		 struct glob_error *err)
 {
+	static const struct gcomp dstar = { .kind = GC_DSTAR };
 	struct gbuild b = { .a = a, .s = text, .len = len, .err = err };
 	struct glob *g;
 	int ret;
@@ -411,6 +415,8 @@ int glob_compile(struct arena *a, const char *text, size_t len,
 	ret = parse_comps(&b);
 	if (ret)
 		return ret;
+	if (and_below)
+		push_comp(&b, &dstar);
 	if (b.nc > GLOB_MAX_COMPS)
 		return fail(&b, 0, "glob has more than 63 path components");
 	g->comps = b.comps;
@@ -522,10 +528,33 @@ static bool last_comp_starts(const char *path, size_t len, const char *lit,
 	return len - start >= n && memcmp(path + start, lit, n) == 0;
 }
 
-bool glob_match(const struct glob *g, const char *path, size_t len)
+/* The bigram map of the path, computed once per path: it is most of the
+ * cost of a check against globs that have no literal prefix or suffix. */
+void glob_path_map(struct glob_path *p)
 {
+	uint64_t map = 0;
+	uint16_t pair;
+
+	if (p->have_map)
+		return;
+	for (size_t k = 1; k < p->len; k++) {
+		memcpy(&pair, p->s + k - 1, 2);	/* a | b << 8 on x86 */
+		map |= 1ull << (le16toh(pair) * 0x85ebca6bu >> 26);
+	}
+	p->map = map;
+	p->have_map = true;
+}
+
+
+bool glob_match_path(const struct glob *g, struct glob_path *p)
+{
+	const char *path = p->s;
+	size_t len = p->len;
+
 	if (g->literal)
 		return len == g->plen && memcmp(path, g->prefix, len) == 0;
+	if (g->ncomps == 1 && g->comps[0].kind == GC_DSTAR)
+		return true;	/* `**` */
 	if (g->plen && (len < g->plen || memcmp(path, g->prefix, g->plen)))
 		return false;
 	if (g->slen && (len < g->slen ||
@@ -533,9 +562,16 @@ bool glob_match(const struct glob *g, const char *path, size_t len)
 		return false;
 	if (g->lcplen && !last_comp_starts(path, len, g->lcp, g->lcplen))
 		return false;
-	if (g->ilen && !memmem(path, len, g->infix, g->ilen))
+	if (glob_bigrams_missing(g->bigrams, p))
 		return false;
 	return glob_match_full(g, path, len);
+}
+
+bool glob_match(const struct glob *g, const char *path, size_t len)
+{
+	struct glob_path p = { .s = path, .len = len };
+
+	return glob_match_path(g, &p);
 }
 
 /* ---- matching below a folder ------------------------------------------ */

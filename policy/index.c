@@ -29,13 +29,29 @@
 
 enum eclass { EC_GENERAL, EC_FIRST, EC_LAST };
 
+/* Up to 8 bytes of s as a number. */
+static uint64_t load8(const char *s, size_t n)
+{
+	uint64_t v = 0;
+
+	if (n >= 8) {
+		memcpy(&v, s, 8);
+		return v;
+	}
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)(uint8_t)s[i] << (8 * i);
+	return v;
+}
+
+/* A hash of a component from its length and its first and last 8 bytes:
+ * constant time whatever its length (object names are 38 bytes). */
 static uint32_t hash_bytes(const char *s, size_t n)
 {
-	uint32_t h = 2166136261u;
+	uint64_t h = load8(s, n) * 0x9e3779b97f4a7c15ull;
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (uint8_t)s[i]) * 16777619u;
-	return h;
+	h ^= load8(s + (n > 8 ? n - 8 : 0), n) * 0xc2b2ae3d27d4eb4full;
+	h ^= n * 0x165667b19e3779f9ull;
+	return (uint32_t)(h >> 32) ^ (uint32_t)h;
 }
 
 static const struct gcomp *entry_key(const struct entry *e,
@@ -100,6 +116,7 @@ static int collect(struct arena *a, const struct parsed *ps, uint32_t opmask,
 				.action = rule_action(r),
 				.line = r->line,
 				.g = ps->globs[r->first + j],
+				.bigrams = ps->globs[r->first + j]->bigrams,
 			};
 	}
 	return 0;
@@ -239,10 +256,11 @@ static const struct bucket *lookup(const struct bucket *t, uint32_t mask,
 
 /* The first entry of v[0..n) with order < limit that matches. */
 static const struct entry *scan(const struct entry *v, uint32_t n,
-				uint32_t limit, const char *path, size_t len)
+				uint32_t limit, struct glob_path *p)
 {
 	for (uint32_t i = 0; i < n && v[i].order < limit; i++)
-		if (glob_match(v[i].g, path, len))
+		if (!glob_bigrams_missing(v[i].bigrams, p) &&
+		    glob_match_path(v[i].g, p))
 			return &v[i];
 	return NULL;
 }
@@ -250,20 +268,21 @@ static const struct entry *scan(const struct entry *v, uint32_t n,
 static const struct entry *scan_bucket(const struct bucket *t, uint32_t mask,
 				       const char *key, size_t n,
 				       const struct entry *best,
-				       const char *path, size_t len)
+				       struct glob_path *p)
 {
 	const struct bucket *b = lookup(t, mask, key, n);
 	const struct entry *e;
 
 	if (!b)
 		return best;
-	e = scan(b->v, b->n, best ? best->order : UINT32_MAX, path, len);
+	e = scan(b->v, b->n, best ? best->order : UINT32_MAX, p);
 	return e ? e : best;
 }
 
 const struct entry *index_match(const struct index *ix, const char *path,
 				size_t len)
 {
+	struct glob_path p = { .s = path, .len = len };
 	const struct entry *best = NULL, *e;
 	const char *sl;
 	size_t start;
@@ -273,22 +292,23 @@ const struct entry *index_match(const struct index *ix, const char *path,
 	if (ix->first) {
 		sl = memchr(path, '/', len);
 		best = scan_bucket(ix->first, ix->first_mask, path,
-				   sl ? (size_t)(sl - path) : len, best, path,
-				   len);
+				   sl ? (size_t)(sl - path) : len, best, &p);
 	}
 	if (ix->last) {
 		sl = memrchr(path, '/', len);
 		start = sl ? (size_t)(sl - path) + 1 : 0;
 		best = scan_bucket(ix->last, ix->last_mask, path + start,
-				   len - start, best, path, len);
+				   len - start, best, &p);
 	}
 	e = scan(ix->general, ix->ngeneral, best ? best->order : UINT32_MAX,
-		 path, len);
+		 &p);
 	return e ? e : best;
 }
 
 const struct entry *index_match_linear(const struct index *ix,
 				       const char *path, size_t len)
 {
-	return scan(ix->all, ix->nall, UINT32_MAX, path, len);
+	struct glob_path p = { .s = path, .len = len };
+
+	return scan(ix->all, ix->nall, UINT32_MAX, &p);
 }

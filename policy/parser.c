@@ -15,7 +15,9 @@
  *
  * Output (struct parsed): rules in file order, each naming a slice of the
  * globs array; `readonly` becomes a deny of OPMASK_MODIFY, `hide` a rule
- * for every operation. Limits keep the line that set them (0: unset).
+ * for every operation whose globs also cover everything below what they
+ * match (a hidden folder hides its contents). Limits keep the line that
+ * set them (0: unset).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -69,7 +71,8 @@ static int parse_glob(struct pline *l, const struct token *t,
 		      const struct glob **g)
 {
 	struct glob_error err = { 0 };
-	int ret = glob_compile(l->a, t->s, t->len, g, &err);
+	bool hide = tok_is(&l->t[0], "hide");
+	int ret = glob_compile(l->a, t->s, t->len, hide, g, &err);
 
 	if (ret == -EINVAL)
 		diag_error(l->diag, t->line, t->col + (uint32_t)err.off,
@@ -319,8 +322,10 @@ static const char *parse_value(const struct token *t, bool size,
 		if (msg)
 			return msg;
 	}
-	if (shift && v > UINT64_MAX >> shift)
+	if (shift && v > UINT64_MAX >> shift) {
+		*off = 0;
 		return "size too large";
+	}
 	*val = v << shift;
 	return NULL;
 }

@@ -132,17 +132,28 @@ struct gcomp {
 /*
  * A compiled glob. The filters are necessary conditions of a match, checked
  * before the full match: every matching path starts with prefix, ends with
- * suffix, has a last component starting with lcp and contains infix (a run
- * of literal components strictly inside the glob). literal: no wildcard at
- * all, the glob matches exactly the path `prefix`.
+ * suffix, has a last component starting with lcp and contains every pair
+ * of adjacent bytes of the glob's literal runs (bigrams: a 64-bit map of
+ * hashed pairs). literal: no wildcard at all, the glob matches exactly the
+ * path `prefix`.
  */
 struct glob {
 	const char *text;	/* as written, NUL-terminated */
 	const struct gcomp *comps;
 	uint32_t ncomps;	/* >= 1; no two GC_DSTAR in a row */
 	bool literal;
-	uint32_t plen, slen, lcplen, ilen;
-	const char *prefix, *suffix, *lcp, *infix;
+	uint32_t plen, slen, lcplen;
+	const char *prefix, *suffix, *lcp;
+	uint64_t bigrams;
+};
+
+/* A path being matched against many globs: its bigram map is computed the
+ * first time a glob needs it. Initialise as { .s = path, .len = len }. */
+struct glob_path {
+	const char *s;
+	size_t len;
+	bool have_map;
+	uint64_t map;
 };
 
 struct glob_error {
@@ -150,11 +161,26 @@ struct glob_error {
 	const char *msg;	/* static text */
 };
 
-/* Compile text[0..len) into *out. Returns 0, -EINVAL (err filled) or
- * -ENOMEM. */
+/* Compile text[0..len) into *out; and_below: also match every path below
+ * a match (as if the glob ended with '/'). Returns 0, -EINVAL (err
+ * filled) or -ENOMEM. */
 int glob_compile(struct arena *a, const char *text, size_t len,
-		 const struct glob **out, struct glob_error *err);
+		 bool and_below, const struct glob **out,
+		 struct glob_error *err);
 bool glob_match(const struct glob *g, const char *path, size_t len);
+bool glob_match_path(const struct glob *g, struct glob_path *p);
+/* Compute p->map if not done yet. */
+void glob_path_map(struct glob_path *p);
+
+/* True if some bigram of want (a glob's bigrams) is not in the path. */
+static inline bool glob_bigrams_missing(uint64_t want, struct glob_path *p)
+{
+	if (!want)
+		return false;
+	if (!p->have_map)
+		glob_path_map(p);
+	return want & ~p->map;
+}
 /* The same without the prefilters (for tests: both must agree). */
 bool glob_match_full(const struct glob *g, const char *path, size_t len);
 /* True if g could match some path strictly below folder path. */
@@ -198,12 +224,15 @@ void parsed_release(struct parsed *ps);
 
 /* ---- index.c: per-operation lookup ------------------------------------ */
 
-/* One glob of one rule, as one operation (or the flag list) sees it. */
+/* One glob of one rule, as one operation (or the flag list) sees it. The
+ * glob's bigrams are copied here so a scan rejects most entries without
+ * touching the glob. */
 struct entry {
 	uint32_t order;		/* position of the glob in the file */
 	uint8_t action;		/* enum policy_action */
 	unsigned line;
 	const struct glob *g;
+	uint64_t bigrams;
 };
 
 struct bucket {

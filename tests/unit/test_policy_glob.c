@@ -194,7 +194,8 @@ static void test_match_table(void **state)
 	for (size_t i = 0; i < n; i++) {
 		const struct match_case *c = &match_cases[i];
 		size_t len = strlen(c->path);
-		int ret = glob_compile(&a, c->glob, strlen(c->glob), &g, &err);
+		int ret = glob_compile(&a, c->glob, strlen(c->glob), false,
+				       &g, &err);
 
 		if (ret)
 			fail_msg("compile '%s': %s", c->glob, err.msg);
@@ -224,7 +225,7 @@ static void test_match_implies_below(void **state)
 		if (!c->match || !*c->path)
 			continue;
 		assert_int_equal(glob_compile(&a, c->glob, strlen(c->glob),
-					      &g, &err), 0);
+					      false, &g, &err), 0);
 		if (!glob_match_below(g, c->path, plen))
 			fail_msg("glob '%s' matches '%s' but not below '%.*s'",
 				 c->glob, c->path, (int)plen, c->path);
@@ -276,8 +277,8 @@ static void test_compile_errors(void **state)
 		const struct error_case *c = &error_cases[i];
 
 		memset(&err, 0, sizeof(err));
-		if (glob_compile(&a, c->glob, strlen(c->glob), &g, &err) !=
-		    -EINVAL)
+		if (glob_compile(&a, c->glob, strlen(c->glob), false, &g,
+				 &err) != -EINVAL)
 			fail_msg("glob '%s' was accepted", c->glob);
 		if (err.off != c->off || !strstr(err.msg, c->msg))
 			fail_msg("glob '%s': got %zu '%s', want %zu '%s'",
@@ -298,39 +299,41 @@ static void test_compile_limits(void **state)
 	memset(buf, 0, sizeof(buf));
 	for (int i = 0; i < 63; i++)
 		strcat(buf, i ? "/a" : "a");
-	assert_int_equal(glob_compile(&a, buf, strlen(buf), &g, &err), 0);
+	assert_int_equal(glob_compile(&a, buf, strlen(buf), false, &g, &err),
+			 0);
 	assert_true(glob_match(g, buf, strlen(buf)));
 	strcat(buf, "/a");
-	assert_int_equal(glob_compile(&a, buf, strlen(buf), &g, &err),
+	assert_int_equal(glob_compile(&a, buf, strlen(buf), false, &g, &err),
 			 -EINVAL);
 	assert_non_null(strstr(err.msg, "63"));
 	/* length */
 	memset(buf, 'x', GLOB_MAX_LEN + 1);
-	assert_int_equal(glob_compile(&a, buf, GLOB_MAX_LEN, &g, &err), 0);
-	assert_int_equal(glob_compile(&a, buf, GLOB_MAX_LEN + 1, &g, &err),
-			 -EINVAL);
+	assert_int_equal(glob_compile(&a, buf, GLOB_MAX_LEN, false, &g,
+				      &err), 0);
+	assert_int_equal(glob_compile(&a, buf, GLOB_MAX_LEN + 1, false, &g,
+				      &err), -EINVAL);
 	arena_release(&a);
 }
 
 struct filter_case {
-	const char *glob, *prefix, *suffix, *lcp, *infix;
+	const char *glob, *prefix, *suffix, *lcp;
 	bool literal;
 };
 
 static const struct filter_case filter_cases[] = {
-	{ "src/main.c", "src/main.c", "", "", "", true },
-	{ "src/*.c", "src/", ".c", "", "", false },
-	{ "a/**", "a", "", "", "", false },
-	{ "build/", "build", "", "", "", false },
-	{ "**/.envrc", "", ".envrc", "", "", false },
-	{ "**/*.pem", "", ".pem", "", "", false },
-	{ "**/id_*", "", "", "id_", "", false },
-	{ "**/.git/hooks/**", "", "", "", ".git/hooks", false },
-	{ "a/**/b/c", "a", "b/c", "", "", false },
-	{ "*/x/y/*", "", "", "", "x/y", false },
-	{ "\\*lit", "*lit", "*lit", "", "", true },
-	{ "a*/b", "a", "/b", "", "", false },
-	{ "x\\*", "x*", "x*", "", "", true },
+	{ "src/main.c", "src/main.c", "", "", true },
+	{ "src/*.c", "src/", ".c", "", false },
+	{ "a/**", "a", "", "", false },
+	{ "build/", "build", "", "", false },
+	{ "**/.envrc", "", ".envrc", "", false },
+	{ "**/*.pem", "", ".pem", "", false },
+	{ "**/id_*", "", "", "id_", false },
+	{ "**/.git/hooks/**", "", "", "", false },
+	{ "a/**/b/c", "a", "b/c", "", false },
+	{ "*/x/y/*", "", "", "", false },
+	{ "\\*lit", "*lit", "*lit", "", true },
+	{ "a*/b", "a", "/b", "", false },
+	{ "x\\*", "x*", "x*", "", true },
 };
 
 static void test_filters(void **state)
@@ -345,7 +348,7 @@ static void test_filters(void **state)
 		const struct filter_case *c = &filter_cases[i];
 
 		assert_int_equal(glob_compile(&a, c->glob, strlen(c->glob),
-					      &g, &err), 0);
+					      false, &g, &err), 0);
 		assert_int_equal(g->literal, c->literal);
 		assert_int_equal(g->plen, strlen(c->prefix));
 		assert_memory_equal(g->prefix, c->prefix, g->plen);
@@ -355,8 +358,20 @@ static void test_filters(void **state)
 		assert_memory_equal(g->suffix, c->suffix, g->slen);
 		assert_int_equal(g->lcplen, strlen(c->lcp));
 		assert_memory_equal(g->lcp, c->lcp, g->lcplen);
-		assert_int_equal(g->ilen, strlen(c->infix));
-		assert_memory_equal(g->infix, c->infix, g->ilen);
+	}
+	/* bigrams: only from literal runs, and a match is never rejected */
+	assert_int_equal(glob_compile(&a, "**/*/?", 6, false, &g, &err), 0);
+	assert_int_equal(g->bigrams, 0);
+	assert_int_equal(glob_compile(&a, "**/.git/hooks/**", 16, false, &g,
+				      &err), 0);
+	assert_int_not_equal(g->bigrams, 0);
+	{
+		struct glob_path p = { .s = "src/hooks/a.c", .len = 13 };
+
+		assert_false(glob_match_path(g, &p));
+		assert_true(p.have_map);	/* rejected by the bigrams */
+		p = (struct glob_path){ .s = "x/.git/hooks/y", .len = 14 };
+		assert_true(glob_match_path(g, &p));
 	}
 	arena_release(&a);
 }
@@ -405,7 +420,7 @@ static void test_below(void **state)
 		size_t len = strlen(c->folder);
 
 		assert_int_equal(glob_compile(&a, c->glob, strlen(c->glob),
-					      &g, &err), 0);
+					      false, &g, &err), 0);
 		if (glob_match_below(g, c->folder, len) != c->below)
 			fail_msg("below: glob '%s' folder '%s'", c->glob,
 				 c->folder);
@@ -424,14 +439,43 @@ static void test_dstar_collapse(void **state)
 	struct glob_error err;
 
 	(void)state;
-	assert_int_equal(glob_compile(&a, "a/**/**/b", 9, &g, &err), 0);
+	assert_int_equal(glob_compile(&a, "a/**/**/b", 9, false, &g, &err), 0);
 	assert_int_equal(g->ncomps, 3);
-	assert_int_equal(glob_compile(&a, "a/**/", 5, &g, &err), 0);
+	assert_int_equal(glob_compile(&a, "a/**/", 5, false, &g, &err), 0);
 	assert_int_equal(g->ncomps, 2);
-	assert_int_equal(glob_compile(&a, "a/", 2, &g, &err), 0);
+	assert_int_equal(glob_compile(&a, "a/", 2, false, &g, &err), 0);
 	assert_int_equal(g->ncomps, 2);
 	assert_int_equal(g->comps[1].kind, GC_DSTAR);
 	assert_string_equal(g->text, "a/");
+	arena_release(&a);
+}
+
+/* Hide rules compile their globs "and below". */
+static void test_and_below(void **state)
+{
+	struct arena a = { 0 };
+	const struct glob *g;
+	struct glob_error err;
+
+	(void)state;
+	assert_int_equal(glob_compile(&a, "**/*.pem", 8, true, &g, &err), 0);
+	assert_string_equal(g->text, "**/*.pem");
+	assert_true(glob_match(g, "k.pem", 5));
+	assert_true(glob_match(g, "a/k.pem", 7));
+	assert_true(glob_match(g, "a/k.pem/inner/x", 15));
+	assert_false(glob_match(g, "a/k.pemx", 8));
+	assert_false(glob_match(g, "a/k", 3));
+	assert_int_equal(g->slen, 0);
+	assert_true(g->bigrams);	/* ".pem" filters */
+	assert_int_equal(glob_compile(&a, "secrets/", 8, true, &g, &err), 0);
+	assert_int_equal(g->ncomps, 2);
+	assert_true(glob_match(g, "secrets", 7));
+	assert_true(glob_match(g, "secrets/a", 9));
+	assert_int_equal(glob_compile(&a, ".env", 4, true, &g, &err), 0);
+	assert_false(g->literal);
+	assert_true(glob_match(g, ".env", 4));
+	assert_true(glob_match(g, ".env/x", 6));
+	assert_false(glob_match(g, ".envx", 5));
 	arena_release(&a);
 }
 
@@ -443,10 +487,10 @@ static void test_slice(void **state)
 	struct glob_error err;
 
 	(void)state;
-	assert_int_equal(glob_compile(&a, "src/*.c", 7, &g, &err), 0);
+	assert_int_equal(glob_compile(&a, "src/*.c", 7, false, &g, &err), 0);
 	assert_true(glob_match(g, "src/a.c/more", 7));
 	assert_false(glob_match(g, "src/a.c", 6));
-	assert_int_equal(glob_compile(&a, "src", 3, &g, &err), 0);
+	assert_int_equal(glob_compile(&a, "src", 3, false, &g, &err), 0);
 	assert_true(glob_match(g, "src/x", 3));
 	arena_release(&a);
 }
@@ -461,6 +505,7 @@ int main(void)
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_below),
 		cmocka_unit_test(test_dstar_collapse),
+		cmocka_unit_test(test_and_below),
 		cmocka_unit_test(test_slice),
 	};
 
