@@ -1,34 +1,45 @@
 #!/bin/bash
-# mount -t fuse.txfs WORKSPACE MNT (through mount.fuse3, with txfs on PATH)
-# and umount(8); the state goes under $XDG_STATE_HOME (a temp dir here).
-# mount(8) of a FUSE type needs root: skipped for an ordinary user.
+# mount -t fuse.txfs WORKSPACE MNT (mount(8) -> mount.fuse3 -> txfs) and
+# umount(8). mount(8) needs root for a FUSE type without an fstab entry:
+# skipped for an ordinary user. mount(8) drops PATH before mount.fuse3 runs
+# "txfs" through /bin/sh, so a txfs must be on the default PATH: the test
+# runs in a private mount namespace (unshare -m) in which a temp dir holding
+# a txfs symlink is bind-mounted over /usr/local/sbin; nothing outside the
+# namespace changes. The state folder is passed as -o state=DIR.
+if [ "$(id -u)" = 0 ] && [ -z "${TXFS_IN_PRIVATE_NS:-}" ] && command -v unshare >/dev/null; then
+	exec unshare -m --propagation private env TXFS_IN_PRIVATE_NS=1 bash "$0" "$@"
+fi
 . "$(dirname "$0")/lib.sh"
 is_root || skip "mount -t fuse.txfs needs root (mount(8) refuses ordinary users without an fstab entry)"
-command -v mount.fuse3 >/dev/null || [ -x /sbin/mount.fuse3 ] || skip "mount.fuse3 (package fuse3) is not installed"
+[ -n "${TXFS_IN_PRIVATE_NS:-}" ] || skip "unshare (util-linux) is missing: cannot put txfs on mount.fuse3's PATH without touching the system"
+[ -x /sbin/mount.fuse3 ] || [ -x /usr/sbin/mount.fuse3 ] || skip "mount.fuse3 (package fuse3) is not installed"
 fixture
 snapshot_real
-bindir=$(dirname "$TXFS")
-export XDG_STATE_HOME=$T/xdg HOME=$T/home
-mkdir -p "$XDG_STATE_HOME" "$HOME"
-helper_state() { dirname "$(find "$XDG_STATE_HOME" -name daemon.pid 2>/dev/null | head -1)"; }
+export XDG_STATE_HOME=$T/xdg
+mkdir -p "$T/sbin" "$XDG_STATE_HOME"
+ln -s "$TXFS" "$T/sbin/txfs"
+mkdir -p /usr/local/sbin
+mount --bind "$T/sbin" /usr/local/sbin || { fail "bind-mounting $T/sbin over /usr/local/sbin in the private namespace failed"; exit 1; }
 
-MOUNTS+=("$MNT|$T/xdg")
-t 30 env PATH="$bindir:$PATH" mount -t fuse.txfs "$WS" "$MNT" >"$T/m.out" 2>&1
-check_eq "mount -t fuse.txfs exit status ($(head -c 300 "$T/m.out"))" 0 $?
+MOUNTS+=("$MNT|$STATE")
+t 30 mount -t fuse.txfs -o "state=$STATE" "$WS" "$MNT" >"$T/m.out" 2>&1
+rc=$?
+check_eq "mount -t fuse.txfs -o state=DIR WS MNT: exit status ($(head -c 300 "$T/m.out"))" 0 "$rc"
 check_eq "mounted with type fuse.txfs" fuse.txfs "$(fstype_of "$MNT")"
-st=$(helper_state)
-[ -n "$st" ] && MOUNTS+=("$MNT|$st")
-[ -n "$st" ] && ok "the state folder is under XDG_STATE_HOME ($st)" || fail "no daemon.pid under XDG_STATE_HOME=$XDG_STATE_HOME"
+pid=$(daemon_pid)
+[ -n "$pid" ] && ok "the daemon's pid is in the state folder given with -o state=" || fail "no live daemon in $STATE/daemon.pid"
 check_content "the merged view" "$MNT/file.txt" hello
 t 10 bash -c 'echo via-helper > "$MNT/helper.txt"' || fail "write failed"
-pid=$(daemon_pid "$st")
-t 30 umount "$MNT"
-check_eq "umount(8) exit status" 0 $?
+t 30 umount "$MNT" >"$T/u.out" 2>&1
+rc=$?
+check_eq "umount(8) exit status ($(head -c 300 "$T/u.out"))" 0 "$rc"
 check_eq "unmounted" "" "$(fstype_of "$MNT")"
-for i in $(seq 50); do [ -z "$(daemon_pid "$st")" ] && break; sleep 0.1; done
-check_eq "the daemon ($pid) exits after umount(8)" "" "$(daemon_pid "$st")"
-t 30 env PATH="$bindir:$PATH" mount -t fuse.txfs "$WS" "$MNT" >"$T/m.out" 2>&1
-check_eq "mount -t fuse.txfs again" 0 $?
+for i in $(seq 50); do [ -z "$(daemon_pid)" ] && break; sleep 0.1; done
+check_eq "the daemon ($pid) exits after umount(8)" "" "$(daemon_pid)"
+t 30 mount -t fuse.txfs -o "state=$STATE" "$WS" "$MNT" >"$T/m.out" 2>&1
+rc=$?
+check_eq "mount -t fuse.txfs again ($(head -c 300 "$T/m.out"))" 0 "$rc"
 check_content "the staged file after mounting again" "$MNT/helper.txt" via-helper
-txfs_umount "$MNT" "$st"
+txfs_umount
+umount /usr/local/sbin
 finish

@@ -10,7 +10,7 @@ for i in $(seq 2000); do : >"$WS/eat/e$i"; done
 model
 txfs_mount || exit 1
 
-list='find . -mindepth 1 -path ./.txfs -prune -o -printf "%p %y %m %s\n" | grep -v "^\./[a-z]* d " | sort; find . -mindepth 1 -path ./.txfs -prune -o -type d -printf "%p %y %m\n" | sort'
+list='find . -mindepth 1 -path ./.txfs -prune -o \( -type d -printf "%p %y %m\n" \) -o \( -printf "%p %y %m %s\n" \) | sort'
 both "$list"
 both 'ls -A | grep -vx .txfs'
 both 'ls -ln --time-style=+ dir/sub'
