@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "txfs.h"
+#include "commit.h"
 
 typedef int (*ctl_gen_fn)(struct txfs *fs, char **buf, size_t *len);
 
@@ -32,6 +33,8 @@ static int gen_status(struct txfs *fs, char **buf, size_t *len);
 static int gen_status_json(struct txfs *fs, char **buf, size_t *len);
 static int gen_policy(struct txfs *fs, char **buf, size_t *len);
 static int gen_ctl(struct txfs *fs, char **buf, size_t *len);
+static int gen_changes(struct txfs *fs, char **buf, size_t *len);
+static int gen_log(struct txfs *fs, char **buf, size_t *len);
 
 static const struct ctl_file ctl_files[] = {
 	{ NULL, S_IFDIR | 0555, NULL },
@@ -40,6 +43,8 @@ static const struct ctl_file ctl_files[] = {
 	{ "status.json", S_IFREG | 0444, gen_status_json },
 	{ "policy", S_IFREG | 0444, gen_policy },
 	{ "ctl", S_IFREG | 0644, gen_ctl },
+	{ "changes", S_IFREG | 0444, gen_changes },
+	{ "log", S_IFREG | 0444, gen_log },
 };
 #define NCTL (sizeof(ctl_files) / sizeof(ctl_files[0]))
 
@@ -142,42 +147,101 @@ static int gen_readme(struct txfs *fs, char **buf, size_t *len)
 			fs->ctl_name);
 }
 
-static int txid(struct txfs *fs, uint64_t *id)
+/* A JSON string of s (escapes quotes, backslashes, control bytes). */
+static void json_str(FILE *f, const char *s)
 {
-	struct layer_txn *t;
-	int rc = layer_begin(fs->layer, false, &t);
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
 
-	if (rc)
-		return rc;
-	rc = layer_meta_get_u64(t, "txid", id);
-	layer_txn_end(t);
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static int gen_status_any(struct txfs *fs, char **buf, size_t *len,
+			  bool json)
+{
+	struct txn_counts c;
+	FILE *f = open_memstream(buf, len);
+	int rc;
+
+	if (!f)
+		return -ENOMEM;
+	rc = txn_summary(fs, &c, NULL);
+	if (rc == 0 && json) {
+		fprintf(f, "{\"transaction\":%llu,\"added\":%llu,"
+			"\"modified\":%llu,\"deleted\":%llu,\"renamed\":%llu,"
+			"\"needs_review\":%llu,\"bytes_staged\":%llu,"
+			"\"savepoints\":%u,\"vetoes\":%llu,\"pid\":%d,"
+			"\"workspace\":",
+			(unsigned long long)c.txid, (unsigned long long)c.added,
+			(unsigned long long)c.modified,
+			(unsigned long long)c.deleted,
+			(unsigned long long)c.renamed,
+			(unsigned long long)c.flagged,
+			(unsigned long long)c.bytes, c.savepoints,
+			(unsigned long long)atomic_load(&fs->vetoes),
+			(int)getpid());
+		json_str(f, fs->ws_path);
+		fputs(",\"mountpoint\":", f);
+		json_str(f, fs->mnt_path);
+		fputs(",\"state\":", f);
+		json_str(f, fs->state_path);
+		fputs("}\n", f);
+	} else if (rc == 0) {
+		fprintf(f, "transaction %llu: %llu added, %llu modified, "
+			"%llu deleted, %llu renamed; %llu need review\n"
+			"bytes staged: %llu\nsavepoints: %u\nvetoes: %llu\n"
+			"workspace: %s\nmounted at: %s\nstate: %s\npid: %d\n",
+			(unsigned long long)c.txid, (unsigned long long)c.added,
+			(unsigned long long)c.modified,
+			(unsigned long long)c.deleted,
+			(unsigned long long)c.renamed,
+			(unsigned long long)c.flagged,
+			(unsigned long long)c.bytes, c.savepoints,
+			(unsigned long long)atomic_load(&fs->vetoes),
+			fs->ws_path, fs->mnt_path, fs->state_path,
+			(int)getpid());
+	}
+	fclose(f);
+	if (rc) {
+		free(*buf);
+		*buf = NULL;
+	}
 	return rc;
 }
 
 static int gen_status(struct txfs *fs, char **buf, size_t *len)
 {
-	uint64_t id = 0;
-
-	txid(fs, &id);
-	return gen_text(buf, len,
-			"transaction: %llu\nworkspace: %s\nmounted at: %s\n"
-			"state: %s\npid: %d\n",
-			(unsigned long long)id, fs->ws_path, fs->mnt_path,
-			fs->state_path, (int)getpid());
+	return gen_status_any(fs, buf, len, false);
 }
 
 static int gen_status_json(struct txfs *fs, char **buf, size_t *len)
 {
-	uint64_t id = 0;
+	return gen_status_any(fs, buf, len, true);
+}
 
-	txid(fs, &id);
-	/* Paths are printed as JSON strings by the caller's realpath: they
-	 * may hold any byte; escape the two that matter for JSON. */
-	return gen_text(buf, len,
-			"{\"transaction\":%llu,\"pid\":%d,\"workspace\":\"%s\","
-			"\"mountpoint\":\"%s\",\"state\":\"%s\"}\n",
-			(unsigned long long)id, (int)getpid(), fs->ws_path,
-			fs->mnt_path, fs->state_path);
+static int gen_changes(struct txfs *fs, char **buf, size_t *len)
+{
+	struct txn_counts c;
+	int rc = txn_summary(fs, &c, buf);
+
+	if (rc == 0)
+		*len = strlen(*buf);
+	return rc;
+}
+
+static int gen_log(struct txfs *fs, char **buf, size_t *len)
+{
+	if (!fs->audit)
+		return gen_text(buf, len, "%s", "");
+	return audit_read(fs->audit, buf, len);
 }
 
 static int gen_policy(struct txfs *fs, char **buf, size_t *len)
@@ -189,8 +253,14 @@ static int gen_policy(struct txfs *fs, char **buf, size_t *len)
 
 static int gen_ctl(struct txfs *fs, char **buf, size_t *len)
 {
-	(void)fs;
-	return gen_text(buf, len, "ready\n");
+	int rc;
+
+	pthread_mutex_lock(&fs->ctl_lock);
+	rc = gen_text(buf, len, "%s", fs->last_report ? fs->last_report :
+		      "no command yet: write commit, rollback, savepoint NAME, "
+		      "rollback NAME or release NAME to this file\n");
+	pthread_mutex_unlock(&fs->ctl_lock);
+	return rc;
 }
 
 int ctl_open(struct txfs *fs, uint64_t tino, int flags,
@@ -206,9 +276,26 @@ int ctl_open(struct txfs *fs, uint64_t tino, int flags,
 	return f->gen(fs, &fh->virt_buf, &fh->virt_len);
 }
 
+/* One command a write; trailing newline and blanks are ignored. */
 int ctl_write(struct txfs *fs, struct fhandle *fh, const char *buf,
 	      size_t size, off_t off)
 {
-	(void)fs, (void)fh, (void)buf, (void)size, (void)off;
-	return -ENOSYS;
+	struct txn_report r;
+	char line[512];
+	size_t n = size;
+	int rc;
+
+	(void)fh, (void)off;
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' ' ||
+		     buf[n - 1] == '\t' || buf[n - 1] == '\r'))
+		n--;
+	if (n == 0)
+		return 0;
+	if (n >= sizeof(line) || memchr(buf, '\0', n))
+		return -EINVAL;
+	memcpy(line, buf, n);
+	line[n] = '\0';
+	rc = txn_command(fs, line, true, &r);
+	free(r.text);
+	return rc;
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "txfs.h"
+#include "commit.h"
 
 /* A write transaction with the parent folder's view. */
 struct dirop {
@@ -63,6 +64,8 @@ static int check_name(const char *name)
 {
 	if (!name_ok(name))
 		return -EINVAL;
+	if (!strcmp(name, TXFS_STAGING))
+		return -EPERM;	/* reserved (at the root) for commits */
 	return strlen(name) > 255 ? -ENAMETOOLONG : 0;
 }
 

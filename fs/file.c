@@ -70,6 +70,32 @@ static int fh_lower(struct txfs *fs, struct fhandle *fh, char *buf,
 	return rc;
 }
 
+/* After a commit, the handle's object may live at another real path or
+ * be another real inode: re-resolve it (once per commit). */
+static void fh_refresh(struct txfs *fs, struct fhandle *fh)
+{
+	uint64_t e = atomic_load(&fs->epoch);
+
+	if (fh->epoch == e)
+		return;
+	pthread_mutex_lock(&fh->lock);
+	if (fh->epoch != e) {
+		uint64_t t = ino_to_tino(fs, fh->tino);
+		char *p = itab_lower_path(fs, t);
+
+		if (fh->lower_fd >= 0)
+			close(fh->lower_fd);
+		fh->lower_fd = -1;
+		if (p || t != fh->tino) {
+			free(fh->lower_path);
+			fh->lower_path = p;
+		}
+		fh->tino = t;
+		fh->epoch = e;
+	}
+	pthread_mutex_unlock(&fh->lock);
+}
+
 /* Plain read of the real file: short at end of file. */
 static int fh_read_lower(struct txfs *fs, struct fhandle *fh, char *buf,
 			 size_t size, off_t off, size_t *got)
@@ -111,6 +137,7 @@ int file_open(struct txfs *fs, uint64_t tino, int flags,
 	fh->tino = tino;
 	fh->lower_fd = -1;
 	fh->flags = flags;
+	fh->epoch = atomic_load(&fs->epoch);
 	pthread_mutex_init(&fh->lock, NULL);
 	if (ctl_is_ino(tino)) {
 		rc = ctl_open(fs, tino, flags, fh);
@@ -188,6 +215,7 @@ int file_read(struct txfs *fs, struct fhandle *fh, char *buf,
 	int rc;
 
 	*got = 0;
+	fh_refresh(fs, fh);
 	if ((rc = layer_begin(fs->layer, false, &t)))
 		return rc;
 	rc = layer_inode_get(t, fh->tino, &lv);
@@ -281,6 +309,7 @@ int file_write(struct txfs *fs, struct fhandle *fh, const char *buf,
 
 	if (fh->virt)
 		return ctl_write(fs, fh, buf, size, off);
+	fh_refresh(fs, fh);
 	if ((rc = layer_begin(fs->layer, true, &t)))
 		return rc;
 	if ((rc = view_inode(fs, t, fh->tino, &v)))
@@ -355,6 +384,7 @@ int file_fallocate(struct txfs *fs, struct fhandle *fh, int mode,
 		return -EINVAL;
 	if (fh->virt)
 		return -EPERM;
+	fh_refresh(fs, fh);
 	if ((rc = layer_begin(fs->layer, true, &t)))
 		return rc;
 	if ((rc = view_inode(fs, t, fh->tino, &v)))

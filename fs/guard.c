@@ -75,6 +75,7 @@ static void veto(struct txfs *fs, enum policy_op op, const char *path,
 	struct audit_caller who = { .pid = c ? c->pid : 0,
 				    .uid = c ? c->uid : 0 };
 
+	atomic_fetch_add(&fs->vetoes, 1);
 	if (fs->audit)
 		audit_veto(fs->audit, policy_op_name(op), path, v, EACCES,
 			   &who);
@@ -154,6 +155,7 @@ static int over(struct txfs *fs, const char *what, uint64_t max,
 	struct audit_caller who = { .pid = c ? c->pid : 0,
 				    .uid = c ? c->uid : 0 };
 
+	atomic_fetch_add(&fs->vetoes, 1);
 	snprintf(fields, sizeof(fields),
 		 "\"limit\":\"%s\",\"max\":%llu,\"rule\":\"%s:%u\","
 		 "\"hint\":\"commit or roll back, or raise `limit %s` in the "

@@ -9,6 +9,7 @@
  * so a tree of any size never exhausts the open-files limit.
  */
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,8 +156,8 @@ void itab_move(struct txfs *fs, uint64_t tino, uint64_t parent,
 	pthread_mutex_unlock(&fs->itab_lock);
 }
 
-/* Prepend "name/" chunks while walking up to the root. */
-char *itab_path(struct txfs *fs, uint64_t tino, const char *name)
+/* The merged path of tino (+ name), itab_lock held. */
+static char *path_locked(struct txfs *fs, uint64_t tino, const char *name)
 {
 	char buf[8192];
 	size_t pos = sizeof(buf) - 1;
@@ -167,30 +168,36 @@ char *itab_path(struct txfs *fs, uint64_t tino, const char *name)
 	buf[pos] = '\0';
 	if (name)
 		parts[np++] = name;
-	pthread_mutex_lock(&fs->itab_lock);
 	while (tino != (uint64_t)fs->root_ino && np < 1024) {
 		n = find(fs, tino);
-		if (!n || !n->name) {
-			pthread_mutex_unlock(&fs->itab_lock);
+		if (!n || !n->name)
 			return NULL;
-		}
 		parts[np++] = n->name;
 		tino = n->parent;
 	}
+	if (tino != (uint64_t)fs->root_ino)
+		return NULL;
 	for (size_t i = 0; i < np; i++) {
 		size_t l = strlen(parts[i]) + (i ? 1 : 0);
 
-		if (l > pos || tino != (uint64_t)fs->root_ino) {
-			pthread_mutex_unlock(&fs->itab_lock);
+		if (l > pos)
 			return NULL;
-		}
 		pos -= l;
 		memcpy(buf + pos, parts[i], strlen(parts[i]));
 		if (i)
 			buf[pos + l - 1] = '/';
 	}
-	pthread_mutex_unlock(&fs->itab_lock);
 	return strdup(buf + pos);
+}
+
+char *itab_path(struct txfs *fs, uint64_t tino, const char *name)
+{
+	char *p;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	p = path_locked(fs, tino, name);
+	pthread_mutex_unlock(&fs->itab_lock);
+	return p;
 }
 
 char *itab_lower_path(struct txfs *fs, uint64_t tino)
@@ -289,9 +296,107 @@ unsigned itab_opens(struct txfs *fs, uint64_t tino)
 	return c;
 }
 
-uint64_t ino_to_tino(const struct txfs *fs, fuse_ino_t ino)
+uint64_t ino_to_tino(struct txfs *fs, fuse_ino_t ino)
 {
-	return ino == FUSE_ROOT_ID ? (uint64_t)fs->root_ino : ino;
+	struct tnode *n;
+	uint64_t t = ino;
+
+	if (ino == FUSE_ROOT_ID)
+		return (uint64_t)fs->root_ino;
+	if (!atomic_load(&fs->has_alias))
+		return ino;
+	pthread_mutex_lock(&fs->itab_lock);
+	n = find(fs, ino);
+	if (n && n->alias)
+		t = n->alias;
+	pthread_mutex_unlock(&fs->itab_lock);
+	return t;
+}
+
+bool itab_known(struct txfs *fs, uint64_t tino)
+{
+	bool k;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	k = find(fs, tino) != NULL;
+	pthread_mutex_unlock(&fs->itab_lock);
+	return k;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct alias_list {
+	uint64_t *tinos;
+	char **paths;
+	size_t n;
+};
+
+/* Re-check one node at its new real path (itab_lock held); the real
+ * inode's own node is created after the walk (creating one may grow the
+ * table under the walk). */
+static void relink_one(struct txfs *fs, struct tnode *n, char *path,
+		       struct alias_list *al)
+{
+	struct stat st;
+
+	free(n->lower_path);
+	n->lower_path = path;
+	if (lower_stat(fs, path, &st) || (uint64_t)st.st_ino == n->tino)
+		return;
+	n->alias = (uint64_t)st.st_ino;
+	atomic_store(&fs->has_alias, true);
+	uint64_t *t = realloc(al->tinos, (al->n + 1) * sizeof(*t));
+	char **p = t ? realloc(al->paths, (al->n + 1) * sizeof(*p)) : NULL;
+
+	if (t)
+		al->tinos = t;
+	if (!p)
+		return;
+	al->paths = p;
+	al->tinos[al->n] = n->alias;
+	al->paths[al->n++] = strdup(path);
+}
+
+void itab_relink(struct txfs *fs, const uint64_t *changed, size_t nchanged)
+{
+	struct alias_list al = { 0 };
+	struct tnode *real;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	for (size_t i = 0; i < fs->itab_size; i++) {
+		for (struct tnode *n = fs->itab[i]; n; n = n->next) {
+			char *path;
+
+			if (n->tino == (uint64_t)fs->root_ino || n->alias)
+				continue;
+			path = path_locked(fs, n->tino, NULL);
+			if (!path)
+				continue;
+			if (n->tino >= LAYER_INO_BASE || !n->lower_path ||
+			    strcmp(n->lower_path, path) ||
+			    bsearch(&n->tino, changed, nchanged,
+				    sizeof(*changed), cmp_u64))
+				relink_one(fs, n, path, &al);
+			else
+				free(path);
+		}
+	}
+	for (size_t i = 0; i < al.n; i++) {
+		if (al.paths[i] && get_locked(fs, al.tinos[i], &real) == 0) {
+			free(real->lower_path);
+			real->lower_path = al.paths[i];
+		} else {
+			free(al.paths[i]);
+		}
+	}
+	pthread_mutex_unlock(&fs->itab_lock);
+	free(al.tinos);
+	free(al.paths);
 }
 
 fuse_ino_t tino_to_ino(const struct txfs *fs, uint64_t tino)

@@ -18,6 +18,7 @@ struct inval_item {
 	struct inval_item *next;
 	uint64_t ino;		/* node id (already mapped) */
 	char *name;		/* NULL: invalidate the inode */
+	bool data;		/* inode: pages too */
 };
 
 struct inval_queue {
@@ -38,7 +39,8 @@ static void send_one(struct txfs *fs, struct inval_item *it)
 		fuse_lowlevel_notify_inval_entry(fs->se, it->ino, it->name,
 						 strlen(it->name));
 	else
-		fuse_lowlevel_notify_inval_inode(fs->se, it->ino, 0, 0);
+		fuse_lowlevel_notify_inval_inode(fs->se, it->ino,
+						 it->data ? 0 : -1, 0);
 }
 
 static void *inval_main(void *arg)
@@ -112,7 +114,7 @@ void inval_stop(struct txfs *fs)
 	fs->inval = NULL;
 }
 
-static void push(struct txfs *fs, uint64_t tino, const char *name)
+static void push(struct txfs *fs, uint64_t tino, const char *name, bool data)
 {
 	struct inval_queue *q = fs->inval;
 	struct inval_item *it = calloc(1, sizeof(*it));
@@ -122,6 +124,7 @@ static void push(struct txfs *fs, uint64_t tino, const char *name)
 		return;
 	}
 	it->ino = tino_to_ino(fs, tino);
+	it->data = data;
 	pthread_mutex_lock(&q->lock);
 	if (q->tail)
 		q->tail->next = it;
@@ -135,12 +138,12 @@ static void push(struct txfs *fs, uint64_t tino, const char *name)
 
 void inval_entry(struct txfs *fs, uint64_t parent, const char *name)
 {
-	push(fs, parent, name);
+	push(fs, parent, name, false);
 }
 
-void inval_inode(struct txfs *fs, uint64_t tino)
+void inval_inode(struct txfs *fs, uint64_t tino, bool data)
 {
-	push(fs, tino, NULL);
+	push(fs, tino, NULL, data);
 }
 
 void inval_flush(struct txfs *fs)

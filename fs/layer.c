@@ -26,14 +26,16 @@
 
 struct layer {
 	MDB_env *env;
-	MDB_dbi meta, inodes, dirents, chunks, xattrs;
+	MDB_dbi meta, inodes, dirents, chunks, xattrs, undo, journal;
 };
 
 struct layer_txn {
 	struct layer *l;
 	MDB_txn *txn;
 	uint64_t gen;
+	uint32_t sp_level;	/* savepoints open: undo records are kept */
 	bool write;
+	bool replaying;		/* applying undo: record nothing */
 };
 
 /* Map an LMDB return code to a negative errno. */
@@ -104,6 +106,226 @@ static void key2(struct key *k, uint64_t gen, uint64_t a)
 	key_u64(k, a);
 }
 
+/* --- the undo log of savepoints ------------------------------------ */
+
+/*
+ * undo   gen|level|db|key -> 1 byte (1: existed, 0: absent) + old value
+ *
+ * While savepoints are open (sp_level > 0), the first change of a key at
+ * the current level saves the key's value as it was (MDB_NOOVERWRITE: the
+ * first save wins). Rolling back to level L replays the records of levels
+ * top..L (newest first), which restores every key to its value when
+ * savepoint L was taken.
+ */
+
+static MDB_dbi db_of(const struct layer *l, unsigned id)
+{
+	switch (id) {
+	case 1: return l->inodes;
+	case 2: return l->dirents;
+	case 3: return l->chunks;
+	default: return l->xattrs;
+	}
+}
+
+static unsigned id_of(const struct layer *l, MDB_dbi dbi)
+{
+	return dbi == l->inodes ? 1 : dbi == l->dirents ? 2 :
+	       dbi == l->chunks ? 3 : dbi == l->xattrs ? 4 : 0;
+}
+
+static void ukey(struct key *k, uint64_t gen, uint32_t level, unsigned id,
+		 const MDB_val *key)
+{
+	uint32_t be = htobe32(level);
+
+	k->len = 0;
+	key_u64(k, gen);
+	memcpy(k->b + k->len, &be, 4);
+	k->b[k->len + 4] = (unsigned char)id;
+	k->len += 5;
+	memcpy(k->b + k->len, key->mv_data, key->mv_size);
+	k->len += key->mv_size;
+}
+
+/* Save key's current value before it changes, once per level. */
+static int undo_save(struct layer_txn *t, MDB_dbi dbi, MDB_val *key)
+{
+	unsigned id = id_of(t->l, dbi);
+	struct key uk;
+	MDB_val uv, old, nv;
+	unsigned char *buf;
+	int rc;
+
+	if (!t->sp_level || t->replaying || !id)
+		return 0;
+	ukey(&uk, t->gen, t->sp_level, id, key);
+	uv = kval(&uk);
+	if (mdb_get(t->txn, t->l->undo, &uv, &nv) == 0)
+		return 0;	/* already saved at this level */
+	rc = mdb_get(t->txn, dbi, key, &old);
+	if (rc && rc != MDB_NOTFOUND)
+		return lerr(rc);
+	nv.mv_size = rc ? 1 : old.mv_size + 1;
+	buf = malloc(nv.mv_size);
+	if (!buf)
+		return -ENOMEM;
+	buf[0] = rc == 0;
+	if (rc == 0)
+		memcpy(buf + 1, old.mv_data, old.mv_size);
+	nv.mv_data = buf;
+	rc = lerr(mdb_put(t->txn, t->l->undo, &uv, &nv, 0));
+	free(buf);
+	return rc;
+}
+
+static int lput(struct layer_txn *t, MDB_dbi dbi, MDB_val *k, MDB_val *v,
+		unsigned flags)
+{
+	int rc = undo_save(t, dbi, k);
+
+	return rc ? rc : lerr(mdb_put(t->txn, dbi, k, v, flags));
+}
+
+static int ldel(struct layer_txn *t, MDB_dbi dbi, MDB_val *k)
+{
+	int rc = undo_save(t, dbi, k);
+
+	return rc ? rc : lerr(mdb_del(t->txn, dbi, k, NULL));
+}
+
+/* Delete the cursor's current item (saving it first). */
+static int lcdel(struct layer_txn *t, MDB_cursor *c, MDB_dbi dbi, MDB_val *k)
+{
+	if (t->sp_level && !t->replaying) {
+		struct key copy;
+		MDB_val kc;
+		int rc;
+
+		if (k->mv_size > sizeof(copy.b))
+			return -EIO;
+		memcpy(copy.b, k->mv_data, k->mv_size);
+		copy.len = k->mv_size;
+		kc = kval(&copy);
+		if ((rc = undo_save(t, dbi, &kc)))
+			return rc;
+	}
+	return lerr(mdb_cursor_del(c, 0));
+}
+
+/* Apply (restore) or merge down every undo record of level `level`. */
+static int undo_level(struct layer_txn *t, uint32_t level, bool restore)
+{
+	struct key pre;
+	MDB_cursor *c;
+	MDB_val k, v;
+	int rc;
+
+	pre.len = 0;
+	key_u64(&pre, t->gen);
+	{
+		uint32_t be = htobe32(level);
+
+		memcpy(pre.b + 8, &be, 4);
+		pre.len = 12;
+	}
+	if ((rc = mdb_cursor_open(t->txn, t->l->undo, &c)))
+		return lerr(rc);
+	k = kval(&pre);
+	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+	while (rc == 0 && k.mv_size > 13 && memcmp(k.mv_data, pre.b, 12) == 0) {
+		MDB_dbi dbi = db_of(t->l, ((unsigned char *)k.mv_data)[12]);
+		MDB_val key = { k.mv_size - 13, (char *)k.mv_data + 13 };
+		MDB_val val = { v.mv_size - 1, (char *)v.mv_data + 1 };
+		bool existed = ((unsigned char *)v.mv_data)[0];
+		struct key kcopy, down;
+
+		memcpy(kcopy.b, k.mv_data, k.mv_size);
+		kcopy.len = k.mv_size;
+		if (restore) {
+			/* copy the value out: the put may reuse its pages */
+			void *tmp = existed ? malloc(val.mv_size ? val.mv_size : 1) : NULL;
+
+			if (existed && !tmp) {
+				rc = ENOMEM;
+				break;
+			}
+			if (existed)
+				memcpy(tmp, val.mv_data, val.mv_size);
+			MDB_val kk = { key.mv_size, kcopy.b + 13 };
+			MDB_val vv = { val.mv_size, tmp };
+
+			rc = existed ? mdb_put(t->txn, dbi, &kk, &vv, 0) :
+				       mdb_del(t->txn, dbi, &kk, NULL);
+			free(tmp);
+			if (rc == MDB_NOTFOUND)
+				rc = 0;
+		} else if (level > 1) {
+			ukey(&down, t->gen, level - 1,
+			     ((unsigned char *)k.mv_data)[12], &key);
+			MDB_val dk = kval(&down);
+
+			rc = mdb_put(t->txn, t->l->undo, &dk, &v,
+				     MDB_NOOVERWRITE);
+			if (rc == MDB_KEYEXIST)
+				rc = 0;
+		}
+		if (rc)
+			break;
+		MDB_val kc = kval(&kcopy);
+
+		if ((rc = mdb_cursor_get(c, &kc, &v, MDB_SET)) ||
+		    (rc = mdb_cursor_del(c, 0)))
+			break;
+		k = kval(&pre);
+		rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+	}
+	mdb_cursor_close(c);
+	return rc == MDB_NOTFOUND || rc == 0 ? 0 : lerr(rc);
+}
+
+int layer_sp_push(struct layer_txn *t, uint32_t *level)
+{
+	int rc = layer_meta_put_u64(t, "sp_level", t->sp_level + 1);
+
+	if (rc == 0)
+		*level = ++t->sp_level;
+	return rc;
+}
+
+int layer_sp_rollback(struct layer_txn *t, uint32_t level)
+{
+	int rc = 0;
+
+	if (level == 0 || level > t->sp_level)
+		return -ENOENT;
+	t->replaying = true;
+	for (uint32_t l = t->sp_level; l >= level && rc == 0; l--)
+		rc = undo_level(t, l, true);
+	t->replaying = false;
+	if (rc == 0 && (rc = layer_meta_put_u64(t, "sp_level", level)) == 0)
+		t->sp_level = level;
+	return rc;
+}
+
+int layer_sp_release(struct layer_txn *t, uint32_t level)
+{
+	int rc = 0;
+
+	if (level == 0 || level > t->sp_level)
+		return -ENOENT;
+	for (uint32_t l = level; l <= t->sp_level && rc == 0; l++)
+		rc = undo_level(t, l, false);
+	if (rc == 0 && (rc = layer_meta_put_u64(t, "sp_level", level - 1)) == 0)
+		t->sp_level = level - 1;
+	return rc;
+}
+
+uint32_t layer_sp_level(const struct layer_txn *t)
+{
+	return t->sp_level;
+}
+
 /* --- environment --------------------------------------------------- */
 
 static int open_dbis(struct layer *l)
@@ -117,7 +339,9 @@ static int open_dbis(struct layer *l)
 	    (rc = mdb_dbi_open(txn, "inodes", MDB_CREATE, &l->inodes)) ||
 	    (rc = mdb_dbi_open(txn, "dirents", MDB_CREATE, &l->dirents)) ||
 	    (rc = mdb_dbi_open(txn, "chunks", MDB_CREATE, &l->chunks)) ||
-	    (rc = mdb_dbi_open(txn, "xattrs", MDB_CREATE, &l->xattrs))) {
+	    (rc = mdb_dbi_open(txn, "xattrs", MDB_CREATE, &l->xattrs)) ||
+	    (rc = mdb_dbi_open(txn, "undo", MDB_CREATE, &l->undo)) ||
+	    (rc = mdb_dbi_open(txn, "journal", MDB_CREATE, &l->journal))) {
 		mdb_txn_abort(txn);
 		return lerr(rc);
 	}
@@ -141,7 +365,7 @@ static int meta_put(struct layer_txn *t, const char *key, const void *val,
 }
 
 /* Check the format and workspace records, or write them on a new layer. */
-static int check_identity(struct layer *l, const struct layer_ws *ws,
+static int check_identity(struct layer *l, struct layer_ws *ws,
 			  const char **why)
 {
 	struct layer_txn *t;
@@ -151,6 +375,11 @@ static int check_identity(struct layer *l, const struct layer_ws *ws,
 	if (rc)
 		return rc;
 	rc = meta_get(t, "format", &v);
+	if (rc == -ENOENT && ws->dev == 0 && ws->ino == 0) {
+		*why = "no layer here (empty state folder)";
+		rc = -EINVAL;
+		goto out;
+	}
 	if (rc == -ENOENT) {
 		MDB_stat st;
 
@@ -187,7 +416,9 @@ static int check_identity(struct layer *l, const struct layer_ws *ws,
 	{
 		const struct layer_ws *old = v.mv_data;
 
-		if (old->dev != ws->dev || old->ino != ws->ino) {
+		if (ws->dev == 0 && ws->ino == 0) {
+			*ws = *old;	/* recover: learn it */
+		} else if (old->dev != ws->dev || old->ino != ws->ino) {
 			*why = "it belongs to another workspace";
 			rc = -EINVAL;
 			goto out;
@@ -200,7 +431,7 @@ out:
 }
 
 int layer_open(int dirfd, const char *name, uint64_t map_size,
-	       const struct layer_ws *ws, struct layer **out,
+	       struct layer_ws *ws, struct layer **out,
 	       const char **why)
 {
 	struct layer *l = calloc(1, sizeof(*l));
@@ -290,6 +521,14 @@ int layer_begin(struct layer *l, bool write, struct layer_txn **out)
 	rc = meta_get(t, "gen", &v);
 	if (rc == 0 && v.mv_size == 8)
 		memcpy(&t->gen, v.mv_data, 8);
+	t->sp_level = 0;
+	t->replaying = false;
+	if (meta_get(t, "sp_level", &v) == 0 && v.mv_size == 8) {
+		uint64_t lv;
+
+		memcpy(&lv, v.mv_data, 8);
+		t->sp_level = (uint32_t)lv;
+	}
 	*out = t;
 	return 0;
 }
@@ -333,6 +572,91 @@ int layer_meta_put_u64(struct layer_txn *t, const char *key, uint64_t v)
 	return meta_put(t, key, &v, 8);
 }
 
+int layer_meta_get(struct layer_txn *t, const char *key, const void **val,
+		   size_t *len)
+{
+	MDB_val v;
+	int rc = meta_get(t, key, &v);
+
+	if (rc == 0) {
+		*val = v.mv_data;
+		*len = v.mv_size;
+	}
+	return rc;
+}
+
+int layer_meta_put(struct layer_txn *t, const char *key, const void *val,
+		   size_t len)
+{
+	return meta_put(t, key, val, len);
+}
+
+int layer_meta_del(struct layer_txn *t, const char *key)
+{
+	MDB_val k = { strlen(key), (void *)key };
+	int rc = lerr(mdb_del(t->txn, t->l->meta, &k, NULL));
+
+	return rc == -ENOENT ? 0 : rc;
+}
+
+int layer_journal_put(struct layer_txn *t, uint32_t i, const void *step,
+		      size_t len)
+{
+	uint32_t be = htobe32(i);
+	MDB_val k = { 4, &be }, v = { len, (void *)step };
+
+	return lerr(mdb_put(t->txn, t->l->journal, &k, &v, 0));
+}
+
+int layer_journal_get(struct layer_txn *t, uint32_t i, const void **step,
+		      size_t *len)
+{
+	uint32_t be = htobe32(i);
+	MDB_val k = { 4, &be }, v;
+	int rc = lerr(mdb_get(t->txn, t->l->journal, &k, &v));
+
+	if (rc == 0) {
+		*step = v.mv_data;
+		*len = v.mv_size;
+	}
+	return rc;
+}
+
+int layer_journal_clear(struct layer_txn *t)
+{
+	return lerr(mdb_drop(t->txn, t->l->journal, 0));
+}
+
+int layer_dirent_each_all(struct layer_txn *t, layer_any_dirent_fn fn,
+			  void *arg)
+{
+	struct key pre;
+	MDB_cursor *c;
+	MDB_val k, v;
+	int rc, stop = 0;
+
+	pre.len = 0;
+	key_u64(&pre, t->gen);
+	k = kval(&pre);
+	if ((rc = mdb_cursor_open(t->txn, t->l->dirents, &c)))
+		return lerr(rc);
+	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+	while (rc == 0 && k.mv_size > 16 && memcmp(k.mv_data, pre.b, 8) == 0) {
+		struct layer_dirent d;
+
+		memcpy(&d, v.mv_data, sizeof(d));
+		stop = fn(arg, key_get_u64(&k, 8), (const char *)k.mv_data + 16,
+			  k.mv_size - 16, &d);
+		if (stop)
+			break;
+		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+	}
+	mdb_cursor_close(c);
+	if (stop)
+		return stop;
+	return rc == MDB_NOTFOUND || rc == 0 ? 0 : lerr(rc);
+}
+
 int layer_alloc_ino(struct layer_txn *t, uint64_t *tino)
 {
 	uint64_t n;
@@ -349,7 +673,11 @@ int layer_new_generation(struct layer_txn *t)
 	int rc = layer_meta_put_u64(t, "gen", t->gen + 1);
 
 	if (rc == 0)
+		rc = layer_meta_put_u64(t, "sp_level", 0);
+	if (rc == 0) {
 		t->gen++;
+		t->sp_level = 0;
+	}
 	return rc;
 }
 
@@ -400,7 +728,7 @@ int layer_inode_put(struct layer_txn *t, uint64_t tino,
 	kv = kval(&k);
 	val.mv_size = sizeof(r) + llen + 1 + slen + 1;
 	val.mv_data = NULL;
-	rc = lerr(mdb_put(t->txn, t->l->inodes, &kv, &val, MDB_RESERVE));
+	rc = lput(t, t->l->inodes, &kv, &val, MDB_RESERVE);
 	if (rc)
 		return rc;
 	p = val.mv_data;
@@ -446,13 +774,13 @@ static int del_prefix(struct layer_txn *t, MDB_dbi dbi, const struct key *pre)
 	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
 	while (rc == 0 && k.mv_size >= pre->len &&
 	       memcmp(k.mv_data, pre->b, pre->len) == 0) {
-		rc = mdb_cursor_del(c, 0);
+		rc = lcdel(t, c, dbi, &k);
 		if (rc)
 			break;
 		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
 	}
 	mdb_cursor_close(c);
-	return rc == MDB_NOTFOUND ? 0 : lerr(rc);
+	return rc == -ENOENT || rc == MDB_NOTFOUND ? 0 : (rc < 0 ? rc : lerr(rc));
 }
 
 int layer_inode_del(struct layer_txn *t, uint64_t tino)
@@ -466,7 +794,7 @@ int layer_inode_del(struct layer_txn *t, uint64_t tino)
 	    (rc = del_prefix(t, t->l->xattrs, &k)))
 		return rc;
 	kv = kval(&k);
-	rc = lerr(mdb_del(t->txn, t->l->inodes, &kv, NULL));
+	rc = ldel(t, t->l->inodes, &kv);
 	return rc == -ENOENT ? 0 : rc;
 }
 
@@ -494,7 +822,7 @@ int layer_counters_put(struct layer_txn *t, const struct layer_counters *c)
 
 	key2(&k, t->gen, 0);
 	kv = kval(&k);
-	return lerr(mdb_put(t->txn, t->l->inodes, &kv, &v, 0));
+	return lput(t, t->l->inodes, &kv, &v, 0);
 }
 
 int layer_inode_each(struct layer_txn *t, layer_inode_fn fn, void *arg)
@@ -572,7 +900,7 @@ int layer_dirent_put(struct layer_txn *t, uint64_t dir, const char *name,
 	if (rc)
 		return rc;
 	kv = kval(&k);
-	return lerr(mdb_put(t->txn, t->l->dirents, &kv, &v, 0));
+	return lput(t, t->l->dirents, &kv, &v, 0);
 }
 
 int layer_dirent_del(struct layer_txn *t, uint64_t dir, const char *name,
@@ -585,7 +913,7 @@ int layer_dirent_del(struct layer_txn *t, uint64_t dir, const char *name,
 	if (rc)
 		return rc;
 	kv = kval(&k);
-	rc = lerr(mdb_del(t->txn, t->l->dirents, &kv, NULL));
+	rc = ldel(t, t->l->dirents, &kv);
 	return rc == -ENOENT ? 0 : rc;
 }
 
@@ -661,7 +989,7 @@ int layer_chunk_put(struct layer_txn *t, uint64_t tino, uint64_t block,
 		return -EINVAL;
 	ckey(&k, t->gen, tino, block);
 	kv = kval(&k);
-	return lerr(mdb_put(t->txn, t->l->chunks, &kv, &v, 0));
+	return lput(t, t->l->chunks, &kv, &v, 0);
 }
 
 int layer_chunks_trunc(struct layer_txn *t, uint64_t tino, uint64_t first)
@@ -679,12 +1007,12 @@ int layer_chunks_trunc(struct layer_txn *t, uint64_t tino, uint64_t first)
 	rc = mdb_cursor_get(c, &kv, &v, MDB_SET_RANGE);
 	while (rc == 0 && kv.mv_size == 24 &&
 	       memcmp(kv.mv_data, pre.b, 16) == 0) {
-		if ((rc = mdb_cursor_del(c, 0)))
+		if ((rc = lcdel(t, c, t->l->chunks, &kv)))
 			break;
 		rc = mdb_cursor_get(c, &kv, &v, MDB_NEXT);
 	}
 	mdb_cursor_close(c);
-	return rc == MDB_NOTFOUND ? 0 : lerr(rc);
+	return rc == MDB_NOTFOUND ? 0 : (rc < 0 ? rc : lerr(rc));
 }
 
 int layer_chunks_bytes(struct layer_txn *t, uint64_t tino, uint64_t *bytes)
@@ -744,7 +1072,7 @@ int layer_xattr_put(struct layer_txn *t, uint64_t tino, const char *name,
 	if (rc)
 		return rc;
 	kv = kval(&k);
-	return lerr(mdb_put(t->txn, t->l->xattrs, &kv, &v, 0));
+	return lput(t, t->l->xattrs, &kv, &v, 0);
 }
 
 int layer_xattr_del(struct layer_txn *t, uint64_t tino, const char *name)
@@ -756,7 +1084,7 @@ int layer_xattr_del(struct layer_txn *t, uint64_t tino, const char *name)
 	if (rc)
 		return rc;
 	kv = kval(&k);
-	return lerr(mdb_del(t->txn, t->l->xattrs, &kv, NULL));
+	return ldel(t, t->l->xattrs, &kv);
 }
 
 int layer_xattr_each(struct layer_txn *t, uint64_t tino, layer_xattr_fn fn,
@@ -819,14 +1147,15 @@ static int gc_db(MDB_txn *txn, MDB_dbi dbi, uint64_t gen, unsigned *budget,
 int layer_gc_step(struct layer *l, unsigned max, bool *more)
 {
 	struct layer_txn *t;
-	MDB_dbi dbis[4] = { l->inodes, l->dirents, l->chunks, l->xattrs };
+	MDB_dbi dbis[5] = { l->inodes, l->dirents, l->chunks, l->xattrs,
+			    l->undo };
 	unsigned budget = max;
 	int rc = layer_begin(l, true, &t);
 
 	*more = false;
 	if (rc)
 		return rc;
-	for (size_t i = 0; i < 4 && rc == 0; i++)
+	for (size_t i = 0; i < 5 && rc == 0; i++)
 		rc = gc_db(t->txn, dbis[i], t->gen, &budget, more);
 	if (rc) {
 		layer_txn_end(t);

@@ -68,6 +68,8 @@ struct layer_inode {
 	int64_t mtime_ns;
 	int64_t ctime_ns;
 	uint64_t lower_valid;	/* bytes of the real file still valid */
+	int64_t lower_ctime_ns;	/* the real object's ctime when first touched:
+				 * commit refuses if it changed since */
 	uint32_t flags;		/* LI_* */
 	uint16_t lower_len;	/* length of the lower path after the struct */
 	uint16_t link_len;	/* length of the symlink target after that */
@@ -100,7 +102,7 @@ struct layer_txn;
  * means the default. Returns -EINVAL with *why set for a corrupt or
  * foreign folder. */
 int layer_open(int dirfd, const char *name, uint64_t map_size,
-	       const struct layer_ws *ws, struct layer **out,
+	       struct layer_ws *ws, struct layer **out,
 	       const char **why);
 void layer_close(struct layer *l);
 /* Make everything committed so far durable (fsync). */
@@ -181,6 +183,39 @@ struct layer_counters {
 
 int layer_counters_get(struct layer_txn *t, struct layer_counters *c);
 int layer_counters_put(struct layer_txn *t, const struct layer_counters *c);
+
+/*
+ * Savepoints: while any is open, every first change of a key at the
+ * current level saves the key's old value in the undo log.
+ * layer_sp_push opens one (its level is returned), layer_sp_rollback(L)
+ * restores everything to how it was when level L was opened and keeps L
+ * open, layer_sp_release(L) closes L and those above it, keeping their
+ * changes. -ENOENT for a level that is not open.
+ */
+int layer_sp_push(struct layer_txn *t, uint32_t *level);
+int layer_sp_rollback(struct layer_txn *t, uint32_t level);
+int layer_sp_release(struct layer_txn *t, uint32_t level);
+uint32_t layer_sp_level(const struct layer_txn *t);
+
+/* meta: any small value under a string key. */
+int layer_meta_get(struct layer_txn *t, const char *key, const void **val,
+		   size_t *len);
+int layer_meta_put(struct layer_txn *t, const char *key, const void *val,
+		   size_t len);
+int layer_meta_del(struct layer_txn *t, const char *key);
+
+/* The commit journal: steps numbered from 0 (see commit.c). */
+int layer_journal_put(struct layer_txn *t, uint32_t i, const void *step,
+		      size_t len);
+int layer_journal_get(struct layer_txn *t, uint32_t i, const void **step,
+		      size_t *len);
+int layer_journal_clear(struct layer_txn *t);
+
+/* Iterate every entry of every folder of the current generation. */
+typedef int (*layer_any_dirent_fn)(void *arg, uint64_t dir, const char *name,
+				   size_t len, const struct layer_dirent *d);
+int layer_dirent_each_all(struct layer_txn *t, layer_any_dirent_fn fn,
+			  void *arg);
 
 /* Iterate every inode of the current generation. */
 typedef int (*layer_inode_fn)(void *arg, uint64_t tino,

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "txfs.h"
+#include "commit.h"
 
 #define FUSE_SUPER_MAGIC 0x65735546
 
@@ -261,6 +262,46 @@ static int open_layer(struct txfs *fs, struct report *r)
 	return 0;
 }
 
+/* TXFS_FAULT=commit:N | commit-eio:N | recover:N (tests only). */
+static void parse_fault(struct txfs *fs)
+{
+	static const struct { const char *name, *phase; bool eio; } kinds[] = {
+		{ "commit:", "commit", false },
+		{ "commit-eio:", "commit", true },
+		{ "recover:", "recover", false },
+	};
+	const char *env = getenv("TXFS_FAULT");
+
+	for (size_t i = 0; env && i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		size_t n = strlen(kinds[i].name);
+
+		if (!strncmp(env, kinds[i].name, n)) {
+			fs->fault_phase = kinds[i].phase;
+			fs->fault_eio = kinds[i].eio;
+			fs->fault_at = strtoul(env + n, NULL, 10);
+		}
+	}
+}
+
+/* Finish or discard a commit a crash interrupted, before serving. */
+static int recover(struct txfs *fs, struct report *r)
+{
+	const char *what = NULL;
+	int rc = txn_recover(fs, &what);
+
+	if (rc)
+		return fail(r, rc, "state folder %s: recovery of an interrupted "
+			    "commit failed: %s (nothing was mounted; the journal "
+			    "is kept, run `txfs recover %s` to retry)",
+			    fs->state_path, strerror(-rc), fs->state_path);
+	if (what) {
+		fprintf(stderr, "txfs: recovered: %s\n", what);
+		if (fs->audit)
+			audit_event(fs->audit, "recover", NULL, NULL);
+	}
+	return 0;
+}
+
 /* ---- background collection of discarded generations ---- */
 
 static void *gc_main(void *arg)
@@ -388,6 +429,8 @@ static void cleanup(struct txfs *fs)
 	if (fs->rootfd >= 0)
 		close(fs->rootfd);
 	pthread_rwlock_destroy(&fs->txlock);
+	pthread_mutex_destroy(&fs->ctl_lock);
+	free(fs->last_report);
 	free(fs->ws_path);
 	free(fs->mnt_path);
 	free(fs->state_path);
@@ -456,6 +499,7 @@ int txfs_run_mount(struct txfs_opts *opts)
 	fs.ctl_name = opts->ctl_name ? opts->ctl_name : ".txfs";
 	fs.ctl_len = strlen(fs.ctl_name);
 	pthread_rwlock_init(&fs.txlock, NULL);
+	pthread_mutex_init(&fs.ctl_lock, NULL);
 	if (!opts->mountpoint && (rc = txfs_unmount_stale(opts->workspace))) {
 		rc = fail(&r, rc, "workspace %s: a stale mount is in the way "
 			  "and could not be removed", opts->workspace);
@@ -479,8 +523,9 @@ int txfs_run_mount(struct txfs_opts *opts)
 		goto out;
 	if (!opts->foreground && (rc = daemonize(&r)))
 		goto out;
+	parse_fault(&fs);
 	if ((rc = itab_init(&fs)) || (rc = open_layer(&fs, &r)) ||
-	    (rc = txfs_load_policy(&fs, &r.fd)) ||
+	    (rc = txfs_load_policy(&fs, &r.fd)) || (rc = recover(&fs, &r)) ||
 	    (rc = make_session(&fs, &r)))
 		goto out;
 	if ((rc = write_pid(&fs)) || (rc = inval_start(&fs)) ||
@@ -499,6 +544,56 @@ int txfs_run_mount(struct txfs_opts *opts)
 out:
 	if (r.fd >= 0)
 		close(r.fd);
+	cleanup(&fs);
+	return rc;
+}
+
+/*
+ * `txfs recover STATE`: finish or discard an interrupted commit without
+ * mounting. The workspace is the one the layer records.
+ */
+int txfs_recover_state(const char *state, char *msg, size_t size)
+{
+	struct txfs fs = { .rootfd = -1, .statefd = -1, .lockfd = -1 };
+	struct report r = { .fd = -1 };
+	struct layer_ws ws = { 0 };
+	const char *why = NULL, *what = NULL;
+	struct stat st;
+	int rc;
+
+	fs.opts.state = state;
+	pthread_rwlock_init(&fs.txlock, NULL);
+	pthread_mutex_init(&fs.ctl_lock, NULL);
+	fs.ws_path = strdup("/");
+	if ((rc = open_state(&fs, &r)))
+		goto out;
+	fs.statefd = fs.statefd;
+	rc = layer_open(fs.statefd, "layer", 0, &ws, &fs.layer, &why);
+	if (rc) {
+		snprintf(msg, size, "state folder %s: %s", fs.state_path,
+			 why ? why : strerror(-rc));
+		goto out;
+	}
+	if (txfs_unmount_stale(ws.path) ||
+	    (fs.rootfd = open(ws.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    fstat(fs.rootfd, &st) || st.st_dev != ws.dev || st.st_ino != ws.ino) {
+		rc = -ENOENT;
+		snprintf(msg, size, "workspace %s of state folder %s: missing, "
+			 "replaced or still mounted", ws.path, fs.state_path);
+		goto out;
+	}
+	fs.root_dev = st.st_dev;
+	fs.root_ino = st.st_ino;
+	fs.use_openat2 = lower_has_openat2(fs.rootfd);
+	parse_fault(&fs);
+	if ((rc = itab_init(&fs)))
+		goto out;
+	rc = txn_recover(&fs, &what);
+	snprintf(msg, size, "%s", rc ? strerror(-rc) : what ? what :
+		 "nothing to recover: no commit was interrupted");
+out:
+	if (rc && !msg[0])
+		snprintf(msg, size, "%s", strerror(-rc));
 	cleanup(&fs);
 	return rc;
 }

@@ -31,4 +31,8 @@ int txfs_default_state(const char *ws, char *out, size_t size);
 /* If mnt is a dead FUSE mount (ENOTCONN), lazily unmount it. */
 int txfs_unmount_stale(const char *mnt);
 
+/* Finish or discard an interrupted commit of the layer in state (not
+ * mounted). msg receives what happened or why it failed. */
+int txfs_recover_state(const char *state, char *msg, size_t size);
+
 #endif /* TXFS_MOUNT_H */

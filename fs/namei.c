@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "txfs.h"
+#include "commit.h"
 
 int64_t now_ns(void)
 {
@@ -84,6 +85,7 @@ void stat_to_rec(const struct stat *st, struct layer_inode *rec)
 	rec->mtime_ns = ts_ns(st->st_mtim);
 	rec->ctime_ns = ts_ns(st->st_ctim);
 	rec->flags = LI_LOWER;
+	rec->lower_ctime_ns = ts_ns(st->st_ctim);
 	rec->lower_valid = S_ISREG(st->st_mode) ? (uint64_t)st->st_size : 0;
 }
 
@@ -171,7 +173,8 @@ int view_lookup(struct txfs *fs, struct layer_txn *t, const struct tview *dir,
 		return -ENAMETOOLONG;
 	if (ctl_is_name(fs, dir->tino, name))
 		return ctl_lookup(fs, dir->tino, name, v);
-	if (guard_hidden(fs, dir->tino, name))
+	if (guard_hidden(fs, dir->tino, name) ||
+	    (dir->tino == (uint64_t)fs->root_ino && !strcmp(name, TXFS_STAGING)))
 		return -ENOENT;
 	rc = layer_dirent_get(t, dir->tino, name, strlen(name), &d);
 	if (rc == 0) {

@@ -497,12 +497,18 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		     size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct txfs *fs = fs_of(req);
+	struct fhandle *fh = fh_of(fi);
 	int rc;
 
 	(void)ino;
-	rdlock(fs);
-	rc = file_write(fs, fh_of(fi), buf, size, off);
-	unlock(fs);
+	if (fh->virt) {
+		/* a control verb takes the lock exclusive itself */
+		rc = ctl_write(fs, fh, buf, size, off);
+	} else {
+		rdlock(fs);
+		rc = file_write(fs, fh, buf, size, off);
+		unlock(fs);
+	}
 	if (rc)
 		reply_err(req, rc);
 	else

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "txfs.h"
+#include "commit.h"
 
 struct names {
 	char **v;
@@ -135,7 +136,8 @@ static int lower_each(struct txfs *fs, const struct tview *dir,
 	while (rc == 0 && (errno = 0, de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (root && !strcmp(de->d_name, fs->ctl_name))
+		if (root && (!strcmp(de->d_name, fs->ctl_name) ||
+			     !strcmp(de->d_name, TXFS_STAGING)))
 			continue;
 		if (seen && names_has(seen, de->d_name))
 			continue;

@@ -70,6 +70,18 @@ struct txfs {
 	struct audit *audit;
 
 	bool use_openat2;
+
+	/* transactions (txn.c) */
+	pthread_mutex_t ctl_lock;	/* one control verb at a time */
+	char *last_report;		/* what .txfs/ctl reads */
+	_Atomic uint64_t vetoes;	/* vetoes since mount */
+	_Atomic uint64_t epoch;		/* bumped by every commit */
+	_Atomic bool has_alias;		/* some node ids were re-mapped */
+
+	/* fault injection (commit.c) */
+	const char *fault_phase;
+	unsigned long fault_at, fault_count;
+	bool fault_eio;
 	bool stop_gc;
 	pthread_t gc_thread;
 	pthread_mutex_t gc_lock;
@@ -93,6 +105,7 @@ struct tnode {
 	uint64_t nlookup;	/* kernel references */
 	unsigned opens;		/* open file handles */
 	char *lower_path;	/* real path relative to the root, or NULL */
+	uint64_t alias;		/* after a commit: the real object's tino */
 	uint64_t parent;	/* merged view: the folder it was last seen in */
 	char *name;		/* and its name there (NULL for the root) */
 	struct tnode *next;	/* hash chain */
@@ -119,8 +132,15 @@ void itab_forget(struct txfs *fs, uint64_t tino, uint64_t n);
 void itab_open(struct txfs *fs, uint64_t tino);
 unsigned itab_release(struct txfs *fs, uint64_t tino);
 unsigned itab_opens(struct txfs *fs, uint64_t tino);
-/* Node id <-> tino. */
-uint64_t ino_to_tino(const struct txfs *fs, fuse_ino_t ino);
+/* Does the kernel know tino (is it in the table)? */
+bool itab_known(struct txfs *fs, uint64_t tino);
+/* After a commit: every node's real path becomes its merged path; nodes
+ * in changed[] (sorted), born in the layer or moved are re-checked and
+ * aliased to the real inode now at their place. */
+void itab_relink(struct txfs *fs, const uint64_t *changed, size_t n);
+/* Node id <-> tino (node ids of objects a commit re-created resolve to
+ * the new real inode). */
+uint64_t ino_to_tino(struct txfs *fs, fuse_ino_t ino);
 fuse_ino_t tino_to_ino(const struct txfs *fs, uint64_t tino);
 
 /* ---- lower.c: the real directory, through fds only ---- */
@@ -218,6 +238,7 @@ struct fhandle {
 	pthread_mutex_t lock;
 	int flags;
 	bool virt;
+	uint64_t epoch;		/* fs->epoch when lower_fd was opened */
 	char *virt_buf;		/* .txfs/ file contents */
 	size_t virt_len;
 };
@@ -270,7 +291,8 @@ int ctl_write(struct txfs *fs, struct fhandle *fh, const char *buf,
 int inval_start(struct txfs *fs);
 void inval_stop(struct txfs *fs);
 void inval_entry(struct txfs *fs, uint64_t parent, const char *name);
-void inval_inode(struct txfs *fs, uint64_t tino);
+/* data: drop cached pages too (else attributes only). */
+void inval_inode(struct txfs *fs, uint64_t tino, bool data);
 /* Wait until everything queued so far has been sent. */
 void inval_flush(struct txfs *fs);
 

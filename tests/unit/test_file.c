@@ -34,7 +34,7 @@ struct fx {
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct layer_ws ws = { 0 };
+	struct layer_ws ws = { .dev = 1, .ino = 2 };
 	const char *why;
 	char p[128];
 	struct stat st;

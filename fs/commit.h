@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * commit.h - the commit plan (plan.c), its journal and application
+ * (commit.c), and the transaction verbs (txn.c).
+ */
+#ifndef TXFS_COMMIT_H
+#define TXFS_COMMIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "layer.h"
+
+struct txfs;
+
+/* One layer entry naming an object: where the merged view shows it. */
+struct place {
+	uint64_t dir;
+	char *name;
+};
+
+/* One object of the layer. */
+struct cobj {
+	uint64_t tino;
+	struct layer_inode rec;
+	char *lower;		/* real path, NULL if born in the layer */
+	char *link;		/* symlink target */
+	struct place *places;	/* explicit places (layer entries) */
+	size_t nplaces, pcap;
+	char **finals;		/* final paths, [0] the primary */
+	size_t nfinals;
+	bool natural;		/* stays at its real path */
+};
+
+/* Step kinds, in the order they run (attach kinds interleave). */
+enum cstep_kind {
+	CS_DETACH = 1,	/* real a -> staging o<tino> */
+	CS_MKDIR,	/* mkdir a */
+	CS_ATTACH,	/* staging o<tino> -> a */
+	CS_PLACE,	/* staging d<tino> -> a (replaces) */
+	CS_COPY,	/* staging d<tino> copied into a, in place */
+	CS_SYMLINK,	/* symlink b at a */
+	CS_MKNOD,	/* FIFO or socket at a */
+	CS_LINK,	/* hard link b to a */
+	CS_META,	/* mode, owner, times, xattrs of a from the layer */
+	CS_CLEAN,	/* remove the staging folder */
+	CS_SYNC,	/* syncfs */
+};
+
+struct cstep {
+	enum cstep_kind kind;
+	uint64_t tino;
+	int depth;
+	char *a, *b;
+};
+
+struct memo {
+	uint64_t tino;
+	char *path;
+};
+
+struct plan {
+	struct txfs *fs;
+	struct layer_txn *t;
+	struct cobj *objs;	/* sorted by tino */
+	size_t n, cap;
+	struct memo *memo;	/* final paths of folders */
+	size_t nmemo, mcap;
+	struct cstep *steps;
+	size_t nsteps, scap;
+	char **conflicts;
+	size_t nconflicts;
+};
+
+/* Build the plan from transaction t. -EBUSY with p->conflicts filled when
+ * the real directory changed underneath (unless force). */
+int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
+	       bool force);
+void plan_free(struct plan *p);
+struct cobj *plan_obj(struct plan *p, uint64_t tino);
+bool plan_needs_data(const struct cobj *o);
+
+/* Prepare, journal (the commit point), apply and finalize a plan built
+ * in write transaction p->t (which this commits). */
+int commit_run(struct txfs *fs, struct plan *p, uint64_t txid);
+
+/* Name of the staging folder at the real root (hidden from the view). */
+#define TXFS_STAGING ".txfs.staging"
+
+/* Counts of the open transaction. */
+struct txn_counts {
+	uint64_t txid;
+	uint64_t added, modified, deleted, renamed, flagged;
+	uint64_t bytes;		/* bytes staged in chunks */
+	uint32_t savepoints;
+};
+
+/* Counts, and (changes != NULL) the list "K path" a line. */
+int txn_summary(struct txfs *fs, struct txn_counts *c, char **changes);
+
+/* The result of a transaction verb, for .txfs/ctl and the CLI. */
+struct txn_report {
+	int err;		/* 0 or a negative errno */
+	char *text;		/* words an agent can act on (malloc'd) */
+};
+
+int txn_commit(struct txfs *fs, bool force, struct txn_report *r);
+int txn_rollback(struct txfs *fs, const char *savepoint, struct txn_report *r);
+int txn_savepoint(struct txfs *fs, const char *name, struct txn_report *r);
+int txn_release(struct txfs *fs, const char *name, struct txn_report *r);
+/* Finish or discard an interrupted commit (at mount, or txfs recover).
+ * *what says which, for the report. */
+int txn_recover(struct txfs *fs, const char **what);
+/* Run one control verb line ("commit", "rollback NAME", ...). */
+int txn_command(struct txfs *fs, const char *line, bool from_mount,
+		struct txn_report *r);
+
+/* Fault injection: TXFS_FAULT=commit:N stops the daemon at the Nth step
+ * of a commit, commit-eio:N makes it fail with EIO there, recover:N stops
+ * a recovery. Inert unless set. */
+int fault_point(struct txfs *fs, const char *phase);
+
+#endif /* TXFS_COMMIT_H */

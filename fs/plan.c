@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * plan.c - what a commit has to do: the final place of every object of
+ * the layer, and the ordered, idempotent steps that make the real
+ * directory equal to the merged view.
+ *
+ * Objects: every inode record of the layer (changed, created, moved or
+ * deleted objects; folders whose entries changed). Real objects the layer
+ * never touched need nothing: they stay inside their real folder, and move
+ * with it if that folder moves.
+ *
+ * Final paths: an object is placed explicitly by each layer entry that
+ * names it (created, renamed to, linked), and naturally at its real path
+ * when its real parent folder survives and the layer neither whites out
+ * nor overrides its real name there. A folder has at most one place.
+ *
+ * Steps, in order (see struct cstep): DETACH moves every real object that
+ * does not stay at its natural place into the staging folder (deepest
+ * first, so no ancestor has moved yet); attach steps (MKDIR, ATTACH,
+ * PLACE, COPY, SYMLINK, MKNOD) build the new places top-down; LINK adds
+ * extra hard links; META sets modes, owners, times and xattrs (deepest
+ * first); CLEAN removes the staging folder; SYNC flushes the filesystem.
+ * New file contents are written to the staging folder and fsync'ed before
+ * the plan is journaled (prepare, in commit.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "txfs.h"
+#include "commit.h"
+
+static int cobj_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct cobj *)a)->tino;
+	uint64_t y = ((const struct cobj *)b)->tino;
+
+	return x < y ? -1 : x > y;
+}
+
+struct cobj *plan_obj(struct plan *p, uint64_t tino)
+{
+	struct cobj key = { .tino = tino };
+
+	return bsearch(&key, p->objs, p->n, sizeof(*p->objs), cobj_cmp);
+}
+
+static int collect_obj(void *arg, uint64_t tino, const struct layer_ino_view *v)
+{
+	struct plan *p = arg;
+	struct cobj *o;
+
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 256;
+		struct cobj *n = realloc(p->objs, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->objs = n;
+		p->cap = cap;
+	}
+	o = &p->objs[p->n];
+	memset(o, 0, sizeof(*o));
+	o->tino = tino;
+	o->rec = v->rec;
+	if ((v->rec.flags & LI_LOWER) && !(o->lower = strdup(v->lower_path)))
+		return -ENOMEM;
+	if (v->rec.link_len && !(o->link = strdup(v->link)))
+		return -ENOMEM;
+	p->n++;
+	return 0;
+}
+
+static int add_place(struct cobj *o, uint64_t dir, const char *name,
+		     size_t len)
+{
+	struct place *pl;
+
+	if (o->nplaces == o->pcap) {
+		size_t cap = o->pcap ? o->pcap * 2 : 2;
+
+		pl = realloc(o->places, cap * sizeof(*pl));
+		if (!pl)
+			return -ENOMEM;
+		o->places = pl;
+		o->pcap = cap;
+	}
+	pl = &o->places[o->nplaces];
+	pl->dir = dir;
+	pl->name = strndup(name, len);
+	if (!pl->name)
+		return -ENOMEM;
+	o->nplaces++;
+	return 0;
+}
+
+static int collect_place(void *arg, uint64_t dir, const char *name,
+			 size_t len, const struct layer_dirent *d)
+{
+	struct plan *p = arg;
+	struct cobj *o;
+
+	if (!d->tino)
+		return 0;
+	o = plan_obj(p, d->tino);
+	if (!o)
+		return -EIO;	/* an entry to an inode with no record */
+	return add_place(o, dir, name, len);
+}
+
+/* --- final paths ---------------------------------------------------- */
+
+static char *join(const char *a, const char *b)
+{
+	return path_join(a, b);
+}
+
+static int memo_get(struct plan *p, uint64_t tino, char **path, bool *known)
+{
+	for (size_t i = 0; i < p->nmemo; i++)
+		if (p->memo[i].tino == tino) {
+			*path = p->memo[i].path;
+			*known = true;
+			return 0;
+		}
+	*known = false;
+	return 0;
+}
+
+static int memo_put(struct plan *p, uint64_t tino, char *path)
+{
+	if (p->nmemo == p->mcap) {
+		size_t cap = p->mcap ? p->mcap * 2 : 64;
+		struct memo *m = realloc(p->memo, cap * sizeof(*m));
+
+		if (!m)
+			return -ENOMEM;
+		p->memo = m;
+		p->mcap = cap;
+	}
+	p->memo[p->nmemo].tino = tino;
+	p->memo[p->nmemo].path = path;
+	p->nmemo++;
+	return 0;
+}
+
+static char *folder_path(struct plan *p, uint64_t tino, const char *lower);
+
+/* The natural final path of the real object at lower path L, or NULL. */
+static char *natural_path(struct plan *p, const char *L)
+{
+	const char *slash = strrchr(L, '/');
+	char *parent = slash ? strndup(L, (size_t)(slash - L)) : strdup("");
+	const char *base = slash ? slash + 1 : L;
+	struct layer_dirent d;
+	struct stat st;
+	char *pp, *r = NULL;
+
+	if (!parent)
+		return NULL;
+	if (lower_stat(p->fs, parent, &st) == 0 &&
+	    layer_dirent_get(p->t, (uint64_t)st.st_ino, base, strlen(base),
+			     &d) == -ENOENT) {
+		pp = folder_path(p, (uint64_t)st.st_ino, parent);
+		if (pp)
+			r = join(pp, base);
+	}
+	free(parent);
+	return r;
+}
+
+/* The final path of a folder (owned by the memo), or NULL if it is gone. */
+static char *folder_path(struct plan *p, uint64_t tino, const char *lower)
+{
+	struct cobj *o;
+	char *path = NULL;
+	bool known;
+
+	if (tino == (uint64_t)p->fs->root_ino)
+		return "";
+	memo_get(p, tino, &path, &known);
+	if (known)
+		return path;
+	o = plan_obj(p, tino);
+	if (o && o->rec.nlink == 0) {
+		path = NULL;
+	} else if (o && o->nplaces) {
+		char *pp = folder_path(p, o->places[0].dir, NULL);
+
+		path = pp ? join(pp, o->places[0].name) : NULL;
+	} else if (o ? o->lower != NULL : lower != NULL) {
+		path = natural_path(p, o ? o->lower : lower);
+	}
+	if (memo_put(p, tino, path)) {
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
+static int add_final(struct cobj *o, char *path)
+{
+	char **f;
+
+	if (!path)
+		return 0;
+	f = realloc(o->finals, (o->nfinals + 1) * sizeof(*f));
+	if (!f) {
+		free(path);
+		return -ENOMEM;
+	}
+	o->finals = f;
+	o->finals[o->nfinals++] = path;
+	return 0;
+}
+
+/* Fill o->finals and o->natural. */
+static int place_obj(struct plan *p, struct cobj *o)
+{
+	int rc = 0;
+
+	if (o->tino == (uint64_t)p->fs->root_ino) {
+		o->natural = true;
+		return add_final(o, strdup(""));
+	}
+	if (o->rec.nlink == 0)
+		return 0;
+	if (S_ISDIR(o->rec.mode)) {
+		char *fp = folder_path(p, o->tino, o->lower);
+
+		o->natural = fp && !o->nplaces;
+		return fp ? add_final(o, strdup(fp)) : 0;
+	}
+	if (o->lower) {
+		char *nat = natural_path(p, o->lower);
+
+		o->natural = nat != NULL;
+		if ((rc = add_final(o, nat)))
+			return rc;
+	}
+	for (size_t i = 0; i < o->nplaces && rc == 0; i++) {
+		char *pp = folder_path(p, o->places[i].dir, NULL);
+
+		if (pp)
+			rc = add_final(o, join(pp, o->places[i].name));
+	}
+	return rc;
+}
+
+/* --- conflicts ------------------------------------------------------ */
+
+static int64_t ts_ns(struct timespec ts)
+{
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int add_conflict(struct plan *p, const char *path, const char *why)
+{
+	char *line, **c;
+
+	if (asprintf(&line, "%s: %s", path[0] ? path : ".", why) < 0)
+		return -ENOMEM;
+	c = realloc(p->conflicts, (p->nconflicts + 1) * sizeof(*c));
+	if (!c) {
+		free(line);
+		return -ENOMEM;
+	}
+	p->conflicts = c;
+	p->conflicts[p->nconflicts++] = line;
+	return 0;
+}
+
+/* Was the real object changed by someone else since we first touched it? */
+static int check_conflict(struct plan *p, const struct cobj *o)
+{
+	struct stat st;
+	int rc = lower_stat(p->fs, o->lower, &st);
+
+	if (rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP)
+		return add_conflict(p, o->lower, "deleted or replaced in the "
+				    "real directory");
+	if (rc)
+		return rc;
+	if ((uint64_t)st.st_ino != o->tino ||
+	    (st.st_mode & S_IFMT) != (o->rec.mode & S_IFMT))
+		return add_conflict(p, o->lower, "replaced in the real "
+				    "directory");
+	if (ts_ns(st.st_ctim) != o->rec.lower_ctime_ns)
+		return add_conflict(p, o->lower, "changed in the real "
+				    "directory since the transaction "
+				    "touched it");
+	return 0;
+}
+
+/* --- steps ---------------------------------------------------------- */
+
+static int add_step(struct plan *p, enum cstep_kind kind, uint64_t tino,
+		    const char *a, const char *b, int depth)
+{
+	struct cstep *s;
+
+	if (p->nsteps == p->scap) {
+		size_t cap = p->scap ? p->scap * 2 : 256;
+
+		s = realloc(p->steps, cap * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		p->steps = s;
+		p->scap = cap;
+	}
+	s = &p->steps[p->nsteps];
+	s->kind = kind;
+	s->tino = tino;
+	s->depth = depth;
+	s->a = strdup(a ? a : "");
+	s->b = strdup(b ? b : "");
+	if (!s->a || !s->b)
+		return -ENOMEM;
+	p->nsteps++;
+	return 0;
+}
+
+static int depth_of(const char *path)
+{
+	int d = path[0] ? 1 : 0;
+
+	for (; *path; path++)
+		d += *path == '/';
+	return d;
+}
+
+/* Regular files whose new content goes through the staging folder. */
+bool plan_needs_data(const struct cobj *o)
+{
+	return S_ISREG(o->rec.mode) && o->nfinals &&
+	       (!(o->rec.flags & LI_LOWER) || (o->rec.flags & LI_DATA));
+}
+
+static int attach_steps(struct plan *p, const struct cobj *o)
+{
+	const char *f0 = o->finals[0];
+	int d = depth_of(f0);
+	mode_t fmt = o->rec.mode & S_IFMT;
+
+	if (o->tino == (uint64_t)p->fs->root_ino)
+		return 0;
+	if (plan_needs_data(o)) {
+		bool inplace = o->natural && o->rec.nlink > 1;
+
+		return add_step(p, inplace ? CS_COPY : CS_PLACE, o->tino, f0,
+				NULL, d);
+	}
+	if (o->lower && o->natural)
+		return 0;	/* stays where it is */
+	if (o->lower)
+		return add_step(p, CS_ATTACH, o->tino, f0, NULL, d);
+	if (fmt == S_IFDIR)
+		return add_step(p, CS_MKDIR, o->tino, f0, NULL, d);
+	if (fmt == S_IFLNK)
+		return add_step(p, CS_SYMLINK, o->tino, f0, o->link, d);
+	return add_step(p, CS_MKNOD, o->tino, f0, NULL, d);
+}
+
+static int cmp_step(const void *a, const void *b)
+{
+	const struct cstep *x = a, *y = b;
+
+	if (x->kind != y->kind)
+		return (int)x->kind - (int)y->kind;
+	/* detach and meta: deepest first; attach kinds: shallowest first */
+	if (x->kind == CS_DETACH || x->kind == CS_META)
+		return y->depth - x->depth;
+	return x->depth - y->depth;
+}
+
+/* Attach kinds share one order: shallowest first, whatever the kind. */
+static int cmp_attach(const void *a, const void *b)
+{
+	const struct cstep *x = a, *y = b;
+
+	return x->depth - y->depth;
+}
+
+static bool is_attach(enum cstep_kind k)
+{
+	return k >= CS_MKDIR && k <= CS_MKNOD;
+}
+
+static int build_steps(struct plan *p)
+{
+	size_t first = 0, last;
+	int rc = 0;
+
+	for (size_t i = 0; i < p->n && rc == 0; i++) {
+		struct cobj *o = &p->objs[i];
+
+		if (o->lower && !o->natural && o->tino != (uint64_t)p->fs->root_ino)
+			rc = add_step(p, CS_DETACH, o->tino, o->lower, NULL,
+				      depth_of(o->lower));
+		if (rc == 0 && o->nfinals)
+			rc = attach_steps(p, o);
+		for (size_t k = 1; rc == 0 && k < o->nfinals; k++)
+			rc = add_step(p, CS_LINK, o->tino, o->finals[0],
+				      o->finals[k], 0);
+		if (rc == 0 && o->nfinals)
+			rc = add_step(p, CS_META, o->tino, o->finals[0], NULL,
+				      depth_of(o->finals[0]));
+	}
+	if (rc || (rc = add_step(p, CS_CLEAN, 0, NULL, NULL, 0)) ||
+	    (rc = add_step(p, CS_SYNC, 0, NULL, NULL, 0)))
+		return rc;
+	qsort(p->steps, p->nsteps, sizeof(*p->steps), cmp_step);
+	while (first < p->nsteps && !is_attach(p->steps[first].kind))
+		first++;
+	for (last = first; last < p->nsteps && is_attach(p->steps[last].kind);)
+		last++;
+	qsort(p->steps + first, last - first, sizeof(*p->steps), cmp_attach);
+	return 0;
+}
+
+int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
+	       bool force)
+{
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->fs = fs;
+	p->t = t;
+	if ((rc = layer_inode_each(t, collect_obj, p)) ||
+	    (rc = layer_dirent_each_all(t, collect_place, p)))
+		return rc;
+	for (size_t i = 0; i < p->n && rc == 0; i++)
+		rc = place_obj(p, &p->objs[i]);
+	for (size_t i = 0; i < p->n && rc == 0 && !force; i++)
+		if (p->objs[i].lower)
+			rc = check_conflict(p, &p->objs[i]);
+	if (rc == 0 && p->nconflicts)
+		return -EBUSY;
+	return rc ? rc : build_steps(p);
+}
+
+void plan_free(struct plan *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		struct cobj *o = &p->objs[i];
+
+		free(o->lower);
+		free(o->link);
+		for (size_t k = 0; k < o->nplaces; k++)
+			free(o->places[k].name);
+		free(o->places);
+		for (size_t k = 0; k < o->nfinals; k++)
+			free(o->finals[k]);
+		free(o->finals);
+	}
+	free(p->objs);
+	for (size_t i = 0; i < p->nmemo; i++)
+		free(p->memo[i].path);
+	free(p->memo);
+	for (size_t i = 0; i < p->nsteps; i++) {
+		free(p->steps[i].a);
+		free(p->steps[i].b);
+	}
+	free(p->steps);
+	for (size_t i = 0; i < p->nconflicts; i++)
+		free(p->conflicts[i]);
+	free(p->conflicts);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,593 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * txn.c - the transaction verbs: commit, rollback, savepoint, release;
+ * the summaries behind .txfs/status and .txfs/changes; and what the kernel
+ * must forget after each verb.
+ *
+ * Every verb takes fs->txlock exclusive (no request runs meanwhile, none
+ * sees half a verb), changes the layer, and releases the lock before the
+ * kernel caches are invalidated and flushed (a notification may wait for
+ * a kernel lock held by a process whose request waits for txlock). The
+ * verb returns only when the invalidations are done, so the caller sees
+ * the new state at once.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "txfs.h"
+#include "commit.h"
+
+static void changes_count(struct plan *p, struct txn_counts *c, FILE *out,
+			  const struct policy *pol);
+
+/* --- invalidation lists --------------------------------------------- */
+
+struct inval_list {
+	uint64_t *inos;
+	size_t ni, ci;
+	struct { uint64_t dir; char *name; } *ents;
+	size_t ne, ce;
+};
+
+static int il_ino(struct inval_list *l, uint64_t tino)
+{
+	if (l->ni == l->ci) {
+		size_t c = l->ci ? l->ci * 2 : 256;
+		uint64_t *n = realloc(l->inos, c * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		l->inos = n;
+		l->ci = c;
+	}
+	l->inos[l->ni++] = tino;
+	return 0;
+}
+
+static int il_ent(struct inval_list *l, uint64_t dir, const char *name,
+		  size_t len)
+{
+	if (l->ne == l->ce) {
+		size_t c = l->ce ? l->ce * 2 : 256;
+		void *n = realloc(l->ents, c * sizeof(*l->ents));
+
+		if (!n)
+			return -ENOMEM;
+		l->ents = n;
+		l->ce = c;
+	}
+	l->ents[l->ne].dir = dir;
+	l->ents[l->ne].name = strndup(name, len);
+	if (!l->ents[l->ne].name)
+		return -ENOMEM;
+	l->ne++;
+	return 0;
+}
+
+struct il_ctx {
+	struct txfs *fs;
+	struct inval_list *l;
+};
+
+static int il_from_dirent(void *arg, uint64_t dir, const char *name,
+			  size_t len, const struct layer_dirent *d)
+{
+	struct il_ctx *c = arg;
+
+	(void)d;
+	return itab_known(c->fs, dir) ? il_ent(c->l, dir, name, len) : 0;
+}
+
+static int il_from_inode(void *arg, uint64_t tino,
+			 const struct layer_ino_view *v)
+{
+	struct il_ctx *c = arg;
+
+	(void)v;
+	return itab_known(c->fs, tino) ? il_ino(c->l, tino) : 0;
+}
+
+/* Everything the layer of t touches that the kernel may have cached. */
+static int il_collect(struct txfs *fs, struct layer_txn *t,
+		      struct inval_list *l)
+{
+	struct il_ctx c = { fs, l };
+	int rc = layer_dirent_each_all(t, il_from_dirent, &c);
+
+	return rc ? rc : layer_inode_each(t, il_from_inode, &c);
+}
+
+/* Queue the list and wait until the kernel has it; frees it. */
+static void il_send(struct txfs *fs, struct inval_list *l, bool data)
+{
+	for (size_t i = 0; i < l->ne; i++) {
+		inval_entry(fs, l->ents[i].dir, l->ents[i].name);
+		free(l->ents[i].name);
+	}
+	for (size_t i = 0; i < l->ni; i++)
+		inval_inode(fs, l->inos[i], data);
+	inval_flush(fs);
+	free(l->ents);
+	free(l->inos);
+	memset(l, 0, sizeof(*l));
+}
+
+/* --- reports -------------------------------------------------------- */
+
+static void report(struct txfs *fs, struct txn_report *r, int err,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void report(struct txfs *fs, struct txn_report *r, int err,
+		   const char *fmt, ...)
+{
+	va_list ap;
+	char *text = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) < 0)
+		text = NULL;
+	va_end(ap);
+	r->err = err;
+	r->text = text;
+	pthread_mutex_lock(&fs->ctl_lock);
+	free(fs->last_report);
+	fs->last_report = text ? strdup(text) : NULL;
+	pthread_mutex_unlock(&fs->ctl_lock);
+}
+
+static uint64_t cur_txid(struct layer_txn *t)
+{
+	uint64_t id = 0;
+
+	layer_meta_get_u64(t, "txid", &id);
+	return id;
+}
+
+static void audit(struct txfs *fs, const char *event, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void audit(struct txfs *fs, const char *event, const char *fmt, ...)
+{
+	char fields[512];
+	va_list ap;
+
+	if (!fs->audit)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(fields, sizeof(fields), fmt, ap);
+	va_end(ap);
+	audit_event(fs->audit, event, fields, NULL);
+}
+
+/* --- changes and counts --------------------------------------------- */
+
+static void changes_count(struct plan *p, struct txn_counts *c, FILE *out,
+			  const struct policy *pol)
+{
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < p->n; i++) {
+		const struct cobj *o = &p->objs[i];
+		const char *path = o->nfinals ? o->finals[0] : o->lower;
+		char kind;
+
+		if (o->tino == (uint64_t)p->fs->root_ino)
+			continue;
+		if (!o->lower && !o->nfinals)
+			continue;	/* born and gone in this transaction */
+		if (!o->lower)
+			kind = 'A', c->added++;
+		else if (!o->nfinals)
+			kind = 'D', c->deleted++;
+		else if (!o->natural)
+			kind = 'R', c->renamed++;
+		else if (S_ISDIR(o->rec.mode))
+			continue;	/* only its entries changed */
+		else
+			kind = 'M', c->modified++;
+		bool flag = pol && path &&
+			    policy_is_flagged(pol, path, strlen(path));
+
+		c->flagged += flag;
+		if (!out)
+			continue;
+		if (kind == 'R')
+			fprintf(out, "R %s -> %s", o->lower, path);
+		else
+			fprintf(out, "%c %s", kind, path);
+		fputs(flag ? "\t(needs review)\n" : "\n", out);
+	}
+}
+
+/* A summary of the open transaction (for status, changes, reports). */
+int txn_summary(struct txfs *fs, struct txn_counts *c, char **changes)
+{
+	struct layer_txn *t;
+	struct layer_counters lc;
+	struct plan p;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = changes ? open_memstream(&buf, &len) : NULL;
+	int rc;
+
+	if (changes && !out)
+		return -ENOMEM;
+	rc = layer_begin(fs->layer, false, &t);
+	if (rc == 0) {
+		rc = plan_build(fs, t, &p, true);
+		if (rc == 0)
+			changes_count(&p, c, out, atomic_load(&fs->policy));
+		plan_free(&p);
+		if (rc == 0 && layer_counters_get(t, &lc) == 0)
+			c->bytes = lc.bytes > 0 ? (uint64_t)lc.bytes : 0;
+		c->txid = cur_txid(t);
+		c->savepoints = layer_sp_level(t);
+		layer_txn_end(t);
+	}
+	if (out)
+		fclose(out);
+	if (changes && rc == 0)
+		*changes = buf;
+	else
+		free(buf);
+	return rc;
+}
+
+/* --- commit ---------------------------------------------------------- */
+
+/* After a commit the real directory is the merged view: every known node
+ * now lives at its merged path; nodes whose object became another real
+ * inode (born in the layer, or content replaced) are aliased to it. */
+static int relink_nodes(struct txfs *fs, const struct plan *p)
+{
+	uint64_t *changed = malloc((p->n ? p->n : 1) * sizeof(*changed));
+
+	if (!changed)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n; i++)
+		changed[i] = p->objs[i].tino;	/* sorted */
+	itab_relink(fs, changed, p->n);
+	free(changed);
+	atomic_fetch_add(&fs->epoch, 1);
+	return 0;
+}
+
+static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
+			 struct inval_list *il)
+{
+	struct txn_counts c;
+	struct layer_txn *t;
+	struct plan p;
+	uint64_t txid;
+	int rc = layer_begin(fs->layer, true, &t);
+	const char *what;
+
+	if (rc)
+		return rc;
+	txid = cur_txid(t);
+	rc = plan_build(fs, t, &p, force);
+	if (rc == -EBUSY) {
+		char *list = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&list, &len);
+
+		for (size_t i = 0; f && i < p.nconflicts; i++)
+			fprintf(f, "  %s\n", p.conflicts[i]);
+		if (f)
+			fclose(f);
+		report(fs, r, -EBUSY, "commit refused: the real directory "
+		       "changed underneath this transaction; nothing was "
+		       "changed. Conflicts:\n%sReview them, then roll back, "
+		       "or commit with `txfs commit --force`.\n",
+		       list ? list : "");
+		audit(fs, "conflict", "\"txid\":%llu,\"conflicts\":%zu",
+		      (unsigned long long)txid, p.nconflicts);
+		free(list);
+	}
+	if (rc == 0)
+		rc = il_collect(fs, t, il);
+	if (rc) {
+		layer_txn_end(t);
+		plan_free(&p);
+		return rc;
+	}
+	changes_count(&p, &c, NULL, atomic_load(&fs->policy));
+	rc = commit_run(fs, &p, txid);	/* commits or ends t */
+	if (p.t)
+		layer_txn_end(p.t);
+	p.t = NULL;
+	if (rc && txn_recover(fs, &what) == 0 && what)
+		rc = 0;	/* passed its commit point: completed now */
+	if (rc == 0)
+		rc = relink_nodes(fs, &p);
+	plan_free(&p);
+	if (rc)
+		return rc;
+	report(fs, r, 0, "committed transaction %llu: %llu added, %llu "
+	       "modified, %llu deleted, %llu renamed%s\n",
+	       (unsigned long long)txid, (unsigned long long)c.added,
+	       (unsigned long long)c.modified, (unsigned long long)c.deleted,
+	       (unsigned long long)c.renamed,
+	       c.flagged ? " (some paths need review: see the log)" : "");
+	audit(fs, "commit", "\"txid\":%llu,\"added\":%llu,\"modified\":%llu,"
+	      "\"deleted\":%llu,\"renamed\":%llu,\"flagged\":%llu",
+	      (unsigned long long)txid, (unsigned long long)c.added,
+	      (unsigned long long)c.modified, (unsigned long long)c.deleted,
+	      (unsigned long long)c.renamed, (unsigned long long)c.flagged);
+	return 0;
+}
+
+int txn_commit(struct txfs *fs, bool force, struct txn_report *r)
+{
+	struct inval_list il = { 0 };
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	pthread_rwlock_wrlock(&fs->txlock);
+	rc = commit_locked(fs, force, r, &il);
+	pthread_rwlock_unlock(&fs->txlock);
+	il_send(fs, &il, false);
+	if (rc == 0)
+		gc_kick(fs);
+	else if (!r->text)
+		report(fs, r, rc, "commit failed: %s; the staged changes are "
+		       "kept\n", strerror(-rc));
+	return rc;
+}
+
+/* --- rollback and savepoints ---------------------------------------- */
+
+struct sp_names {
+	char *buf;	/* "a\0b\0" */
+	size_t len;
+};
+
+static int sp_load(struct layer_txn *t, struct sp_names *n)
+{
+	const void *v;
+	size_t len;
+	int rc = layer_meta_get(t, "savepoints", &v, &len);
+
+	n->buf = NULL;
+	n->len = 0;
+	if (rc == -ENOENT)
+		return 0;
+	if (rc)
+		return rc;
+	n->buf = malloc(len ? len : 1);
+	if (!n->buf)
+		return -ENOMEM;
+	memcpy(n->buf, v, len);
+	n->len = len;
+	return 0;
+}
+
+/* Level (1-based) of the newest savepoint called name, or 0. */
+static uint32_t sp_find(const struct sp_names *n, const char *name)
+{
+	uint32_t level = 0, found = 0;
+
+	for (size_t i = 0; i < n->len; i += strlen(n->buf + i) + 1) {
+		level++;
+		if (!strcmp(n->buf + i, name))
+			found = level;
+	}
+	return found;
+}
+
+/* Keep the first `keep` names. */
+static int sp_truncate(struct layer_txn *t, struct sp_names *n, uint32_t keep)
+{
+	size_t i = 0;
+
+	for (uint32_t l = 0; l < keep && i < n->len; l++)
+		i += strlen(n->buf + i) + 1;
+	return i ? layer_meta_put(t, "savepoints", n->buf, i) :
+		   layer_meta_del(t, "savepoints");
+}
+
+static int rollback_all(struct txfs *fs, struct txn_report *r,
+			struct inval_list *il)
+{
+	struct layer_txn *t;
+	uint64_t txid;
+	int rc = layer_begin(fs->layer, true, &t);
+
+	if (rc)
+		return rc;
+	txid = cur_txid(t);
+	if ((rc = il_collect(fs, t, il)) ||
+	    (rc = layer_new_generation(t)) ||
+	    (rc = layer_meta_del(t, "savepoints")) ||
+	    (rc = layer_meta_put_u64(t, "txid", txid + 1))) {
+		layer_txn_end(t);
+		return rc;
+	}
+	if ((rc = layer_commit(t)) || (rc = layer_sync(fs->layer)))
+		return rc;
+	report(fs, r, 0, "rolled back transaction %llu: every staged change "
+	       "was discarded; the workspace is as it was\n",
+	       (unsigned long long)txid);
+	audit(fs, "rollback", "\"txid\":%llu", (unsigned long long)txid);
+	return 0;
+}
+
+static int rollback_to(struct txfs *fs, const char *name,
+		       struct txn_report *r, struct inval_list *il)
+{
+	struct layer_txn *t;
+	struct sp_names n;
+	uint32_t level;
+	int rc = layer_begin(fs->layer, true, &t);
+
+	if (rc)
+		return rc;
+	if ((rc = sp_load(t, &n)))
+		goto out;
+	level = sp_find(&n, name);
+	if (!level) {
+		rc = -ENOENT;
+		report(fs, r, rc, "rollback %s: no such savepoint\n", name);
+		goto out;
+	}
+	if ((rc = il_collect(fs, t, il)) ||
+	    (rc = layer_sp_rollback(t, level)) ||
+	    (rc = il_collect(fs, t, il)) ||
+	    (rc = sp_truncate(t, &n, level)))
+		goto out;
+	rc = layer_commit(t);
+	t = NULL;
+	if (rc == 0)
+		rc = layer_sync(fs->layer);
+	if (rc == 0) {
+		report(fs, r, 0, "rolled back to savepoint %s: the changes "
+		       "made since it were discarded\n", name);
+		audit(fs, "rollback", "\"savepoint\":\"%s\"", name);
+	}
+out:
+	free(n.buf);
+	layer_txn_end(t);
+	return rc;
+}
+
+int txn_rollback(struct txfs *fs, const char *savepoint, struct txn_report *r)
+{
+	struct inval_list il = { 0 };
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	pthread_rwlock_wrlock(&fs->txlock);
+	rc = savepoint ? rollback_to(fs, savepoint, r, &il) :
+			 rollback_all(fs, r, &il);
+	pthread_rwlock_unlock(&fs->txlock);
+	il_send(fs, &il, true);
+	if (rc == 0 && !savepoint)
+		gc_kick(fs);
+	if (rc && !r->text)
+		report(fs, r, rc, "rollback failed: %s\n", strerror(-rc));
+	return rc;
+}
+
+static bool sp_name_ok(const char *name)
+{
+	if (!name[0] || strlen(name) > 200)
+		return false;
+	for (const char *c = name; *c; c++)
+		if (*c <= ' ' || *c == 0x7f)
+			return false;
+	return true;
+}
+
+int txn_savepoint(struct txfs *fs, const char *name, struct txn_report *r)
+{
+	struct layer_txn *t;
+	struct sp_names n = { 0 };
+	uint32_t level;
+	char *buf = NULL;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (!sp_name_ok(name)) {
+		report(fs, r, -EINVAL, "savepoint: a name is one word\n");
+		return -EINVAL;
+	}
+	if ((rc = layer_begin(fs->layer, true, &t)))
+		return rc;
+	if ((rc = sp_load(t, &n)) || (rc = layer_sp_push(t, &level)))
+		goto out;
+	buf = malloc(n.len + strlen(name) + 1);
+	if (!buf) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	memcpy(buf, n.buf, n.len);
+	memcpy(buf + n.len, name, strlen(name) + 1);
+	if ((rc = layer_meta_put(t, "savepoints", buf,
+				 n.len + strlen(name) + 1)))
+		goto out;
+	rc = layer_commit(t);
+	t = NULL;
+	if (rc == 0) {
+		report(fs, r, 0, "savepoint %s taken (level %u)\n", name, level);
+		audit(fs, "savepoint", "\"name\":\"%s\",\"level\":%u", name,
+		      level);
+	}
+out:
+	free(buf);
+	free(n.buf);
+	layer_txn_end(t);
+	if (rc && !r->text)
+		report(fs, r, rc, "savepoint failed: %s\n", strerror(-rc));
+	return rc;
+}
+
+int txn_release(struct txfs *fs, const char *name, struct txn_report *r)
+{
+	struct layer_txn *t;
+	struct sp_names n = { 0 };
+	uint32_t level;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if ((rc = layer_begin(fs->layer, true, &t)))
+		return rc;
+	if ((rc = sp_load(t, &n)))
+		goto out;
+	level = sp_find(&n, name);
+	if (!level) {
+		rc = -ENOENT;
+		report(fs, r, rc, "release %s: no such savepoint\n", name);
+		goto out;
+	}
+	if ((rc = layer_sp_release(t, level)) ||
+	    (rc = sp_truncate(t, &n, level - 1)))
+		goto out;
+	rc = layer_commit(t);
+	t = NULL;
+	if (rc == 0)
+		report(fs, r, 0, "savepoint %s released; its changes are kept\n",
+		       name);
+out:
+	free(n.buf);
+	layer_txn_end(t);
+	if (rc && !r->text)
+		report(fs, r, rc, "release failed: %s\n", strerror(-rc));
+	return rc;
+}
+
+/* --- the control verbs ---------------------------------------------- */
+
+int txn_command(struct txfs *fs, const char *line, bool from_mount,
+		struct txn_report *r)
+{
+	char verb[32] = "", arg[256] = "", extra[8] = "";
+	const struct policy *pol = atomic_load(&fs->policy);
+	int n = sscanf(line, "%31s %255s %7s", verb, arg, extra);
+
+	memset(r, 0, sizeof(*r));
+	if (n < 1 || n > 2) {
+		report(fs, r, -EINVAL, "unknown command: write one of commit, "
+		       "rollback, savepoint NAME, rollback NAME, release NAME\n");
+		return -EINVAL;
+	}
+	if (from_mount && pol && policy_control_denied(pol, verb)) {
+		report(fs, r, -EPERM, "%s: refused by the policy (control deny "
+		       "%s); only the txfs command may do it\n", verb, verb);
+		audit(fs, "veto", "\"op\":\"control\",\"verb\":\"%s\"", verb);
+		return -EPERM;
+	}
+	if (!strcmp(verb, "commit") && n == 1)
+		return txn_commit(fs, false, r);
+	if (!strcmp(verb, "rollback"))
+		return txn_rollback(fs, n == 2 ? arg : NULL, r);
+	if (!strcmp(verb, "savepoint") && n == 2)
+		return txn_savepoint(fs, arg, r);
+	if (!strcmp(verb, "release") && n == 2)
+		return txn_release(fs, arg, r);
+	report(fs, r, -EINVAL, "unknown command '%s': write one of commit, "
+	       "rollback, savepoint NAME, rollback NAME, release NAME\n", line);
+	return -EINVAL;
+}
