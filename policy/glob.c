@@ -380,8 +380,7 @@ static int calc_filters(struct arena *a, struct glob *g, size_t len)
 	return 0;
 }
 
-static int compile_checks(const char *text, size_t len,
-			  struct glob_error *err)
+static int check_length(size_t len, struct glob_error *err)
 {
 	err->off = 0;
 	if (len == 0)
@@ -390,7 +389,6 @@ static int compile_checks(const char *text, size_t len,
 		err->msg = "glob longer than 4096 bytes";
 	else
 		return 0;
-	(void)text;
 	return -EINVAL;
 }
 
@@ -403,7 +401,7 @@ int glob_compile(struct arena *a, const char *text, size_t len,
 	struct glob *g;
 	int ret;
 
-	ret = compile_checks(text, len, err);
+	ret = check_length(len, err);
 	if (ret)
 		return ret;
 	g = arena_alloc(a, sizeof(*g));

@@ -148,7 +148,9 @@ const char *policy_rule_text(const struct policy *p, unsigned line,
 /*
  * The audit log: JSON lines in a file of the state folder, appended with
  * one write(2) a record (O_APPEND), so a record written before a SIGKILL is
- * never lost; rotated to NAME.1 when it passes max_bytes.
+ * never lost; rotated to NAME.1 when it passes max_bytes (0: 4 MiB), so it
+ * holds at most about 2 * max_bytes. Safe to call from many threads.
+ * Record format and string escaping: the comment at the top of audit.c.
  */
 struct audit;
 
@@ -157,10 +159,15 @@ struct audit_caller {
 	uid_t uid;
 };
 
+/* Open (create, mode 0600) NAME in the folder dirfd (which stays the
+ * caller's; a is given its own copy). Returns -EINVAL for a NAME with '/',
+ * -ELOOP for a symlink, -errno of openat. */
 int audit_open(int dirfd, const char *name, uint64_t max_bytes,
 	       struct audit **out);
 void audit_close(struct audit *a);
-/* One veto: op, path, the verdict that refused it and the errno returned. */
+/* One veto: op, path, the verdict that refused it and the errno returned
+ * (either sign). who may be NULL (no pid, uid, exe); a NULL a drops the
+ * record and returns 0, as does audit_event. Returns -errno of write. */
 int audit_veto(struct audit *a, const char *op, const char *path,
 	       const struct policy_verdict *v, int err,
 	       const struct audit_caller *who);
@@ -169,7 +176,8 @@ int audit_veto(struct audit *a, const char *op, const char *path,
  * braces (e.g. "\"txid\":3,\"paths\":12"), or NULL. */
 int audit_event(struct audit *a, const char *event, const char *fields_json,
 		const struct audit_caller *who);
-/* The whole log (rotated part first) as a malloc'd buffer. */
+/* The whole log (rotated part first) as a malloc'd NUL-terminated buffer
+ * of *len bytes. */
 int audit_read(struct audit *a, char **buf, size_t *len);
 
 #endif /* TXFS_POLICY_H */

@@ -3,8 +3,8 @@
  * test_policy_cli.c - `txfs policy` (cli/cmd_policy.c): exit statuses
  * 0/1/2, what check and test print, and usage errors. cmd_policy() runs in
  * this process with stdout and stderr redirected to temporary files.
- * cli_err() belongs to cli/main.c; a stand-in with the documented output
- * ("txfs: what: why") is defined here.
+ * cli_err() belongs to cli/main.c; a stand-in with the same output
+ * ("txfs: what: why", no ": why" when err is 0) is defined here.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +29,9 @@ void cli_err(int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, ": %s\n", strerror(err < 0 ? -err : err));
+	if (err)
+		fprintf(stderr, ": %s", strerror(err < 0 ? -err : err));
+	fputc('\n', stderr);
 }
 
 struct run {
