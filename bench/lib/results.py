@@ -139,14 +139,12 @@ def _ratio(vals, kind):
 
 
 def fmt(v, kind):
-    if kind == "time":
+    if kind in ("time", "ms"):
         if v < 0.001:
-            return f"{v * 1e6:.0f} us"
+            return f"{v * 1e3:.3f} ms"
         if v < 1:
             return f"{v * 1e3:.3g} ms"
         return f"{v:.3g} s"
-    if kind == "ms":
-        return f"{v * 1e3:.3g} ms" if v >= 0.001 else f"{v * 1e3:.3f} ms"
     if kind == "iops":
         return f"{v / 1000:.3g}k IOPS"
     if kind == "bytes":
@@ -162,8 +160,8 @@ def _abs(vals, kind):
     if len(vals) == 1:
         return fmt(med, kind)
     lo, hi = min(vals), max(vals)
-    unit_of = fmt(hi, kind).split(" ", 1)
-    if len(unit_of) == 2 and fmt(lo, kind).endswith(unit_of[1]):
+    hi_s, lo_s = fmt(hi, kind).split(" ", 1), fmt(lo, kind).split(" ", 1)
+    if len(hi_s) == 2 and len(lo_s) == 2 and hi_s[1] == lo_s[1]:
         return (f"{fmt(med, kind)} ({fmt(lo, kind).split(' ')[0]}-"
                 f"{fmt(hi, kind)})")
     return f"{fmt(med, kind)} ({fmt(lo, kind)} - {fmt(hi, kind)})"

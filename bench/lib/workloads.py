@@ -35,6 +35,10 @@ DELETE_NOTE = ("txfs's default policy has `limit deletes 1000` (the "
                "mounts with the default policy minus that line.")
 
 
+def _size(n):
+    return f"{n >> 30} GiB" if n >= 1 << 30 else f"{n >> 20} MiB"
+
+
 def wdir(ctx, wl, peer):
     """A fresh, empty real directory for one peer in one workload."""
     d = os.path.join(ctx.fs, "real", f"{wl}-{peer.name}")
@@ -220,7 +224,7 @@ def w5(ctx, R, peers, rounds):
     keys = ["W5.time", "W5.stored"]
     R.table("W5: partial update", ABS_CAPTION,
             [("W5.time", f"overwrite 4 KiB in the middle of a "
-              f"{size >> 20} MiB file + fsync", "ms", False),
+              f"{_size(size)} file + fsync", "ms", False),
              ("W5.stored", "upper layer / state folder size afterwards",
               "bytes", False)], rounds,
             ["The file exists in the real directory (random bytes) before "
@@ -361,7 +365,7 @@ def w8(ctx, R, peers, rounds):
     rows, all_keys = [], []
     for n, sz in sizes:
         what = f"{n:,} files of 1 KiB" if n > 1 else \
-            f"one {sz >> 20} MiB file"
+            f"one {_size(sz)} file"
         for op, lab in (("sp", "savepoint"), ("rb", "rollback"),
                         ("commit", "commit")):
             key = f"W8.{op}.{n}"
