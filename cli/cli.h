@@ -14,6 +14,16 @@
 int cmd_mount(int argc, char **argv);
 int cmd_umount(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_commit(int argc, char **argv);
+int cmd_rollback(int argc, char **argv);
+int cmd_savepoint(int argc, char **argv);
+int cmd_release(int argc, char **argv);
+int cmd_log(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
+/* txfs policy reload MNT (argv[0] is "reload"). */
+int cmd_policy_reload(int argc, char **argv);
 
 /* Print "txfs: what: why" (why from errno value err, or a string). */
 void cli_err(int err, const char *fmt, ...)

@@ -27,7 +27,17 @@ static int cmd_version(int argc, char **argv);
 static const struct command commands[] = {
 	{ "mount", cmd_mount, "mount a workspace (copy-on-write, staged)" },
 	{ "umount", cmd_umount, "unmount it (the staged layer is kept)" },
-	{ "policy", cmd_policy, "check or test a policy file" },
+	{ "status", cmd_status, "what the open transaction holds" },
+	{ "diff", cmd_diff, "the staged changes as a unified diff" },
+	{ "commit", cmd_commit, "merge the staged changes into the real "
+				"directory" },
+	{ "rollback", cmd_rollback, "discard the staged changes (or back to "
+				    "a savepoint)" },
+	{ "savepoint", cmd_savepoint, "take a savepoint" },
+	{ "release", cmd_release, "forget a savepoint, keeping its changes" },
+	{ "log", cmd_log, "the audit log: vetoes and transaction events" },
+	{ "recover", cmd_recover, "finish or discard an interrupted commit" },
+	{ "policy", cmd_policy, "check, test or reload a policy" },
 	{ "help", cmd_help, "this help" },
 	{ "version", cmd_version, "print the version" },
 };

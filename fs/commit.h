@@ -105,6 +105,9 @@ struct txn_report {
 };
 
 int txn_commit(struct txfs *fs, bool force, struct txn_report *r);
+/* Commit only the named paths (and the folders they need). */
+int txn_commit_paths(struct txfs *fs, bool force, const char *const *paths,
+		     size_t n, struct txn_report *r);
 int txn_rollback(struct txfs *fs, const char *savepoint, struct txn_report *r);
 int txn_savepoint(struct txfs *fs, const char *name, struct txn_report *r);
 int txn_release(struct txfs *fs, const char *name, struct txn_report *r);

@@ -299,3 +299,15 @@ int ctl_write(struct txfs *fs, struct fhandle *fh, const char *buf,
 	free(r.text);
 	return rc;
 }
+
+int ctl_text(struct txfs *fs, const char *name, bool json, char **buf,
+	     size_t *len)
+{
+	if (!strcmp(name, "status"))
+		return gen_status_any(fs, buf, len, json);
+	if (!strcmp(name, "changes"))
+		return gen_changes(fs, buf, len);
+	if (!strcmp(name, "log"))
+		return gen_log(fs, buf, len);
+	return -EINVAL;
+}

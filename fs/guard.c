@@ -61,8 +61,54 @@ int txfs_load_policy(struct txfs *fs, int *report_fd)
 	return 0;
 }
 
+/*
+ * Reload: parse the file again; a bad file keeps the old policy. The old
+ * policy is kept (a request may still read it) until unmount.
+ */
+int txfs_reload_policy(struct txfs *fs, char **msg)
+{
+	struct policy *p = NULL, *old;
+	char *err = NULL;
+	int rc;
+
+	*msg = NULL;
+	rc = fs->opts.policy ? policy_load_file(fs->opts.policy, &p, &err) :
+			       policy_load_default(&p);
+	if (rc) {
+		if (asprintf(msg, "policy reload refused, the old policy stays "
+			     "in force:\n%s\n", err ? err : strerror(-rc)) < 0)
+			*msg = NULL;
+		free(err);
+		return rc;
+	}
+	pthread_mutex_lock(&fs->ctl_lock);
+	old = (struct policy *)atomic_exchange(&fs->policy, p);
+	fs->has_hide = policy_hides_below(p, "", 0);
+	if (old) {
+		struct policy **r = realloc(fs->retired, (fs->nretired + 1) *
+						     sizeof(*r));
+
+		if (r) {
+			fs->retired = r;
+			fs->retired[fs->nretired++] = old;
+		}
+	}
+	pthread_mutex_unlock(&fs->ctl_lock);
+	if (fs->audit)
+		audit_event(fs->audit, "policy-reload", NULL, NULL);
+	if (asprintf(msg, "policy reloaded from %s\n",
+		     fs->opts.policy ? fs->opts.policy : "(default)") < 0)
+		*msg = NULL;
+	return 0;
+}
+
 void txfs_free_policy(struct txfs *fs)
 {
+	for (size_t i = 0; i < fs->nretired; i++)
+		policy_free(fs->retired[i]);
+	free(fs->retired);
+	fs->retired = NULL;
+	fs->nretired = 0;
 	policy_free((struct policy *)atomic_load(&fs->policy));
 	atomic_store(&fs->policy, NULL);
 	audit_close(fs->audit);

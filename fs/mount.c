@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -359,6 +360,64 @@ static void gc_stop(struct txfs *fs)
 	fs->gc_running = false;
 }
 
+/* ---- SIGHUP: reload the policy ---- */
+
+/*
+ * SIGHUP is blocked in every thread (the mask is set before any thread
+ * starts) and read from a signalfd by a thread of its own, so libfuse's
+ * handler (which would end the session) never sees it.
+ */
+static void *hup_main(void *arg)
+{
+	struct txfs *fs = arg;
+	struct signalfd_siginfo si;
+	char *msg;
+
+	while (read(fs->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo != SIGHUP)
+			break;	/* SIGUSR2: stop */
+		txfs_reload_policy(fs, &msg);
+		if (msg)
+			fprintf(stderr, "txfs: %s", msg);
+		free(msg);
+	}
+	return NULL;
+}
+
+static int hup_block(struct txfs *fs)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR2);
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
+		return -EINVAL;
+	fs->sigfd = signalfd(-1, &set, SFD_CLOEXEC);
+	return fs->sigfd < 0 ? -errno : 0;
+}
+
+static int hup_start(struct txfs *fs)
+{
+	signal(SIGHUP, SIG_DFL);	/* undo libfuse's handler */
+	if (pthread_create(&fs->hup_thread, NULL, hup_main, fs))
+		return -EAGAIN;
+	fs->hup_running = true;
+	return 0;
+}
+
+static void hup_stop(struct txfs *fs)
+{
+	if (fs->hup_running) {
+		pthread_kill(fs->hup_thread, SIGUSR2);
+		pthread_join(fs->hup_thread, NULL);
+		fs->hup_running = false;
+	}
+	if (fs->sigfd >= 0)
+		close(fs->sigfd);
+	fs->sigfd = -1;
+}
+
 /* ---- the FUSE session ---- */
 
 static int make_session(struct txfs *fs, struct report *r)
@@ -408,6 +467,8 @@ static int serve(struct txfs *fs)
 
 static void cleanup(struct txfs *fs)
 {
+	sock_stop(fs);
+	hup_stop(fs);
 	if (fs->se) {
 		fuse_session_unmount(fs->se);
 		fuse_remove_signal_handlers(fs->se);
@@ -492,7 +553,7 @@ static void detach_stdio(struct txfs *fs)
 int txfs_run_mount(struct txfs_opts *opts)
 {
 	struct txfs fs = { .opts = *opts, .rootfd = -1, .statefd = -1,
-			   .lockfd = -1 };
+			   .lockfd = -1, .sockfd = -1, .sigfd = -1 };
 	struct report r = { .fd = -1 };
 	int rc;
 
@@ -524,12 +585,14 @@ int txfs_run_mount(struct txfs_opts *opts)
 	if (!opts->foreground && (rc = daemonize(&r)))
 		goto out;
 	parse_fault(&fs);
-	if ((rc = itab_init(&fs)) || (rc = open_layer(&fs, &r)) ||
+	if ((rc = hup_block(&fs)) || (rc = itab_init(&fs)) ||
+	    (rc = open_layer(&fs, &r)) ||
 	    (rc = txfs_load_policy(&fs, &r.fd)) || (rc = recover(&fs, &r)) ||
 	    (rc = make_session(&fs, &r)))
 		goto out;
 	if ((rc = write_pid(&fs)) || (rc = inval_start(&fs)) ||
-	    (rc = gc_start(&fs))) {
+	    (rc = gc_start(&fs)) || (rc = sock_start(&fs)) ||
+	    (rc = hup_start(&fs))) {
 		rc = fail(&r, rc, "start: %s", strerror(-rc));
 		goto out;
 	}
@@ -554,7 +617,8 @@ out:
  */
 int txfs_recover_state(const char *state, char *msg, size_t size)
 {
-	struct txfs fs = { .rootfd = -1, .statefd = -1, .lockfd = -1 };
+	struct txfs fs = { .rootfd = -1, .statefd = -1, .lockfd = -1,
+			   .sockfd = -1, .sigfd = -1 };
 	struct report r = { .fd = -1 };
 	struct layer_ws ws = { 0 };
 	const char *why = NULL, *what = NULL;

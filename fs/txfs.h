@@ -65,8 +65,10 @@ struct txfs {
 
 	struct inval_queue *inval;
 
-	_Atomic(const struct policy *) policy;
+	_Atomic(struct policy *) policy;
 	bool has_hide;		/* the policy has hide rules */
+	struct policy **retired;	/* replaced by reloads, freed at exit */
+	size_t nretired;
 	struct audit *audit;
 
 	bool use_openat2;
@@ -77,6 +79,14 @@ struct txfs {
 	_Atomic uint64_t vetoes;	/* vetoes since mount */
 	_Atomic uint64_t epoch;		/* bumped by every commit */
 	_Atomic bool has_alias;		/* some node ids were re-mapped */
+
+	/* control socket (sock.c) */
+	int sockfd;
+	pthread_t sock_thread;
+	_Atomic bool sock_stop;
+	int sigfd;		/* SIGHUP: reload the policy */
+	pthread_t hup_thread;
+	bool hup_running;
 
 	/* fault injection (commit.c) */
 	const char *fault_phase;
@@ -318,6 +328,20 @@ int guard_charge(struct txfs *fs, struct layer_txn *t, const struct req_ctx *c,
 int guard_file_size(struct txfs *fs, uint64_t size);
 /* Is name in dir hidden by the policy (lookup must say ENOENT)? */
 bool guard_hidden(struct txfs *fs, uint64_t dir, const char *name);
+
+/* ---- sock.c: the control socket in the state folder ---- */
+
+struct txn_report;
+#define SOCK_REPLIED 1	/* sock_dispatch answered by itself */
+int sock_start(struct txfs *fs);
+void sock_stop(struct txfs *fs);
+int sock_dispatch(struct txfs *fs, int cfd, int argc, char **argv,
+		  struct txn_report *r);
+/* The text of .txfs/status (json: status.json), changes or log. */
+int ctl_text(struct txfs *fs, const char *name, bool json, char **buf,
+	     size_t *len);
+/* Reload the policy file; on error the old policy stays, *msg says why. */
+int txfs_reload_policy(struct txfs *fs, char **msg);
 
 /* ---- ops.c / mount.c ---- */
 

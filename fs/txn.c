@@ -591,3 +591,13 @@ int txn_command(struct txfs *fs, const char *line, bool from_mount,
 	       "rollback, savepoint NAME, rollback NAME, release NAME\n", line);
 	return -EINVAL;
 }
+
+int txn_commit_paths(struct txfs *fs, bool force, const char *const *paths,
+		     size_t n, struct txn_report *r)
+{
+	(void)force, (void)paths, (void)n;
+	memset(r, 0, sizeof(*r));
+	report(fs, r, -EOPNOTSUPP, "partial commit is not available yet: "
+	       "commit the whole transaction\n");
+	return -EOPNOTSUPP;
+}

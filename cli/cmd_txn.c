@@ -1,0 +1,607 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd_txn.c - the transaction commands: status, diff, commit, rollback,
+ * savepoint, release, log, recover, policy reload.
+ *
+ * They reach the daemon through its control socket STATE/ctl.sock (see
+ * fs/sock.c), not through the mount, so they keep working when the policy
+ * denies the .txfs/ctl verbs to the agent. The state folder of a mount is
+ * found in MNT/.txfs/status.json (--ctl-name NAME if it was renamed).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "../fs/mount.h"
+
+/* --- talking to the daemon ------------------------------------------ */
+
+/* The value of "state" in MNT/<ctl>/status.json, unescaped. */
+static int find_state(const char *mnt, const char *ctl, char *out,
+		      size_t size)
+{
+	char path[PATH_MAX], buf[16384];
+	const char *p;
+	size_t o = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s/status.json", mnt, ctl);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	p = strstr(buf, "\"state\":\"");
+	if (!p)
+		return -EIO;
+	for (p += 9; *p && *p != '"' && o + 1 < size; p++) {
+		if (*p == '\\' && p[1] == 'u') {
+			out[o++] = (char)strtol(p + 2, NULL, 16);
+			p += 5;
+		} else if (*p == '\\' && p[1]) {
+			out[o++] = *++p;
+		} else {
+			out[o++] = *p;
+		}
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/* Send argv to the daemon of state; *err gets its errno, *out its text. */
+static int request(const char *state, int argc, char **argv, int *err,
+		   char **out, size_t *outlen)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int dfd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1;
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+	int rc = 0;
+
+	if (dfd < 0)
+		return -errno;
+	snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/ctl.sock",
+		 dfd);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		rc = -errno;
+		goto out;
+	}
+	for (int i = 0; i < argc; i++)
+		if (write(fd, argv[i], strlen(argv[i]) + 1) < 0) {
+			rc = -errno;
+			goto out;
+		}
+	if (write(fd, "", 1) != 1) {
+		rc = -errno;
+		goto out;
+	}
+	for (;;) {
+		if (len + 65536 > cap) {
+			char *b = realloc(buf, cap = cap * 2 + 65536);
+
+			if (!b) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			buf = b;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	buf = buf ? buf : calloc(1, 1);
+	if (!buf || !memchr(buf, '\n', len)) {
+		rc = -EPROTO;
+		goto out;
+	}
+	buf[len] = '\0';
+	*err = atoi(buf);
+	n = strchr(buf, '\n') - buf + 1;
+	memmove(buf, buf + n, len - (size_t)n + 1);
+	*out = buf;
+	*outlen = len - (size_t)n;
+	buf = NULL;
+out:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	close(dfd);
+	return rc;
+}
+
+/* Find MNT's daemon and run one request; prints errors. */
+static int mnt_request(const char *what, const char *mnt, const char *ctl,
+		       int argc, char **argv, char **out, size_t *len)
+{
+	char state[PATH_MAX];
+	int err = 0, rc = find_state(mnt, ctl, state, sizeof(state));
+
+	if (rc) {
+		cli_err(rc, "%s %s: not a txfs mount (no %s/status.json)", what,
+			mnt, ctl);
+		return -1;
+	}
+	rc = request(state, argc, argv, &err, out, len);
+	if (rc) {
+		cli_err(rc, "%s %s: cannot reach the daemon at %s/ctl.sock",
+			what, mnt, state);
+		return -1;
+	}
+	return err;
+}
+
+/* --- option parsing shared by the commands -------------------------- */
+
+struct copts {
+	bool json, force, stat, name_status, help;
+	const char *ctl;
+	int first;	/* index of the first operand */
+};
+
+static int parse(int argc, char **argv, struct copts *o, const char *usage)
+{
+	static const struct option lopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "force", no_argument, NULL, 'F' },
+		{ "stat", no_argument, NULL, 's' },
+		{ "name-status", no_argument, NULL, 'n' },
+		{ "ctl-name", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->ctl = ".txfs";
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': o->json = true; break;
+		case 'F': o->force = true; break;
+		case 's': o->stat = true; break;
+		case 'n': o->name_status = true; break;
+		case 'c': o->ctl = optarg; break;
+		case 'h': fputs(usage, stdout); o->help = true; return 0;
+		default:
+			cli_err(0, "%s: unknown option (see --help)", argv[0]);
+			return 2;
+		}
+	}
+	o->first = optind;
+	return 0;
+}
+
+static int finish(const char *what, int err, char *out)
+{
+	if (err) {
+		char *nl = out ? strchr(out, '\n') : NULL;
+
+		if (nl && nl[1] == '\0')
+			*nl = '\0';
+		cli_err(0, "%s: %s", what, out && out[0] ? out : strerror(err));
+		free(out);
+		return 1;
+	}
+	if (out)
+		fputs(out, stdout);
+	free(out);
+	return 0;
+}
+
+static int simple(int argc, char **argv, const char *usage, int min, int max,
+		  bool json_ok)
+{
+	struct copts o;
+	char *out = NULL, *req[8];
+	size_t len, n = 0;
+	int rc = parse(argc, argv, &o, usage), err;
+
+	if (rc || o.help)
+		return rc;
+	if (argc - o.first < min || argc - o.first > max ||
+	    (o.json && !json_ok)) {
+		cli_err(0, "%s: wrong arguments", argv[0]);
+		fputs(usage, stderr);
+		return 2;
+	}
+	req[n++] = argv[0];
+	if (o.json)
+		req[n++] = "--json";
+	for (int i = o.first + 1; i < argc; i++)
+		req[n++] = argv[i];
+	err = mnt_request(argv[0], argv[o.first], o.ctl, (int)n, req, &out,
+			  &len);
+	if (err < 0)
+		return 1;
+	return finish(argv[0], err, out);
+}
+
+/* --- the commands --------------------------------------------------- */
+
+int cmd_status(int argc, char **argv)
+{
+	return simple(argc, argv,
+		"usage: txfs status [--json] MNT\n\n"
+		"What the open transaction holds: counts of added, modified,\n"
+		"deleted and renamed paths, bytes staged, savepoints, vetoes.\n",
+		1, 1, true);
+}
+
+int cmd_rollback(int argc, char **argv)
+{
+	return simple(argc, argv,
+		"usage: txfs rollback MNT [SAVEPOINT]\n\n"
+		"Discard every staged change (in constant time), or those made\n"
+		"since SAVEPOINT, which stays open.\n", 1, 2, false);
+}
+
+int cmd_savepoint(int argc, char **argv)
+{
+	return simple(argc, argv,
+		"usage: txfs savepoint MNT NAME\n\n"
+		"Take a savepoint: `txfs rollback MNT NAME` returns to it.\n",
+		2, 2, false);
+}
+
+int cmd_release(int argc, char **argv)
+{
+	return simple(argc, argv,
+		"usage: txfs release MNT NAME\n\n"
+		"Forget savepoint NAME (and newer ones), keeping the changes.\n",
+		2, 2, false);
+}
+
+int cmd_commit(int argc, char **argv)
+{
+	static const char usage[] =
+		"usage: txfs commit [--force] MNT [PATH...]\n\n"
+		"Merge the staged changes into the real directory, crash-\n"
+		"atomically. Refused (exit 1) when the real directory changed\n"
+		"underneath; --force overrides. With PATHs, commits only those\n"
+		"(and the folders they need) and keeps the rest staged.\n";
+	struct copts o;
+	char **req, *out = NULL;
+	size_t len, n = 0;
+	int rc = parse(argc, argv, &o, usage), err;
+
+	if (rc || o.help)
+		return rc;
+	if (argc - o.first < 1) {
+		cli_err(0, "commit: missing MNT");
+		return 2;
+	}
+	req = calloc((size_t)argc + 2, sizeof(*req));
+	if (!req)
+		return 1;
+	req[n++] = "commit";
+	if (o.force)
+		req[n++] = "--force";
+	for (int i = o.first + 1; i < argc; i++)
+		req[n++] = argv[i];
+	err = mnt_request("commit", argv[o.first], o.ctl, (int)n, req, &out,
+			  &len);
+	free(req);
+	return err < 0 ? 1 : finish("commit", err, out);
+}
+
+static const char log_usage[] =
+	"usage: txfs log [--json] MNT\n\n"
+	"The audit log: vetoes and transaction events. --json prints the\n"
+	"JSON lines as stored.\n";
+
+/* One JSON line to "time event op path rule". */
+static void log_line(const char *l)
+{
+	static const char *keys[] = { "time", "event", "op", "path", "rule",
+				      "errno", "exe", "txid" };
+
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		char pat[32];
+		const char *p;
+
+		snprintf(pat, sizeof(pat), "\"%s\":", keys[k]);
+		p = strstr(l, pat);
+		if (!p)
+			continue;
+		p += strlen(pat);
+		if (*p == '"') {
+			const char *e = p + 1;
+
+			while (*e && (*e != '"' || e[-1] == '\\'))
+				e++;
+			printf("%s%.*s", k ? " " : "", (int)(e - p - 1), p + 1);
+		} else {
+			printf("%s%s=%.*s", k ? " " : "", keys[k],
+			       (int)strcspn(p, ",}"), p);
+		}
+	}
+	putchar('\n');
+}
+
+int cmd_log(int argc, char **argv)
+{
+	struct copts o;
+	char *out = NULL, *req[1] = { "log" };
+	size_t len;
+	int rc = parse(argc, argv, &o, log_usage), err;
+
+	if (rc || o.help)
+		return rc;
+	if (argc - o.first != 1) {
+		cli_err(0, "log: wrong arguments");
+		return 2;
+	}
+	err = mnt_request("log", argv[o.first], o.ctl, 1, req, &out, &len);
+	if (err < 0)
+		return 1;
+	if (err || o.json)
+		return finish("log", err, out);
+	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n"))
+		log_line(l);
+	free(out);
+	return 0;
+}
+
+int cmd_recover(int argc, char **argv)
+{
+	char msg[1024] = "";
+	int rc;
+
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs("usage: txfs recover STATE\n\nFinish (past its commit "
+		      "point) or discard (before it) a commit that a crash\n"
+		      "interrupted, without mounting. Mounting does the same.\n",
+		      stdout);
+		return 0;
+	}
+	if (argc != 2) {
+		cli_err(0, "recover: usage: txfs recover STATE");
+		return 2;
+	}
+	rc = txfs_recover_state(argv[1], msg, sizeof(msg));
+	if (rc) {
+		cli_err(0, "recover %s: %s", argv[1], msg);
+		return 1;
+	}
+	printf("%s\n", msg);
+	return 0;
+}
+
+int cmd_policy_reload(int argc, char **argv)
+{
+	char *out = NULL, *req[1] = { "policy-reload" };
+	size_t len;
+	int err;
+
+	if (argc != 2) {
+		cli_err(0, "policy reload: usage: txfs policy reload MNT");
+		return 2;
+	}
+	err = mnt_request("policy reload", argv[1], ".txfs", 1, req, &out,
+			  &len);
+	return err < 0 ? 1 : finish("policy reload", err, out);
+}
+
+/* --- diff ----------------------------------------------------------- */
+
+struct change {
+	char kind;
+	char *old, *new;	/* paths; NULL when absent */
+};
+
+static bool under(const char *path, int n, char **filters)
+{
+	if (!n)
+		return true;
+	for (int i = 0; i < n; i++) {
+		size_t l = strlen(filters[i]);
+
+		while (l && filters[i][l - 1] == '/')
+			l--;
+		if (!strncmp(path, filters[i], l) &&
+		    (path[l] == '\0' || path[l] == '/'))
+			return true;
+	}
+	return false;
+}
+
+static int parse_change(char *line, struct change *c)
+{
+	char *tab = strchr(line, '\t'), *arrow;
+
+	if (tab)
+		*tab = '\0';
+	if (strlen(line) < 3 || line[1] != ' ')
+		return -EINVAL;
+	c->kind = line[0];
+	c->old = c->new = line + 2;
+	if (c->kind == 'R' && (arrow = strstr(line + 2, " -> "))) {
+		*arrow = '\0';
+		c->new = arrow + 4;
+	}
+	if (c->kind == 'A')
+		c->old = NULL;
+	if (c->kind == 'D')
+		c->new = NULL;
+	return 0;
+}
+
+/* The real content of path into a temp file; its name in tmpl. */
+static int real_to_temp(const char *state, const char *path, char *tmpl)
+{
+	char *req[2] = { "real", (char *)path }, *out = NULL;
+	size_t len = 0;
+	int err = 0, fd, rc = request(state, 2, req, &err, &out, &len);
+
+	if (rc || err) {
+		free(out);
+		return rc ? rc : -err;
+	}
+	fd = mkstemp(tmpl);
+	if (fd < 0 || write(fd, out, len) != (ssize_t)len)
+		rc = -EIO;
+	if (fd >= 0)
+		close(fd);
+	free(out);
+	return rc;
+}
+
+/* Run diff -u with git-style labels; returns its output. */
+static char *run_diff(const char *a, const char *b, const char *la,
+		      const char *lb)
+{
+	int p[2];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	pid_t pid;
+
+	if (pipe(p))
+		return NULL;
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		close(p[1]);
+		execlp("diff", "diff", "-u", "--label", la, "--label", lb, a, b,
+		       (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	f = open_memstream(&buf, &len);
+	if (f) {
+		char chunk[65536];
+		ssize_t n;
+
+		while ((n = read(p[0], chunk, sizeof(chunk))) > 0)
+			fwrite(chunk, 1, (size_t)n, f);
+		fclose(f);
+	}
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	return buf;
+}
+
+static void stat_counts(const char *d, unsigned *plus, unsigned *minus)
+{
+	*plus = *minus = 0;
+	for (const char *l = d; l && *l;) {
+		const char *e = strchr(l, '\n');
+
+		if (l[0] == '+' && strncmp(l, "+++ ", 4))
+			(*plus)++;
+		else if (l[0] == '-' && strncmp(l, "--- ", 4))
+			(*minus)++;
+		l = e ? e + 1 : NULL;
+	}
+}
+
+static int diff_one(const char *state, const char *mnt, const struct change *c,
+		    const struct copts *o)
+{
+	char told[] = "/tmp/txfs-diff-XXXXXX", la[PATH_MAX + 4],
+	     lb[PATH_MAX + 4], newp[PATH_MAX * 2];
+	const char *a = "/dev/null", *b = "/dev/null";
+	struct stat st;
+	char *d;
+	int rc = 0;
+
+	if (c->old) {
+		if ((rc = real_to_temp(state, c->old, told)))
+			return rc == -EISDIR || rc == -ELOOP ? 0 : rc;
+		a = told;
+	}
+	if (c->new) {
+		snprintf(newp, sizeof(newp), "%s/%s", mnt, c->new);
+		if (lstat(newp, &st) || !S_ISREG(st.st_mode))
+			goto out;
+		b = newp;
+	}
+	snprintf(la, sizeof(la), c->old ? "a/%s" : "/dev/null",
+		 c->old ? c->old : "");
+	snprintf(lb, sizeof(lb), c->new ? "b/%s" : "/dev/null",
+		 c->new ? c->new : "");
+	d = run_diff(a, b, la, lb);
+	if (o->stat) {
+		unsigned plus, minus;
+
+		stat_counts(d, &plus, &minus);
+		printf(" %s | %u +%u -%u\n", c->new ? c->new : c->old,
+		       plus + minus, plus, minus);
+	} else if (d && d[0]) {
+		printf("diff --git a/%s b/%s\n", c->old ? c->old : c->new,
+		       c->new ? c->new : c->old);
+		if (!c->old)
+			printf("new file mode 100644\n");
+		if (!c->new)
+			printf("deleted file mode 100644\n");
+		fputs(d, stdout);
+	}
+	free(d);
+out:
+	if (a == told)
+		unlink(told);
+	return rc;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	static const char usage[] =
+		"usage: txfs diff [--stat | --name-status] MNT [PATH...]\n\n"
+		"The staged changes as a unified diff (git style, usable with\n"
+		"`git apply` or `patch -p1` against the real directory).\n";
+	char state[PATH_MAX], *out = NULL, *req[1] = { "changes" };
+	struct copts o;
+	size_t len;
+	int rc = parse(argc, argv, &o, usage), err = 0;
+
+	if (rc || o.help)
+		return rc;
+	if (argc - o.first < 1) {
+		cli_err(0, "diff: missing MNT");
+		return 2;
+	}
+	if ((rc = find_state(argv[o.first], o.ctl, state, sizeof(state)))) {
+		cli_err(rc, "diff %s: not a txfs mount", argv[o.first]);
+		return 1;
+	}
+	if ((rc = request(state, 1, req, &err, &out, &len)) || err) {
+		cli_err(rc ? rc : -err, "diff %s", argv[o.first]);
+		free(out);
+		return 1;
+	}
+	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n")) {
+		struct change c;
+
+		if (parse_change(l, &c) ||
+		    !under(c.new ? c.new : c.old, argc - o.first - 1,
+			   argv + o.first + 1))
+			continue;
+		if (o.name_status)
+			printf("%c\t%s%s%s\n", c.kind, c.old ? c.old : c.new,
+			       c.kind == 'R' ? "\t" : "",
+			       c.kind == 'R' ? c.new : "");
+		else if (diff_one(state, argv[o.first], &c, &o))
+			rc = 1;
+	}
+	free(out);
+	return rc ? 1 : 0;
+}

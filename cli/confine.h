@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * confine.h - confinement of the command `txfs run` executes: no user
+ * namespaces needed, only PR_SET_NO_NEW_PRIVS, Landlock and a seccomp filter.
+ *
+ * What confine_apply() enforces in the calling process and everything it
+ * execs afterwards (nothing here can be undone):
+ *
+ *   - PR_SET_NO_NEW_PRIVS: setuid/setcap binaries (fusermount3, sudo) gain
+ *     nothing.
+ *   - Landlock (best ABI the kernel has): writes (write-open, create, remove,
+ *     rename, link, truncate from ABI 3) only beneath o->writable and a few
+ *     device files (/dev/null, /dev/tty, /dev/pts/ ...) plus /dev/shm.
+ *     Reading and executing are not restricted. Device nodes cannot be
+ *     created anywhere. From ABI 6: LANDLOCK_SCOPE_SIGNAL and
+ *     LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (no signals to, no abstract unix
+ *     sockets of, processes outside the sandbox). From ABI 4 with
+ *     no_network: TCP bind/connect denied too (on top of seccomp).
+ *   - seccomp (libseccomp), x86_64 only (foreign ABIs: see below), denying
+ *     with EPERM unless said otherwise:
+ *       mount, umount2, pivot_root, chroot, fsopen, fsconfig, fsmount, fspick,
+ *       move_mount, open_tree, open_tree_attr, mount_setattr;
+ *       ptrace, process_vm_readv, process_vm_writev; bpf, perf_event_open,
+ *       userfaultfd; kexec_load, kexec_file_load, reboot; init_module,
+ *       finit_module, delete_module; add_key, request_key, keyctl;
+ *       unshare, setns, clone with any CLONE_NEW* flag; open_by_handle_at,
+ *       name_to_handle_at; swapon, swapoff, iopl, ioperm, acct, quotactl,
+ *       sethostname, setdomainname, settimeofday, clock_settime;
+ *       ioctl TIOCSTI and TIOCLINUX (low 32 bits of the request compared);
+ *       kill(-1, ...);
+ *       ENOSYS (so libc and liburing users fall back): clone3,
+ *       io_uring_setup, io_uring_enter, io_uring_register;
+ *       with no_network: socket() and socketpair() whose domain is not
+ *       AF_UNIX (all 64 bits compared: junk in the high half is denied);
+ *       with daemon_pid: kill/tgkill/rt_sigqueueinfo/rt_tgsigqueueinfo/
+ *       pidfd_open aimed at its pid, kill at -pid and at -(its process
+ *       group), kill(0) when it shares our process group, fcntl(F_SETOWN) at
+ *       it; tkill, fcntl(F_SETOWN_EX), ioctl FIOSETOWN/SIOCSPGRP entirely
+ *       (their target cannot be checked); pidfd_send_signal entirely when
+ *       Landlock has no signal scope (ABI < 6; from ABI 6 the scope covers
+ *       it, and /proc/<pid> fds, which seccomp cannot see);
+ *       with Landlock ABI < 3 (no TRUNCATE right, e.g. Debian 12's 6.1
+ *       kernel): truncate(2) entirely, open/openat with O_TRUNC on a
+ *       descriptor not opened for writing, and openat2 (ENOSYS) - the ways
+ *       to truncate a file that Landlock cannot see there.
+ *     Foreign ABIs are denied entirely, not filtered: only the native
+ *     architecture is in the filter, and libseccomp's bad-arch action is set
+ *     to ERRNO(EPERM), so every i386 (int 0x80, sysenter) and x32 system call
+ *     fails with EPERM. Filtering them would need per-ABI argument rules
+ *     (i386 socketcall() passes socket()'s domain in memory, where seccomp
+ *     cannot read it) for binaries a coding agent does not run; 32-bit
+ *     programs therefore cannot run under `txfs run`.
+ *
+ * Not covered (documented limitations):
+ *   - metadata of files outside the writable paths: Landlock has no right for
+ *     chmod, chown, utimes, setxattr (ordinary permissions still apply);
+ *   - connect() to pathname unix sockets outside (Landlock gains that right
+ *     only in ABI 9); the daemon's socket must authenticate its peers;
+ *   - with Landlock ABI < 6, signals sent by thread id to the daemon's
+ *     threads other than its main one (kill(tid) reaches the whole process);
+ *     seccomp cannot know those ids. confine_apply() says so in *why;
+ *   - exec deny rules are not enforced here (see confine_opts.exec_deny).
+ *
+ * Threads: Landlock restricts only the calling thread (before ABI 8), so
+ * confine_apply() must run in a single-threaded process: the child between
+ * fork() and exec(). On failure the process may be partially confined and
+ * must not exec the command.
+ */
+#ifndef TXFS_CONFINE_H
+#define TXFS_CONFINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct confine_opts {
+	const char *const *writable;	/* absolute paths where writes are allowed (workspace mount, /tmp, $TMPDIR, policy extras) */
+	size_t n_writable;
+	pid_t daemon_pid;		/* 0 if none: kill/ptrace of it denied */
+	bool no_network;		/* deny non-unix sockets */
+	bool allow_weaker;		/* run even if Landlock/seccomp can't enforce everything */
+	/*
+	 * `exec deny` rules of the policy (absolute paths or globs). Not
+	 * enforced by confine_apply(), which only validates them: Landlock can
+	 * grant EXECUTE per hierarchy but cannot carve one program out of an
+	 * allowed folder. The filesystem enforces them in its open-for-exec
+	 * check, which sees only files under the workspace mount.
+	 */
+	const char *const *exec_deny;
+	size_t n_exec_deny;
+};
+
+/* Longest *why message, including the terminating NUL. */
+#define CONFINE_WHY_MAX 512
+
+/*
+ * Report what the kernel supports (Landlock ABI, seccomp), for --help/--json
+ * and tests. *landlock_abi is always set: 0 when Landlock is missing,
+ * disabled at boot or blocked, else its ABI version.
+ * Returns 0 when confine_apply() can enforce everything without
+ * allow_weaker, -ENOSYS when seccomp filters are unavailable, -EOPNOTSUPP
+ * when Landlock is, -EINVAL when landlock_abi is NULL.
+ */
+int confine_probe(int *landlock_abi);
+
+/*
+ * Check o without changing anything: writable entries non-NULL, absolute
+ * and shorter than PATH_MAX; n_* > 0 only with a non-NULL array; daemon_pid
+ * >= 0 and not the caller; exec_deny entries non-empty and absolute (a glob
+ * may start with '*'). Returns 0 or -EINVAL and, if why is not NULL, sets
+ * *why as confine_apply() does.
+ */
+int confine_check_opts(const struct confine_opts *o, const char **why);
+
+/*
+ * Apply in the current process (call in the child between fork and exec).
+ * Returns 0 or a negative errno; on refusal (kernel can't enforce and
+ * !allow_weaker) returns -ENOSYS (no seccomp filters) or -EOPNOTSUPP (no
+ * Landlock) and sets *why to a human-readable reason.
+ *
+ * *why (why may be NULL) points to a static buffer of this module, valid
+ * until the next confine_* call; never free it. It is set on every error
+ * (-EINVAL bad options, -ENOENT etc. for a writable path that cannot be
+ * opened, other errnos from prctl/landlock/seccomp) and, on success, to a
+ * note of what is weaker than asked (allow_weaker) or not covered on this
+ * kernel (daemon threads before Landlock ABI 6), or to NULL when nothing is.
+ */
+int confine_apply(const struct confine_opts *o, const char **why);
+
+#ifdef TXFS_CONFINE_TEST
+/*
+ * Test builds only (-DTXFS_CONFINE_TEST): when >= 0, confine_* behave as if
+ * the kernel's Landlock ABI were min(real, this), so tests can exercise the
+ * paths for older kernels (0: no Landlock). Default -1.
+ */
+extern int confine_test_max_landlock_abi;
+#endif
+
+#endif /* TXFS_CONFINE_H */
