@@ -18,6 +18,7 @@ may leave writable) and is removed afterwards.
 import hashlib
 import os
 import pwd
+import re
 import socket
 import sqlite3
 import statistics
@@ -262,6 +263,11 @@ class Safety:
         ws = os.path.join(d, "ws")
         os.symlink(os.path.join(d, "decoy", "project"),
                    os.path.join(ws, "link"))
+        # the copy has new inode numbers and ctimes: refresh the indexes as
+        # the user's own checkout would be, or git rewrites every file
+        for repo in (ws, os.path.join(ws, "sub")):
+            run(["git", "-C", repo, "update-index", "-q", "--refresh"],
+                env=GENV, check=False)
         if owner:
             run(["chown", "-R", "-h", f"{owner}:{owner}", d])
         return d, ws, os.path.join(d, "home"), os.path.join(d, "decoy")
@@ -324,11 +330,19 @@ class Safety:
             e["real_changed"] = diff_manifest(before, real)
 
     def vetoes(self, ws):
-        """Vetoes so far from .txfs/log (JSON lines), None if unreadable."""
+        """Vetoes so far: `vetoes: N` in .txfs/status, else the veto events
+        in .txfs/log (JSON lines); None if neither can be read."""
+        try:
+            with open(os.path.join(ws, ".txfs", "status")) as f:
+                m = re.search(r"^vetoes: (\d+)", f.read(), re.M)
+            if m:
+                return int(m.group(1))
+        except OSError:
+            pass
         try:
             with open(os.path.join(ws, ".txfs", "log")) as f:
-                return sum(1 for line in f if "veto" in line.lower() or
-                           "deny" in line.lower())
+                return sum(1 for line in f
+                           if re.search(r'"event": ?"veto"', line))
         except OSError:
             return None
 
