@@ -18,9 +18,11 @@
  *     defined here when missing).
  *   - The seccomp filter contains the native architecture only; every other
  *     ABI (i386 int 0x80, x32) gets the bad-arch action ERRNO(EPERM).
- *   - Nothing is applied before the options and the kernel's support are
- *     checked, but once the first restriction is applied an error leaves the
- *     process partially confined: the caller must _exit, not exec.
+ *   - Everything that can fail for a reason the user can fix (options,
+ *     kernel support, writable paths that do not exist, building the
+ *     filter) fails before anything is enforced; the enforcing steps come
+ *     last (enforce()). If one of those still fails, the process is
+ *     partially confined: the caller must _exit, not exec.
  *   - *why always points to why_buf (static), never to allocated memory.
  */
 #include <errno.h>
@@ -185,7 +187,7 @@ static int landlock_abi(int *err)
 #ifdef TXFS_CONFINE_TEST
 	if (confine_test_max_landlock_abi >= 0 && v > confine_test_max_landlock_abi) {
 		v = confine_test_max_landlock_abi;
-		*err = v == 0 ? EOPNOTSUPP : 0;
+		*err = 0;
 	}
 #endif
 	return (int)v;
@@ -194,6 +196,8 @@ static int landlock_abi(int *err)
 static const char *landlock_missing(int err)
 {
 	switch (err) {
+	case 0:
+		return "hidden by the test build's ABI cap";
 	case ENOSYS:
 		return "not built into this kernel";
 	case EOPNOTSUPP:
@@ -323,7 +327,8 @@ static int ll_add_rules(int ruleset, const struct confine_opts *o, uint64_t hand
 	return 0;
 }
 
-static int ll_apply(const struct confine_opts *o, int abi, const char **why)
+/* Build the ruleset (not yet enforced). Returns its fd or a negative errno. */
+static int ll_prepare(const struct confine_opts *o, int abi, const char **why)
 {
 	struct ll_ruleset_attr attr = { .handled_access_fs = ll_handled_fs(abi) };
 	int ruleset, rc;
@@ -338,13 +343,11 @@ static int ll_apply(const struct confine_opts *o, int abi, const char **why)
 		return why_set(why, -errno, "landlock_create_ruleset (ABI %d): %s", abi,
 			       strerror(errno));
 	rc = ll_add_rules(ruleset, o, attr.handled_access_fs, why);
-	if (rc < 0)
-		goto out_close;
-	if (syscall(__NR_landlock_restrict_self, ruleset, 0) < 0)
-		rc = why_set(why, -errno, "landlock_restrict_self: %s", strerror(errno));
-out_close:
-	close(ruleset);
-	return rc;
+	if (rc < 0) {
+		close(ruleset);
+		return rc;
+	}
+	return ruleset;
 }
 
 /* ---- seccomp -------------------------------------------------------------- */
@@ -558,12 +561,14 @@ static int sc_build(scmp_filter_ctx ctx, const struct confine_opts *o, int abi)
 		rc = sc_deny_network(ctx);
 	if (rc == 0 && o->daemon_pid > 0)
 		rc = sc_protect_daemon(ctx, o->daemon_pid, abi >= 6);
-	if (rc == 0 && abi < 3)
+	if (rc == 0 && abi >= 1 && abi < 3)
 		rc = sc_deny_open_trunc(ctx);
 	return rc;
 }
 
-static int sc_apply(const struct confine_opts *o, int abi, const char **why)
+/* Build the filter (not yet loaded) into *out. */
+static int sc_prepare(const struct confine_opts *o, int abi, scmp_filter_ctx *out,
+		      const char **why)
 {
 	scmp_filter_ctx ctx;
 	int rc;
@@ -576,15 +581,11 @@ static int sc_apply(const struct confine_opts *o, int abi, const char **why)
 	(void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
 	rc = sc_build(ctx, o, abi);
 	if (rc < 0) {
-		why_set(why, rc, "building the seccomp filter: %s", strerror(-rc));
-		goto out_release;
+		seccomp_release(ctx);
+		return why_set(why, rc, "building the seccomp filter: %s", strerror(-rc));
 	}
-	rc = seccomp_load(ctx);
-	if (rc < 0)
-		why_set(why, rc, "loading the seccomp filter: %s", strerror(-rc));
-out_release:
-	seccomp_release(ctx);
-	return rc;
+	*out = ctx;
+	return 0;
 }
 
 /* ---- the entry point ------------------------------------------------------ */
@@ -614,10 +615,31 @@ static int check_support(const struct confine_opts *o, int abi, int abi_err, int
 	return 0;
 }
 
+/*
+ * Enforce what is prepared, in this order: no new privileges (required by
+ * both), Landlock, seccomp (last, so the filter need not allow Landlock).
+ */
+static int enforce(int ruleset, scmp_filter_ctx ctx, const char **why)
+{
+	int rc;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return why_set(why, -errno, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+	if (ruleset >= 0 && syscall(__NR_landlock_restrict_self, ruleset, 0) < 0)
+		return why_set(why, -errno, "landlock_restrict_self: %s", strerror(errno));
+	if (ctx != NULL) {
+		rc = seccomp_load(ctx);
+		if (rc < 0)
+			return why_set(why, rc, "loading the seccomp filter: %s", strerror(-rc));
+	}
+	return 0;
+}
+
 int confine_apply(const struct confine_opts *o, const char **why)
 {
+	scmp_filter_ctx ctx = NULL;
 	const char *dummy;
-	int abi, abi_err, sc, rc;
+	int abi, abi_err, sc, rc, ruleset = -1;
 
 	if (why == NULL)
 		why = &dummy;
@@ -631,21 +653,28 @@ int confine_apply(const struct confine_opts *o, const char **why)
 	rc = check_support(o, abi, abi_err, sc, why);
 	if (rc < 0)
 		return rc;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return why_set(why, -errno, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 	if (abi >= 1) {
-		rc = ll_apply(o, abi, why);
-		if (rc < 0)
-			return rc;
+		ruleset = ll_prepare(o, abi, why);
+		if (ruleset < 0)
+			return ruleset;
 	}
 	if (sc == 0) {
-		rc = sc_apply(o, abi, why);
+		rc = sc_prepare(o, abi, &ctx, why);
 		if (rc < 0)
-			return rc;
+			goto out_close;
 	}
+	rc = enforce(ruleset, ctx, why);
+	if (rc < 0)
+		goto out_release;
 	if (o->daemon_pid > 0 && abi < 6)
 		why_note("Landlock ABI %d has no signal scope: the daemon's threads other "
 			 "than its main one can still be signalled by thread id", abi);
 	*why = why_buf[0] != '\0' ? why_buf : NULL;
-	return 0;
+out_release:
+	if (ctx != NULL)
+		seccomp_release(ctx);
+out_close:
+	if (ruleset >= 0)
+		close(ruleset);
+	return rc;
 }

@@ -54,17 +54,21 @@
  * Not covered (documented limitations):
  *   - metadata of files outside the writable paths: Landlock has no right for
  *     chmod, chown, utimes, setxattr (ordinary permissions still apply);
- *   - connect() to pathname unix sockets outside (Landlock gains that right
- *     only in ABI 9); the daemon's socket must authenticate its peers;
+ *   - connect() to pathname unix sockets outside the writable paths (no
+ *     Landlock right for it up to ABI 7): the daemon's control socket must
+ *     refuse the confined command by itself;
  *   - with Landlock ABI < 6, signals sent by thread id to the daemon's
  *     threads other than its main one (kill(tid) reaches the whole process);
  *     seccomp cannot know those ids. confine_apply() says so in *why;
  *   - exec deny rules are not enforced here (see confine_opts.exec_deny).
  *
- * Threads: Landlock restricts only the calling thread (before ABI 8), so
+ * Threads: landlock_restrict_self() restricts only the calling thread, so
  * confine_apply() must run in a single-threaded process: the child between
- * fork() and exec(). On failure the process may be partially confined and
- * must not exec the command.
+ * fork() and exec(). Errors the user can cause (options, kernel support,
+ * missing writable paths) are returned before anything is enforced; an error
+ * after that (rare: prctl, landlock_restrict_self, seccomp_load) leaves the
+ * process partially confined, so on any error the child must _exit, not
+ * exec the command.
  */
 #ifndef TXFS_CONFINE_H
 #define TXFS_CONFINE_H
