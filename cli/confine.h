@@ -16,8 +16,8 @@
  *     LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (no signals to, no abstract unix
  *     sockets of, processes outside the sandbox). From ABI 4 with
  *     no_network: TCP bind/connect denied too (on top of seccomp).
- *   - seccomp (libseccomp), x86_64 only (foreign ABIs: see below), denying
- *     with EPERM unless said otherwise:
+ *   - seccomp (libseccomp), for the native architecture (foreign ABIs: see
+ *     below), denying with EPERM unless said otherwise:
  *       mount, umount2, pivot_root, chroot, fsopen, fsconfig, fsmount, fspick,
  *       move_mount, open_tree, open_tree_attr, mount_setattr;
  *       ptrace, process_vm_readv, process_vm_writev; bpf, perf_event_open,
@@ -42,7 +42,9 @@
  *       with Landlock ABI < 3 (no TRUNCATE right, e.g. Debian 12's 6.1
  *       kernel): truncate(2) entirely, open/openat with O_TRUNC on a
  *       descriptor not opened for writing, and openat2 (ENOSYS) - the ways
- *       to truncate a file that Landlock cannot see there.
+ *       to truncate a file that Landlock cannot see there (so truncate(2)
+ *       fails inside the workspace too; ftruncate and O_TRUNC on a
+ *       descriptor opened for writing work).
  *     Foreign ABIs are denied entirely, not filtered: only the native
  *     architecture is in the filter, and libseccomp's bad-arch action is set
  *     to ERRNO(EPERM), so every i386 (int 0x80, sysenter) and x32 system call
@@ -55,12 +57,19 @@
  *   - metadata of files outside the writable paths: Landlock has no right for
  *     chmod, chown, utimes, setxattr (ordinary permissions still apply);
  *   - connect() to pathname unix sockets outside the writable paths (no
- *     Landlock right for it up to ABI 7): the daemon's control socket must
- *     refuse the confined command by itself;
+ *     Landlock right for it up to ABI 7): the daemon's control socket
+ *     refuses peers under a seccomp filter by itself (fs/sock.c), which is
+ *     why running without seccomp needs allow_weaker;
  *   - with Landlock ABI < 6, signals sent by thread id to the daemon's
  *     threads other than its main one (kill(tid) reaches the whole process);
  *     seccomp cannot know those ids. confine_apply() says so in *why;
  *   - exec deny rules are not enforced here (see confine_opts.exec_deny).
+ *
+ * Older kernels are stricter, never weaker: with Landlock ABI 1 (no REFER
+ * right) renames and links across folders fail with EXDEV even inside the
+ * workspace (mv copies instead). The daemon should run in its own process
+ * group and session (kill(0) and terminal signals to our group would reach
+ * it otherwise; confine_apply() denies kill(0) in that case).
  *
  * Threads: landlock_restrict_self() restricts only the calling thread, so
  * confine_apply() must run in a single-threaded process: the child between
