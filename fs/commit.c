@@ -630,6 +630,8 @@ static int apply_step(struct txfs *fs, struct layer_txn *t, int sfd,
 		return stage_remove(fs, txid);
 	case CS_SYNC:
 		return syncfs(fs->rootfd) ? -errno : 0;
+	case CS_FORGET:
+		return 0;	/* done by finalize_partial */
 	}
 	return -EINVAL;
 }
@@ -683,6 +685,192 @@ static int finalize(struct txfs *fs, uint64_t txid)
 	return layer_sync(fs->layer);
 }
 
+/* --- partial commits: forget what was committed, keep the rest ------ */
+
+struct forget_ctx {
+	const uint64_t *tinos;	/* sorted */
+	size_t n;
+	struct { uint64_t dir; char *name; } *dead;
+	size_t nd, cap;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool forgotten(const struct forget_ctx *c, uint64_t tino)
+{
+	return bsearch(&tino, c->tinos, c->n, sizeof(*c->tinos), cmp_u64);
+}
+
+static int dead_add(struct forget_ctx *c, uint64_t dir, const char *name,
+		    size_t len)
+{
+	if (c->nd == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		void *n = realloc(c->dead, cap * sizeof(*c->dead));
+
+		if (!n)
+			return -ENOMEM;
+		c->dead = n;
+		c->cap = cap;
+	}
+	c->dead[c->nd].dir = dir;
+	c->dead[c->nd].name = strndup(name, len);
+	return c->dead[c->nd++].name ? 0 : -ENOMEM;
+}
+
+/* Entries naming a forgotten object, or inside a forgotten folder. */
+static int find_dead(void *arg, uint64_t dir, const char *name, size_t len,
+		     const struct layer_dirent *d)
+{
+	struct forget_ctx *c = arg;
+
+	if (forgotten(c, dir) || (d->tino && forgotten(c, d->tino)))
+		return dead_add(c, dir, name, len);
+	return 0;
+}
+
+/* The whiteout a forgotten real object left at its real name. */
+static int dead_whiteout(struct txfs *fs, struct layer_txn *t,
+			 struct forget_ctx *c, uint64_t tino)
+{
+	struct layer_ino_view v;
+	struct layer_dirent d;
+	struct stat st;
+	const char *slash, *base;
+	char *dir;
+	int rc = layer_inode_get(t, tino, &v);
+
+	if (rc || !(v.rec.flags & LI_LOWER) || !v.lower_path[0])
+		return rc == -ENOENT ? 0 : rc;
+	slash = strrchr(v.lower_path, '/');
+	base = slash ? slash + 1 : v.lower_path;
+	dir = slash ? strndup(v.lower_path, (size_t)(slash - v.lower_path)) :
+		      strdup("");
+	if (!dir)
+		return -ENOMEM;
+	rc = lower_stat(fs, dir, &st);
+	free(dir);
+	if (rc)
+		return 0;	/* that folder moved too: its entries go */
+	if (layer_dirent_get(t, (uint64_t)st.st_ino, base, strlen(base), &d) == 0 &&
+	    d.tino == 0)
+		return dead_add(c, (uint64_t)st.st_ino, base, strlen(base));
+	return 0;
+}
+
+/* Remaining real folders were changed by the commit: take their new
+ * ctime as the reference for the next conflict check. Collected first,
+ * updated after the walk. */
+struct refresh_ctx {
+	struct txfs *fs;
+	uint64_t *tinos;
+	int64_t *ctimes;
+	size_t n, cap;
+};
+
+static int refresh_find(void *arg, uint64_t tino,
+			const struct layer_ino_view *v)
+{
+	struct refresh_ctx *c = arg;
+	struct stat st;
+
+	if (!(v->rec.flags & LI_LOWER) || !S_ISDIR(v->rec.mode) ||
+	    lower_stat(c->fs, v->lower_path, &st) ||
+	    (uint64_t)st.st_ino != tino)
+		return 0;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		uint64_t *t = realloc(c->tinos, cap * sizeof(*t));
+		int64_t *x = t ? realloc(c->ctimes, cap * sizeof(*x)) : NULL;
+
+		if (t)
+			c->tinos = t;
+		if (!x)
+			return -ENOMEM;
+		c->ctimes = x;
+		c->cap = cap;
+	}
+	c->tinos[c->n] = tino;
+	c->ctimes[c->n++] = (int64_t)st.st_ctim.tv_sec * 1000000000LL +
+			    st.st_ctim.tv_nsec;
+	return 0;
+}
+
+static int refresh_ctimes(struct txfs *fs, struct layer_txn *t)
+{
+	struct refresh_ctx c = { .fs = fs };
+	struct layer_ino_view v;
+	int rc = layer_inode_each(t, refresh_find, &c);
+
+	for (size_t i = 0; i < c.n && rc == 0; i++) {
+		if ((rc = layer_inode_get(t, c.tinos[i], &v)))
+			break;
+		struct layer_inode rec = v.rec;
+
+		rec.lower_ctime_ns = c.ctimes[i];
+		rc = layer_inode_update(t, c.tinos[i], &rec);
+	}
+	free(c.tinos);
+	free(c.ctimes);
+	return rc;
+}
+
+static int finalize_partial(struct txfs *fs, const struct plan *p)
+{
+	struct forget_ctx c = { 0 };
+	uint64_t *tinos = malloc((p->nsteps + 1) * sizeof(*tinos));
+	struct layer_txn *t = NULL;
+	int rc;
+
+	if (!tinos)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nsteps; i++)
+		if (p->steps[i].kind == CS_FORGET)
+			tinos[c.n++] = p->steps[i].tino;
+	qsort(tinos, c.n, sizeof(*tinos), cmp_u64);
+	c.tinos = tinos;
+	if ((rc = layer_begin(fs->layer, true, &t)) ||
+	    (rc = layer_dirent_each_all(t, find_dead, &c)))
+		goto out;
+	for (size_t i = 0; i < c.n && rc == 0; i++)
+		rc = dead_whiteout(fs, t, &c, tinos[i]);
+	for (size_t i = 0; i < c.nd && rc == 0; i++)
+		rc = layer_dirent_del(t, c.dead[i].dir, c.dead[i].name,
+				      strlen(c.dead[i].name));
+	for (size_t i = 0; i < c.n && rc == 0; i++)
+		rc = layer_inode_del(t, tinos[i]);
+	if (rc || (rc = refresh_ctimes(fs, t)) ||
+	    (rc = layer_sp_clear(t)) ||
+	    (rc = layer_meta_del(t, "savepoints")) ||
+	    (rc = layer_journal_clear(t)) ||
+	    (rc = layer_meta_del(t, "journal")))
+		goto out;
+	rc = layer_commit(t);
+	t = NULL;
+	if (rc == 0)
+		rc = layer_sync(fs->layer);
+out:
+	layer_txn_end(t);
+	for (size_t i = 0; i < c.nd; i++)
+		free(c.dead[i].name);
+	free(c.dead);
+	free(tinos);
+	return rc;
+}
+
+static bool is_partial(const struct plan *p)
+{
+	for (size_t i = 0; i < p->nsteps; i++)
+		if (p->steps[i].kind == CS_FORGET)
+			return true;
+	return false;
+}
+
 /* --- the whole commit ----------------------------------------------- */
 
 int commit_run(struct txfs *fs, struct plan *p, uint64_t txid)
@@ -709,7 +897,7 @@ int commit_run(struct txfs *fs, struct plan *p, uint64_t txid)
 	    (rc = apply_all(fs, p, txid, "commit")) ||
 	    (rc = fault_point(fs, "commit")))
 		return rc == -EIO ? -EIO : rc;
-	return finalize(fs, txid);
+	return is_partial(p) ? finalize_partial(fs, p) : finalize(fs, txid);
 }
 
 int txn_recover(struct txfs *fs, const char **what)
@@ -734,7 +922,8 @@ int txn_recover(struct txfs *fs, const char **what)
 		return stage_remove(fs, 0);
 	}
 	if (rc == 0 && (rc = apply_all(fs, &p, h.txid, "recover")) == 0)
-		rc = finalize(fs, h.txid);
+		rc = is_partial(&p) ? finalize_partial(fs, &p) :
+				      finalize(fs, h.txid);
 	plan_free(&p);
 	if (rc == 0)
 		*what = "an interrupted commit passed its commit point: it was "

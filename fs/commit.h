@@ -30,6 +30,7 @@ struct cobj {
 	char **finals;		/* final paths, [0] the primary */
 	size_t nfinals;
 	bool natural;		/* stays at its real path */
+	bool skip;		/* partial commit: not selected, stays staged */
 };
 
 /* Step kinds, in the order they run (attach kinds interleave). */
@@ -45,6 +46,7 @@ enum cstep_kind {
 	CS_META,	/* mode, owner, times, xattrs of a from the layer */
 	CS_CLEAN,	/* remove the staging folder */
 	CS_SYNC,	/* syncfs */
+	CS_FORGET,	/* partial commit: drop tino from the layer at the end */
 };
 
 struct cstep {
@@ -70,6 +72,7 @@ struct plan {
 	size_t nsteps, scap;
 	char **conflicts;
 	size_t nconflicts;
+	bool partial;		/* plan_select was applied */
 };
 
 /* Build the plan from transaction t. -EBUSY with p->conflicts filled when
@@ -77,6 +80,13 @@ struct plan {
 int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
 	       bool force);
 void plan_free(struct plan *p);
+/* Partial commit: keep only the objects at or below paths, and what they
+ * need (new or moved folders above them, with everything below those),
+ * then rebuild the steps. -ENOENT if nothing matches. */
+int plan_select(struct plan *p, const char *const *paths, size_t n);
+/* Check the selected objects against the real directory: -EBUSY with
+ * p->conflicts filled if any changed underneath. */
+int plan_conflicts(struct plan *p);
 struct cobj *plan_obj(struct plan *p, uint64_t tino);
 bool plan_needs_data(const struct cobj *o);
 

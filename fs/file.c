@@ -124,7 +124,7 @@ static int fh_read_lower(struct txfs *fs, struct fhandle *fh, char *buf,
 	return 0;
 }
 
-int file_open(struct txfs *fs, uint64_t tino, int flags,
+int file_open(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
 	      struct fhandle **out)
 {
 	struct fhandle *fh = calloc(1, sizeof(*fh));
@@ -135,6 +135,7 @@ int file_open(struct txfs *fs, uint64_t tino, int flags,
 	if (!fh)
 		return -ENOMEM;
 	fh->tino = tino;
+	fh->node = node;
 	fh->lower_fd = -1;
 	fh->flags = flags;
 	fh->epoch = atomic_load(&fs->epoch);
@@ -159,7 +160,7 @@ out:
 		file_close(fs, fh);
 		return rc;
 	}
-	itab_open(fs, tino);
+	itab_open(fs, node);
 	*out = fh;
 	return 0;
 }

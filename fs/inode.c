@@ -231,12 +231,19 @@ void itab_set_lower(struct txfs *fs, uint64_t tino, const char *lower_path)
 static void unlink_node(struct txfs *fs, struct tnode *n)
 {
 	struct tnode **pp = &fs->itab[slot(fs, n->tino)];
+	uint64_t alias = n->alias;
+	struct tnode *target;
 
 	while (*pp != n)
 		pp = &(*pp)->next;
 	*pp = n->next;
 	fs->itab_count--;
 	node_free(n);
+	/* an alias holds a reference on its target (see itab_relink) */
+	target = alias ? find(fs, alias) : NULL;
+	if (target && target->nlookup && --target->nlookup == 0 &&
+	    target->opens == 0)
+		unlink_node(fs, target);
 }
 
 void itab_forget(struct txfs *fs, uint64_t tino, uint64_t count)
@@ -308,7 +315,7 @@ uint64_t ino_to_tino(struct txfs *fs, fuse_ino_t ino)
 	pthread_mutex_lock(&fs->itab_lock);
 	n = find(fs, ino);
 	if (n && n->alias)
-		t = n->alias;
+		t = n->alias;	/* X -> Y; Y itself is never aliased */
 	pthread_mutex_unlock(&fs->itab_lock);
 	return t;
 }
@@ -333,6 +340,7 @@ static int cmp_u64(const void *a, const void *b)
 struct alias_list {
 	uint64_t *tinos;
 	char **paths;
+	struct tnode **from;	/* the node aliased to tinos[i] */
 	size_t n;
 };
 
@@ -352,14 +360,35 @@ static void relink_one(struct txfs *fs, struct tnode *n, char *path,
 	atomic_store(&fs->has_alias, true);
 	uint64_t *t = realloc(al->tinos, (al->n + 1) * sizeof(*t));
 	char **p = t ? realloc(al->paths, (al->n + 1) * sizeof(*p)) : NULL;
+	struct tnode **f = p ? realloc(al->from, (al->n + 1) * sizeof(*f)) :
+			       NULL;
 
 	if (t)
 		al->tinos = t;
-	if (!p)
+	if (p)
+		al->paths = p;
+	if (!f)
 		return;
-	al->paths = p;
+	al->from = f;
 	al->tinos[al->n] = n->alias;
+	al->from[al->n] = n;
 	al->paths[al->n++] = strdup(path);
+}
+
+/* A real object the commit did not touch, moved with a folder that it
+ * did move: gone from its old path, there at the new one. */
+static bool moved_along(struct txfs *fs, const struct tnode *n,
+			const char *path)
+{
+	struct stat st;
+
+	if (n->tino >= LAYER_INO_BASE || !n->lower_path ||
+	    !strcmp(n->lower_path, path))
+		return false;
+	if (lower_stat(fs, n->lower_path, &st) == 0 &&
+	    (uint64_t)st.st_ino == n->tino)
+		return false;
+	return lower_stat(fs, path, &st) == 0 && (uint64_t)st.st_ino == n->tino;
 }
 
 void itab_relink(struct txfs *fs, const uint64_t *changed, size_t nchanged)
@@ -377,10 +406,10 @@ void itab_relink(struct txfs *fs, const uint64_t *changed, size_t nchanged)
 			path = path_locked(fs, n->tino, NULL);
 			if (!path)
 				continue;
-			if (n->tino >= LAYER_INO_BASE || !n->lower_path ||
-			    strcmp(n->lower_path, path) ||
-			    bsearch(&n->tino, changed, nchanged,
+			if (bsearch(&n->tino, changed, nchanged,
 				    sizeof(*changed), cmp_u64))
+				relink_one(fs, n, path, &al);
+			else if (moved_along(fs, n, path))
 				relink_one(fs, n, path, &al);
 			else
 				free(path);
@@ -390,6 +419,8 @@ void itab_relink(struct txfs *fs, const uint64_t *changed, size_t nchanged)
 		if (al.paths[i] && get_locked(fs, al.tinos[i], &real) == 0) {
 			free(real->lower_path);
 			real->lower_path = al.paths[i];
+			set_name(real, al.from[i]->parent, al.from[i]->name);
+			real->nlookup++;	/* held by the alias */
 		} else {
 			free(al.paths[i]);
 		}
@@ -397,6 +428,7 @@ void itab_relink(struct txfs *fs, const uint64_t *changed, size_t nchanged)
 	pthread_mutex_unlock(&fs->itab_lock);
 	free(al.tinos);
 	free(al.paths);
+	free(al.from);
 }
 
 fuse_ino_t tino_to_ino(const struct txfs *fs, uint64_t tino)

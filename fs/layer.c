@@ -106,6 +106,8 @@ static void key2(struct key *k, uint64_t gen, uint64_t a)
 	key_u64(k, a);
 }
 
+static int del_prefix(struct layer_txn *t, MDB_dbi dbi, const struct key *pre);
+
 /* --- the undo log of savepoints ------------------------------------ */
 
 /*
@@ -318,6 +320,21 @@ int layer_sp_release(struct layer_txn *t, uint32_t level)
 		rc = undo_level(t, l, false);
 	if (rc == 0 && (rc = layer_meta_put_u64(t, "sp_level", level - 1)) == 0)
 		t->sp_level = level - 1;
+	return rc;
+}
+
+int layer_sp_clear(struct layer_txn *t)
+{
+	struct key pre;
+	int rc;
+
+	pre.len = 0;
+	key_u64(&pre, t->gen);
+	t->replaying = true;
+	rc = del_prefix(t, t->l->undo, &pre);
+	t->replaying = false;
+	if (rc == 0 && (rc = layer_meta_put_u64(t, "sp_level", 0)) == 0)
+		t->sp_level = 0;
 	return rc;
 }
 

@@ -196,6 +196,8 @@ int layer_sp_push(struct layer_txn *t, uint32_t *level);
 int layer_sp_rollback(struct layer_txn *t, uint32_t level);
 int layer_sp_release(struct layer_txn *t, uint32_t level);
 uint32_t layer_sp_level(const struct layer_txn *t);
+/* Close every savepoint and drop the undo log. */
+int layer_sp_clear(struct layer_txn *t);
 
 /* meta: any small value under a string key. */
 int layer_meta_get(struct layer_txn *t, const char *key, const void **val,

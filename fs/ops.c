@@ -132,11 +132,17 @@ out:
 		reply_err(req, rc);
 }
 
+/* The node a kernel reference counts on: never re-mapped by an alias. */
+static uint64_t node_of(const struct txfs *fs, fuse_ino_t ino)
+{
+	return ino == FUSE_ROOT_ID ? (uint64_t)fs->root_ino : ino;
+}
+
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t n)
 {
 	struct txfs *fs = fs_of(req);
 
-	itab_forget(fs, ino_to_tino(fs, ino), n);
+	itab_forget(fs, node_of(fs, ino), n);
 	fuse_reply_none(req);
 }
 
@@ -146,7 +152,7 @@ static void op_forget_multi(fuse_req_t req, size_t count,
 	struct txfs *fs = fs_of(req);
 
 	for (size_t i = 0; i < count; i++)
-		itab_forget(fs, ino_to_tino(fs, list[i].ino), list[i].nlookup);
+		itab_forget(fs, node_of(fs, list[i].ino), list[i].nlookup);
 	fuse_reply_none(req);
 }
 
@@ -361,14 +367,14 @@ static int open_guard(struct txfs *fs, uint64_t tino, int flags,
 	return rc;
 }
 
-static int open_common(struct txfs *fs, uint64_t tino,
+static int open_common(struct txfs *fs, uint64_t node, uint64_t tino,
 		       struct fuse_file_info *fi, const struct req_ctx *c,
 		       struct fhandle **out)
 {
 	struct tview v;
 	int rc = open_guard(fs, tino, fi->flags, c);
 
-	if (rc || (rc = file_open(fs, tino, fi->flags, out)))
+	if (rc || (rc = file_open(fs, node, tino, fi->flags, out)))
 		return rc;
 	if ((*out)->virt) {
 		fi->direct_io = 1;
@@ -385,7 +391,7 @@ static int open_common(struct txfs *fs, uint64_t tino,
 		}
 	}
 	if (rc) {
-		itab_release(fs, tino);
+		itab_release(fs, node);
 		file_close(fs, *out);
 		return rc;
 	}
@@ -412,7 +418,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (rc == 0) {
 		/* The file is new: it needs no check beyond the create. */
 		fi->flags &= ~O_TRUNC;
-		rc = file_open(fs, v.tino, fi->flags, &fh);
+		rc = file_open(fs, v.tino, v.tino, fi->flags, &fh);
 		if (rc == 0) {
 			fi->keep_cache = 1;
 			fi->fh = (uint64_t)(uintptr_t)fh;
@@ -445,12 +451,13 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	req_ctx(req, &c);
 	rdlock(fs);
-	rc = open_common(fs, ino_to_tino(fs, ino), fi, &c, &fh);
+	rc = open_common(fs, node_of(fs, ino), ino_to_tino(fs, ino), fi, &c,
+			 &fh);
 	unlock(fs);
 	if (rc)
 		reply_err(req, rc);
 	else if (fuse_reply_open(req, fi) == -ENOENT) {
-		itab_release(fs, fh->tino);
+		itab_release(fs, fh->node);
 		file_close(fs, fh);
 	}
 }
@@ -550,7 +557,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 
 	(void)ino;
 	rdlock(fs);
-	if (itab_release(fs, fh->tino) == 0 && !fh->virt)
+	if (itab_release(fs, fh->node) == 0 && !fh->virt)
 		reap_orphan(fs, fh->tino);
 	unlock(fs);
 	file_close(fs, fh);

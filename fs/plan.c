@@ -398,6 +398,11 @@ static int build_steps(struct plan *p)
 	for (size_t i = 0; i < p->n && rc == 0; i++) {
 		struct cobj *o = &p->objs[i];
 
+		if (o->skip)
+			continue;
+		if (p->partial && (rc = add_step(p, CS_FORGET, o->tino, NULL,
+						 NULL, 0)))
+			break;
 		if (o->lower && !o->natural && o->tino != (uint64_t)p->fs->root_ino)
 			rc = add_step(p, CS_DETACH, o->tino, o->lower, NULL,
 				      depth_of(o->lower));
@@ -435,12 +440,19 @@ int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
 		return rc;
 	for (size_t i = 0; i < p->n && rc == 0; i++)
 		rc = place_obj(p, &p->objs[i]);
-	for (size_t i = 0; i < p->n && rc == 0 && !force; i++)
-		if (p->objs[i].lower)
-			rc = check_conflict(p, &p->objs[i]);
-	if (rc == 0 && p->nconflicts)
-		return -EBUSY;
+	if (rc == 0 && !force)
+		rc = plan_conflicts(p);
 	return rc ? rc : build_steps(p);
+}
+
+int plan_conflicts(struct plan *p)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < p->n && rc == 0; i++)
+		if (p->objs[i].lower && !p->objs[i].skip)
+			rc = check_conflict(p, &p->objs[i]);
+	return rc ? rc : p->nconflicts ? -EBUSY : 0;
 }
 
 void plan_free(struct plan *p)
@@ -470,4 +482,105 @@ void plan_free(struct plan *p)
 		free(p->conflicts[i]);
 	free(p->conflicts);
 	memset(p, 0, sizeof(*p));
+}
+
+/* --- partial commit ------------------------------------------------- */
+
+/* Is path at or below prefix (both canonical, "" the root)? */
+static bool at_or_below(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	if (!path)
+		return false;
+	if (n == 0)
+		return true;
+	return !strncmp(path, prefix, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+static bool obj_under(const struct cobj *o, const char *prefix)
+{
+	if (o->lower && at_or_below(o->lower, prefix))
+		return true;
+	for (size_t k = 0; k < o->nfinals; k++)
+		if (at_or_below(o->finals[k], prefix))
+			return true;
+	return false;
+}
+
+/* Select every object at or below prefix; returns how many were new. */
+static size_t select_under(struct plan *p, const char *prefix)
+{
+	size_t added = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		if (p->objs[i].skip && obj_under(&p->objs[i], prefix)) {
+			p->objs[i].skip = false;
+			added++;
+		}
+	return added;
+}
+
+/* A folder whose place changes (new, moved, deleted) takes its subtree. */
+static bool moves(const struct cobj *o)
+{
+	return S_ISDIR(o->rec.mode) && o->tino != (uint64_t)0 &&
+	       (!o->lower || !o->natural);
+}
+
+/* The folder objects above a selected object that must come along. */
+static size_t select_needs(struct plan *p)
+{
+	size_t added = 0;
+
+	for (size_t i = 0; i < p->n; i++) {
+		struct cobj *o = &p->objs[i];
+
+		if (o->skip || !moves(o))
+			continue;
+		if (o->lower)
+			added += select_under(p, o->lower);
+		for (size_t k = 0; k < o->nfinals; k++)
+			added += select_under(p, o->finals[k]);
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		struct cobj *d = &p->objs[i];
+
+		if (!d->skip || !moves(d) || !d->nfinals)
+			continue;
+		for (size_t j = 0; j < p->n; j++) {
+			struct cobj *o = &p->objs[j];
+
+			if (o->skip || o == d)
+				continue;
+			for (size_t k = 0; k < o->nfinals && d->skip; k++)
+				if (at_or_below(o->finals[k], d->finals[0]))
+					d->skip = false, added++;
+		}
+	}
+	return added;
+}
+
+int plan_select(struct plan *p, const char *const *paths, size_t n)
+{
+	size_t chosen = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		p->objs[i].skip = true;
+	for (size_t i = 0; i < n; i++)
+		chosen += select_under(p, paths[i]);
+	if (!chosen)
+		return -ENOENT;
+	while (select_needs(p))
+		;
+	for (size_t i = 0; i < p->n; i++)	/* the root is never dropped */
+		if (p->objs[i].tino == (uint64_t)p->fs->root_ino)
+			p->objs[i].skip = true;
+	for (size_t i = 0; i < p->nsteps; i++) {
+		free(p->steps[i].a);
+		free(p->steps[i].b);
+	}
+	p->nsteps = 0;
+	p->partial = true;
+	return build_steps(p);
 }

@@ -144,9 +144,10 @@ unsigned itab_release(struct txfs *fs, uint64_t tino);
 unsigned itab_opens(struct txfs *fs, uint64_t tino);
 /* Does the kernel know tino (is it in the table)? */
 bool itab_known(struct txfs *fs, uint64_t tino);
-/* After a commit: every node's real path becomes its merged path; nodes
- * in changed[] (sorted), born in the layer or moved are re-checked and
- * aliased to the real inode now at their place. */
+/* After a commit: nodes in changed[] (sorted: the committed objects) get
+ * their merged path as real path and are aliased to the real inode now
+ * there when it is another; untouched real objects that moved along with
+ * a committed folder get their new real path. */
 void itab_relink(struct txfs *fs, const uint64_t *changed, size_t n);
 /* Node id <-> tino (node ids of objects a commit re-created resolve to
  * the new real inode). */
@@ -242,7 +243,8 @@ int dir_empty(struct txfs *fs, struct layer_txn *t, const struct tview *dir);
 /* ---- file.c: data ---- */
 
 struct fhandle {
-	uint64_t tino;
+	uint64_t tino;		/* the object (re-resolved after a commit) */
+	uint64_t node;		/* the node the open count was taken on */
 	int lower_fd;		/* the real file, opened on demand, or -1 */
 	char *lower_path;	/* its path, NULL for a layer-born file */
 	pthread_mutex_t lock;
@@ -253,7 +255,9 @@ struct fhandle {
 	size_t virt_len;
 };
 
-int file_open(struct txfs *fs, uint64_t tino, int flags,
+/* Open tino for the kernel's node `node` (the open count is taken on the
+ * node; tino is the object it resolves to). */
+int file_open(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
 	      struct fhandle **out);
 void file_close(struct txfs *fs, struct fhandle *fh);
 int file_read(struct txfs *fs, struct fhandle *fh, char *buf,

@@ -247,9 +247,12 @@ static int relink_nodes(struct txfs *fs, const struct plan *p)
 
 	if (!changed)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->n; i++)
-		changed[i] = p->objs[i].tino;	/* sorted */
-	itab_relink(fs, changed, p->n);
+	size_t k = 0;
+
+	for (size_t i = 0; i < p->n; i++)	/* sorted by tino */
+		if (!p->objs[i].skip && p->objs[i].nfinals)
+			changed[k++] = p->objs[i].tino;
+	itab_relink(fs, changed, k);
 	free(changed);
 	atomic_fetch_add(&fs->epoch, 1);
 	return 0;
@@ -592,12 +595,105 @@ int txn_command(struct txfs *fs, const char *line, bool from_mount,
 	return -EINVAL;
 }
 
+/* Paths as the CLI gives them: relative to the mount root; "./", "//"
+ * and a trailing "/" do not matter. */
+static char *canon_path(const char *in)
+{
+	char *out = malloc(strlen(in) + 1), *o = out;
+	const char *c = in;
+
+	if (!out)
+		return NULL;
+	while (*c) {
+		while (*c == '/')
+			c++;
+		if (c[0] == '.' && (c[1] == '/' || !c[1])) {
+			c++;
+			continue;
+		}
+		if (!*c)
+			break;
+		if (o != out)
+			*o++ = '/';
+		while (*c && *c != '/')
+			*o++ = *c++;
+	}
+	*o = '\0';
+	return out;
+}
+
+static int commit_some(struct txfs *fs, bool force, char **paths, size_t n,
+		       struct txn_report *r, struct inval_list *il)
+{
+	struct layer_txn *t;
+	struct plan p;
+	uint64_t txid;
+	size_t chosen = 0;
+	const char *what;
+	int rc = layer_begin(fs->layer, true, &t);
+
+	if (rc)
+		return rc;
+	txid = cur_txid(t);
+	rc = plan_build(fs, t, &p, true);
+	if (rc == 0 && (rc = plan_select(&p, (const char *const *)paths, n)) ==
+			       -ENOENT)
+		report(fs, r, rc, "commit: no staged change at the paths "
+		       "given\n");
+	if (rc == 0 && !force && (rc = plan_conflicts(&p)) == -EBUSY)
+		report(fs, r, rc, "commit refused: the real directory changed "
+		       "underneath (%s%s); nothing was changed\n",
+		       p.conflicts[0], p.nconflicts > 1 ? ", ..." : "");
+	if (rc == 0)
+		rc = il_collect(fs, t, il);
+	if (rc) {
+		layer_txn_end(t);
+		plan_free(&p);
+		return rc;
+	}
+	for (size_t i = 0; i < p.n; i++)
+		chosen += !p.objs[i].skip;
+	rc = commit_run(fs, &p, txid);
+	if (p.t)
+		layer_txn_end(p.t);
+	p.t = NULL;
+	if (rc && txn_recover(fs, &what) == 0 && what)
+		rc = 0;
+	if (rc == 0)
+		rc = relink_nodes(fs, &p);
+	plan_free(&p);
+	if (rc == 0) {
+		report(fs, r, 0, "committed %zu staged objects at the paths "
+		       "given; the rest stays staged (savepoints were "
+		       "released)\n", chosen);
+		audit(fs, "commit", "\"txid\":%llu,\"partial\":true,"
+		      "\"objects\":%zu", (unsigned long long)txid, chosen);
+	}
+	return rc;
+}
+
 int txn_commit_paths(struct txfs *fs, bool force, const char *const *paths,
 		     size_t n, struct txn_report *r)
 {
-	(void)force, (void)paths, (void)n;
+	struct inval_list il = { 0 };
+	char **canon = calloc(n ? n : 1, sizeof(*canon));
+	int rc = canon ? 0 : -ENOMEM;
+
 	memset(r, 0, sizeof(*r));
-	report(fs, r, -EOPNOTSUPP, "partial commit is not available yet: "
-	       "commit the whole transaction\n");
-	return -EOPNOTSUPP;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if (!(canon[i] = canon_path(paths[i])))
+			rc = -ENOMEM;
+	if (rc == 0) {
+		pthread_rwlock_wrlock(&fs->txlock);
+		rc = commit_some(fs, force, canon, n, r, &il);
+		pthread_rwlock_unlock(&fs->txlock);
+		il_send(fs, &il, false);
+	}
+	for (size_t i = 0; canon && i < n; i++)
+		free(canon[i]);
+	free(canon);
+	if (rc && !r->text)
+		report(fs, r, rc, "commit failed: %s; the staged changes are "
+		       "kept\n", strerror(-rc));
+	return rc;
 }

@@ -63,7 +63,7 @@ static int setup(void **state)
 				    0, &ws, &f->fs.layer, &why), 0);
 	f->tino = st.st_ino;
 	assert_int_equal(itab_get(&f->fs, f->tino, "real", 1, "real", 1), 0);
-	assert_int_equal(file_open(&f->fs, f->tino, O_RDWR, &f->fh), 0);
+	assert_int_equal(file_open(&f->fs, f->tino, f->tino, O_RDWR, &f->fh), 0);
 	*state = f;
 	return 0;
 }
