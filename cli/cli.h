@@ -11,6 +11,8 @@
 #ifndef TXFS_CLI_H
 #define TXFS_CLI_H
 
+#include <stddef.h>
+
 int cmd_mount(int argc, char **argv);
 int cmd_umount(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
@@ -24,6 +26,12 @@ int cmd_log(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 /* txfs policy reload MNT (argv[0] is "reload"). */
 int cmd_policy_reload(int argc, char **argv);
+
+int cmd_run(int argc, char **argv);
+/* One request to the daemon whose state folder is `state` (see
+ * fs/sock.c): *err its errno (0 ok), *out its text (malloc'd). */
+int cli_request(const char *state, int argc, char **argv, int *err,
+		char **out, size_t *outlen);
 
 /* Print "txfs: what: why" (why from errno value err, or a string). */
 void cli_err(int err, const char *fmt, ...)

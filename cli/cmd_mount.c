@@ -207,12 +207,32 @@ static pid_t daemon_pid(const char *mnt, const char *ctl)
 	return p ? (pid_t)atoi(p + 6) : 0;
 }
 
+/* Has pid exited (gone, or a zombie its new parent has not reaped)? */
+static bool exited(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
 static void wait_exit(pid_t pid, int seconds)
 {
-	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
 
-	for (int i = 0; pid > 0 && i < seconds * 50; i++) {
-		if (kill(pid, 0) && errno == ESRCH)
+	for (int i = 0; pid > 0 && i < seconds * 500; i++) {
+		if (exited(pid))
 			return;
 		nanosleep(&ts, NULL);
 	}

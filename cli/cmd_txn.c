@@ -64,7 +64,7 @@ static int find_state(const char *mnt, const char *ctl, char *out,
 }
 
 /* Send argv to the daemon of state; *err gets its errno, *out its text. */
-static int request(const char *state, int argc, char **argv, int *err,
+int cli_request(const char *state, int argc, char **argv, int *err,
 		   char **out, size_t *outlen)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
@@ -139,7 +139,7 @@ static int mnt_request(const char *what, const char *mnt, const char *ctl,
 			mnt, ctl);
 		return -1;
 	}
-	rc = request(state, argc, argv, &err, out, len);
+	rc = cli_request(state, argc, argv, &err, out, len);
 	if (rc) {
 		cli_err(rc, "%s %s: cannot reach the daemon at %s/ctl.sock",
 			what, mnt, state);
@@ -449,7 +449,7 @@ static int real_to_temp(const char *state, const char *path, char *tmpl)
 {
 	char *req[2] = { "real", (char *)path }, *out = NULL;
 	size_t len = 0;
-	int err = 0, fd, rc = request(state, 2, req, &err, &out, &len);
+	int err = 0, fd, rc = cli_request(state, 2, req, &err, &out, &len);
 
 	if (rc || err) {
 		free(out);
@@ -583,7 +583,7 @@ int cmd_diff(int argc, char **argv)
 		cli_err(rc, "diff %s: not a txfs mount", argv[o.first]);
 		return 1;
 	}
-	if ((rc = request(state, 1, req, &err, &out, &len)) || err) {
+	if ((rc = cli_request(state, 1, req, &err, &out, &len)) || err) {
 		cli_err(rc ? rc : -err, "diff %s", argv[o.first]);
 		free(out);
 		return 1;

@@ -37,6 +37,8 @@ static const struct command commands[] = {
 	{ "release", cmd_release, "forget a savepoint, keeping its changes" },
 	{ "log", cmd_log, "the audit log: vetoes and transaction events" },
 	{ "recover", cmd_recover, "finish or discard an interrupted commit" },
+	{ "run", cmd_run, "run a command in a transaction, confined: commit "
+			  "on success" },
 	{ "policy", cmd_policy, "check, test or reload a policy" },
 	{ "help", cmd_help, "this help" },
 	{ "version", cmd_version, "print the version" },

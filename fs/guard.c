@@ -244,3 +244,19 @@ int guard_file_size(struct txfs *fs, uint64_t size)
 			    lim->file_size_line, NULL);
 	return 0;
 }
+
+int guard_exec(struct txfs *fs, const char *path, const struct req_ctx *c)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	struct policy_verdict v = { .action = POLICY_DENY };
+	struct audit_caller who = { .pid = c ? c->pid : 0,
+				    .uid = c ? c->uid : 0 };
+
+	if (!p || !path || !policy_exec_denied(p, path, strlen(path)))
+		return 0;
+	atomic_fetch_add(&fs->vetoes, 1);
+	v.file = policy_name(p);
+	if (fs->audit)
+		audit_veto(fs->audit, "exec", path, &v, EACCES, &who);
+	return -EACCES;
+}

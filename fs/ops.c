@@ -347,7 +347,11 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 
 /* ---- files ---- */
 
-/* Opening checks the policy once: read, write, truncate. */
+/* The kernel marks execve's open with __FMODE_EXEC (0x20) in the flags
+ * FUSE passes on. */
+#define FMODE_EXEC_FLAG 0x20
+
+/* Opening checks the policy once: read, write, truncate, exec. */
 static int open_guard(struct txfs *fs, uint64_t tino, int flags,
 		      const struct req_ctx *c)
 {
@@ -363,6 +367,8 @@ static int open_guard(struct txfs *fs, uint64_t tino, int flags,
 		rc = guard_path(fs, POLICY_OP_WRITE, path, c);
 	if (!rc && (flags & O_TRUNC))
 		rc = guard_path(fs, POLICY_OP_TRUNCATE, path, c);
+	if (!rc && (flags & FMODE_EXEC_FLAG))
+		rc = guard_exec(fs, path, c);
 	free(path);
 	return rc;
 }

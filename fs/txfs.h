@@ -330,6 +330,8 @@ int guard_tree(struct txfs *fs, enum policy_op op, uint64_t dir,
 int guard_charge(struct txfs *fs, struct layer_txn *t, const struct req_ctx *c,
 		 uint64_t deletes, uint64_t files, int64_t bytes);
 int guard_file_size(struct txfs *fs, uint64_t size);
+/* exec deny: -EACCES (logged) if path may not be executed. */
+int guard_exec(struct txfs *fs, const char *path, const struct req_ctx *c);
 /* Is name in dir hidden by the policy (lookup must say ENOENT)? */
 bool guard_hidden(struct txfs *fs, uint64_t dir, const char *name);
 

@@ -1,0 +1,434 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd_run.c - `txfs run`: the transactional execution loop.
+ *
+ *   mount DIR in place (exactly as `txfs mount`), start CMD confined
+ *   (confine.c: no-new-privs, Landlock, seccomp) with its current folder
+ *   inside the mount, wait; run --check the same way when CMD succeeded;
+ *   commit if both exited 0, roll back otherwise (--keep: leave the
+ *   transaction staged and mounted); unmount; report.
+ *
+ * The exit status is CMD's, or the check's when CMD succeeded and the
+ * check failed (the JSON report says which); 1 when the commit itself was
+ * refused (conflicts: the transaction is kept staged in the state folder),
+ * 2 for wrong usage. SIGINT and SIGTERM stop CMD (its process group) and
+ * roll back.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "confine.h"
+#include "../fs/mount.h"
+#include "../policy/policy.h"
+
+static const char run_usage[] =
+"usage: txfs run [-C DIR] [--policy FILE] [--state DIR] [--check CMD]\n"
+"                [--keep] [--no-network] [--allow-weaker] [--json]\n"
+"                -- CMD [ARG...]\n"
+"\n"
+"Mount DIR (default: the current folder) in place, run CMD confined\n"
+"inside it, then commit if CMD (and --check, run the same way) exited 0,\n"
+"or roll back. --keep leaves the transaction staged and mounted.\n"
+"Confinement (no user namespace needed): writes only inside DIR, /tmp,\n"
+"$TMPDIR and /dev/shm (Landlock); no mount, ptrace, bpf, kexec, modules,\n"
+"keyrings, namespaces, io_uring, TIOCSTI (seccomp); --no-network (or the\n"
+"policy's `network deny`) forbids every non-unix socket. If the kernel\n"
+"cannot enforce all of it, txfs run refuses unless --allow-weaker.\n";
+
+struct run_opts {
+	const char *dir, *policy, *state, *check;
+	bool keep, no_network, allow_weaker, json;
+	char **cmd;
+};
+
+struct run_ctx {
+	struct run_opts o;
+	char ws[PATH_MAX];
+	char state[PATH_MAX];
+	pid_t daemon;
+	bool network_denied;
+	const char *writable[4];
+	size_t nwritable;
+};
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+static int parse_run(int argc, char **argv, struct run_opts *o)
+{
+	static const struct option lopts[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "state", required_argument, NULL, 's' },
+		{ "check", required_argument, NULL, 'k' },
+		{ "keep", no_argument, NULL, 'K' },
+		{ "no-network", no_argument, NULL, 'n' },
+		{ "allow-weaker", no_argument, NULL, 'w' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+C:h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'C': o->dir = optarg; break;
+		case 'p': o->policy = optarg; break;
+		case 's': o->state = optarg; break;
+		case 'k': o->check = optarg; break;
+		case 'K': o->keep = true; break;
+		case 'n': o->no_network = true; break;
+		case 'w': o->allow_weaker = true; break;
+		case 'j': o->json = true; break;
+		case 'h': fputs(run_usage, stdout); return -1;
+		default:
+			cli_err(0, "run: unknown option (see txfs run --help)");
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		cli_err(0, "run: missing CMD (txfs run [OPTIONS] -- CMD ...)");
+		return 2;
+	}
+	o->cmd = argv + optind;
+	return 0;
+}
+
+/* Run argv, wait; returns its exit status or -1. */
+static int spawn_wait(char *const *argv)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int read_pid(const char *state)
+{
+	char path[PATH_MAX + 16], buf[32] = "";
+	int fd, n;
+
+	snprintf(path, sizeof(path), "%s/daemon.pid", state);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = (int)read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? atoi(buf) : 0;
+}
+
+/* The policy decides network deny (the daemon loads the same file). */
+static int load_policy(struct run_ctx *r)
+{
+	struct policy *p = NULL;
+	char *err = NULL;
+	int rc = r->o.policy ? policy_load_file(r->o.policy, &p, &err) :
+			       policy_load_default(&p);
+
+	if (rc) {
+		cli_err(0, "run: policy %s: refused:\n%s", r->o.policy,
+			err ? err : strerror(-rc));
+		free(err);
+		return rc;
+	}
+	r->network_denied = r->o.no_network || policy_network_denied(p);
+	policy_free(p);
+	return 0;
+}
+
+static int mount_ws(struct run_ctx *r)
+{
+	char *argv[10];
+	int n = 0, rc;
+
+	argv[n++] = "txfs";
+	argv[n++] = "mount";
+	argv[n++] = "--state";
+	argv[n++] = r->state;
+	if (r->o.policy) {
+		argv[n++] = "--policy";
+		argv[n++] = (char *)r->o.policy;
+	}
+	argv[n++] = r->ws;
+	argv[n] = NULL;
+	rc = spawn_wait(argv);
+	if (rc != 0)
+		return -EIO;	/* txfs mount printed why */
+	r->daemon = read_pid(r->state);
+	return r->daemon > 0 ? 0 : -ESRCH;
+}
+
+static void umount_ws(struct run_ctx *r)
+{
+	char *argv[] = { "txfs", "umount", "-z", r->ws, NULL };
+
+	spawn_wait(argv);
+}
+
+static void add_writable(struct run_ctx *r, const char *path)
+{
+	struct stat st;
+
+	if (path && path[0] == '/' && stat(path, &st) == 0 &&
+	    S_ISDIR(st.st_mode) && r->nwritable < 4)
+		r->writable[r->nwritable++] = path;
+}
+
+/* The child: confine, enter the workspace, exec. Never returns. */
+static void child(struct run_ctx *r, char *const *argv, bool shell)
+{
+	struct confine_opts co = {
+		.writable = r->writable, .n_writable = r->nwritable,
+		.daemon_pid = r->daemon, .no_network = r->network_denied,
+		.allow_weaker = r->o.allow_weaker,
+	};
+	const char *why = NULL;
+	int rc;
+
+	setpgid(0, 0);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	if (chdir(r->ws)) {
+		cli_err(errno, "run: cd %s", r->ws);
+		_exit(126);
+	}
+	rc = confine_apply(&co, &why);
+	if (rc) {
+		cli_err(0, "run: cannot confine the command: %s%s",
+			why ? why : strerror(-rc),
+			r->o.allow_weaker ? "" : " (--allow-weaker runs it "
+			"with what the kernel can enforce)");
+		_exit(126);
+	}
+	if (why && !r->o.json)
+		fprintf(stderr, "txfs: run: note: %s\n", why);
+	if (shell)
+		execl("/bin/sh", "sh", "-c", argv[0], (char *)NULL);
+	else
+		execvp(argv[0], argv);
+	cli_err(errno, "run: %s", argv[0]);
+	_exit(127);
+}
+
+/* Run one confined command; its exit status (128+N for signal N). */
+static int run_confined(struct run_ctx *r, char *const *argv, bool shell)
+{
+	pid_t pid = fork();
+	int status, sent = 0;
+
+	if (pid < 0)
+		return 126;
+	if (pid == 0)
+		child(r, argv, shell);
+	setpgid(pid, pid);
+	for (;;) {
+		pid_t w = waitpid(pid, &status, 0);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			return 126;
+		if (got_signal && sent < 2) {
+			kill(-pid, sent ? SIGKILL : SIGTERM);
+			if (!sent++)
+				alarm(5);
+		}
+	}
+	alarm(0);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+static char *daemon_text(struct run_ctx *r, const char *verb, bool json,
+			 int *err)
+{
+	char *req[2] = { (char *)verb, "--json" }, *out = NULL;
+	size_t len;
+
+	*err = 0;
+	if (cli_request(r->state, json ? 2 : 1, req, err, &out, &len)) {
+		*err = EIO;
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+struct outcome {
+	const char *action;	/* committed, rolled-back, kept, ... */
+	int cmd_status, check_status;	/* -1: not run */
+	char *status_json;	/* before the end of the transaction */
+	char *changes;
+	char *message;		/* the daemon's words */
+	double seconds;
+};
+
+static void report(const struct run_ctx *r, const struct outcome *o)
+{
+	if (r->o.json) {
+		printf("{\"action\":\"%s\",\"exit\":%d,\"check_exit\":%d,"
+		       "\"seconds\":%.3f,\"transaction\":%s,\"changes\":",
+		       o->action, o->cmd_status, o->check_status, o->seconds,
+		       o->status_json && o->status_json[0] == '{' ?
+			       o->status_json : "null");
+		json_string(stdout, o->changes ? o->changes : "");
+		printf(",\"message\":");
+		json_string(stdout, o->message ? o->message : "");
+		printf("}\n");
+		return;
+	}
+	fprintf(stderr, "txfs: run: %s%s%s", o->action,
+		o->message ? ": " : "\n", o->message ? o->message : "");
+	if (o->changes && o->changes[0])
+		fprintf(stderr, "%s", o->changes);
+	if (o->status_json)
+		fprintf(stderr, "txfs: run: transaction: %s", o->status_json);
+	if (!strcmp(o->action, "kept"))
+		fprintf(stderr, "txfs: run: the transaction is staged and "
+			"mounted at %s: review it (txfs diff %s), then "
+			"`txfs commit %s` or `txfs rollback %s`, and "
+			"`txfs umount %s`\n", r->ws, r->ws, r->ws, r->ws, r->ws);
+}
+
+static int setup(struct run_ctx *r, int argc, char **argv)
+{
+	char cwd[PATH_MAX];
+	int rc = parse_run(argc, argv, &r->o);
+
+	if (rc)
+		return rc;
+	if (!realpath(r->o.dir ? r->o.dir : (getcwd(cwd, sizeof(cwd)) ?
+					      cwd : "."), r->ws)) {
+		cli_err(errno, "run: %s", r->o.dir ? r->o.dir : ".");
+		return 1;
+	}
+	if (r->o.state) {
+		snprintf(r->state, sizeof(r->state), "%s", r->o.state);
+	} else if ((rc = txfs_default_state(r->ws, r->state,
+					    sizeof(r->state)))) {
+		cli_err(rc, "run: state folder (set --state or HOME)");
+		return 1;
+	}
+	if (load_policy(r))
+		return 1;
+	add_writable(r, r->ws);
+	add_writable(r, "/tmp");
+	add_writable(r, getenv("TMPDIR"));
+	add_writable(r, "/dev/shm");
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Commit, roll back or keep, per the outcome of CMD and the check. */
+static int decide(struct run_ctx *r, struct outcome *o)
+{
+	char *req[1];
+	size_t len;
+	int err = 0;
+	bool ok = o->cmd_status == 0 && o->check_status <= 0 && !got_signal;
+
+	if (r->o.keep) {
+		o->action = "kept";
+		return 0;
+	}
+	req[0] = ok ? "commit" : "rollback";
+	o->action = ok ? "committed" : "rolled-back";
+	if (cli_request(r->state, 1, req, &err, &o->message, &len) || err) {
+		o->action = ok ? "commit-refused" : "rollback-failed";
+		return 1;
+	}
+	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_ctx r = { 0 };
+	struct outcome o = { .cmd_status = -1, .check_status = -1 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	double t0 = now_s();
+	int rc, err;
+
+	rc = setup(&r, argc, argv);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
+	if (chdir("/"))	/* our own cwd must not pin the real folder */
+		return 1;
+	if ((rc = mount_ws(&r))) {
+		cli_err(rc, "run: mount %s", r.ws);
+		return 1;
+	}
+	o.cmd_status = run_confined(&r, r.o.cmd, false);
+	if (o.cmd_status == 0 && r.o.check && !got_signal) {
+		char *check[] = { (char *)r.o.check, NULL };
+
+		o.check_status = run_confined(&r, check, true);
+	}
+	o.status_json = daemon_text(&r, "status", true, &err);
+	o.changes = daemon_text(&r, "changes", false, &err);
+	rc = decide(&r, &o);
+	if (!r.o.keep)
+		umount_ws(&r);
+	o.seconds = now_s() - t0;
+	report(&r, &o);
+	free(o.status_json);
+	free(o.changes);
+	free(o.message);
+	if (rc)
+		return 1;
+	if (o.cmd_status != 0)
+		return o.cmd_status;
+	return o.check_status > 0 ? o.check_status : 0;
+}
