@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -248,7 +249,7 @@ int cmd_umount(int argc, char **argv)
 	};
 	const char *ctl = ".txfs";
 	bool lazy = false;
-	struct stat st;
+	struct statfs sfs;
 	pid_t pid;
 	int c, rc;
 
@@ -269,7 +270,7 @@ int cmd_umount(int argc, char **argv)
 			"too many arguments");
 		return 2;
 	}
-	if (stat(argv[optind], &st) && errno == ENOTCONN) {
+	if (statfs(argv[optind], &sfs) && errno == ENOTCONN) {
 		rc = txfs_unmount_stale(argv[optind]);
 		if (rc)
 			cli_err(rc, "umount %s: stale mount", argv[optind]);

@@ -122,11 +122,12 @@ static bool path_within(const char *path, const char *dir)
 
 int txfs_unmount_stale(const char *mnt)
 {
-	struct stat st;
+	struct statfs sfs;
 	pid_t pid;
 	int status;
 
-	if (stat(mnt, &st) == 0 || errno != ENOTCONN)
+	/* statfs always asks the daemon (stat may answer from the cache) */
+	if (statfs(mnt, &sfs) == 0 || errno != ENOTCONN)
 		return 0;
 	pid = fork();
 	if (pid < 0)
