@@ -67,12 +67,11 @@ static void unexpected(struct pline *l, size_t from, const char *after)
 
 /* ---- globs ------------------------------------------------------------ */
 
-static int parse_glob(struct pline *l, const struct token *t,
+static int parse_glob(struct pline *l, const struct token *t, bool and_below,
 		      const struct glob **g)
 {
 	struct glob_error err = { 0 };
-	bool hide = tok_is(&l->t[0], "hide");
-	int ret = glob_compile(l->a, t->s, t->len, hide, g, &err);
+	int ret = glob_compile(l->a, t->s, t->len, and_below, g, &err);
 
 	if (ret == -EINVAL)
 		diag_error(l->diag, t->line, t->col + (uint32_t)err.off,
@@ -82,14 +81,14 @@ static int parse_glob(struct pline *l, const struct token *t,
 
 /* Compile t[from..n) into *v; returns 0 or -ENOMEM (bad globs are only
  * reported). */
-static int parse_globs(struct pline *l, size_t from, const struct glob ***v,
-		       size_t *n, size_t *cap)
+static int parse_globs(struct pline *l, size_t from, bool and_below,
+		       const struct glob ***v, size_t *n, size_t *cap)
 {
 	const struct glob *g, **slot;
 	int ret;
 
 	for (size_t i = from; i < l->n; i++) {
-		ret = parse_glob(l, &l->t[i], &g);
+		ret = parse_glob(l, &l->t[i], and_below, &g);
 		if (ret == -ENOMEM)
 			return ret;
 		if (ret)
@@ -110,7 +109,8 @@ static int add_rule(struct pline *l, enum rule_kind kind, uint32_t ops,
 	struct rule *r;
 	int ret;
 
-	ret = parse_globs(l, from, &o->globs, &o->nglobs, &o->capglobs);
+	ret = parse_globs(l, from, kind == RULE_HIDE, &o->globs, &o->nglobs,
+			  &o->capglobs);
 	if (ret)
 		return ret;
 	r = vec_push(&o->rules, &o->nrules, &o->caprules, sizeof(*r));
@@ -129,7 +129,7 @@ static int add_rule(struct pline *l, enum rule_kind kind, uint32_t ops,
 static bool looks_like_glob(const struct token *t)
 {
 	for (uint32_t i = 0; i < t->len; i++)
-		if (strchr("/*?[.", t->s[i]))
+		if (t->s[i] && strchr("/*?[.", t->s[i]))
 			return true;
 	return false;
 }
@@ -424,7 +424,7 @@ static int parse_exec(struct pline *l)
 		missing(l, &l->t[1], "'exec deny' needs at least one glob");
 		return 0;
 	}
-	return parse_globs(l, 2, &o->exec, &o->nexec, &o->capexec);
+	return parse_globs(l, 2, false, &o->exec, &o->nexec, &o->capexec);
 }
 
 static int parse_control(struct pline *l)
