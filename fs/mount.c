@@ -451,25 +451,18 @@ static int make_session(struct txfs *fs, struct report *r)
 	return 0;
 }
 
+/* One thread serves the session (see offload.c for why and for what is
+ * answered elsewhere). */
 static int serve(struct txfs *fs)
 {
-	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
-	int rc;
-
-	if (!cfg)
-		return -ENOMEM;
-	fuse_loop_cfg_set_clone_fd(cfg, 0);
-	fuse_loop_cfg_set_idle_threads(cfg, 16);
-	fuse_loop_cfg_set_max_threads(cfg, 64);
-	rc = fuse_session_loop_mt(fs->se, cfg);
-	fuse_loop_cfg_destroy(cfg);
-	return rc;
+	return fuse_session_loop(fs->se);
 }
 
 static void cleanup(struct txfs *fs)
 {
 	sock_stop(fs);
 	hup_stop(fs);
+	offload_stop(fs);
 	if (fs->se) {
 		fuse_session_unmount(fs->se);
 		fuse_remove_signal_handlers(fs->se);
@@ -593,6 +586,7 @@ int txfs_run_mount(struct txfs_opts *opts)
 		goto out;
 	if ((rc = write_pid(&fs)) || (rc = inval_start(&fs)) ||
 	    (rc = gc_start(&fs)) || (rc = sock_start(&fs)) ||
+	    (rc = offload_start(&fs)) ||
 	    (rc = hup_start(&fs))) {
 		rc = fail(&r, rc, "start: %s", strerror(-rc));
 		goto out;

@@ -515,8 +515,10 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 
 	(void)ino;
 	if (fh->virt) {
-		/* a control verb takes the lock exclusive itself */
-		rc = ctl_write(fs, fh, buf, size, off);
+		/* a control verb is answered by the worker (offload.c) */
+		rc = offload_ctl(fs, req, fh, buf, size);
+		if (rc == 0)
+			return;
 	} else {
 		rdlock(fs);
 		rc = file_write(fs, fh, buf, size, off);
@@ -574,9 +576,12 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		     struct fuse_file_info *fi)
 {
 	struct txfs *fs = fs_of(req);
+	int rc;
 
 	(void)ino, (void)datasync, (void)fi;
-	reply_err(req, layer_sync(fs->layer));
+	rc = offload_sync(fs, req);	/* the worker replies when durable */
+	if (rc)
+		reply_err(req, rc);
 }
 
 static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,

@@ -38,6 +38,7 @@
 
 struct tnode;
 struct inval_queue;
+struct offload;
 
 /* The whole filesystem: the one piece of mutable state. */
 struct txfs {
@@ -64,6 +65,7 @@ struct txfs {
 	size_t itab_count;
 
 	struct inval_queue *inval;
+	struct offload *offload;
 
 	_Atomic(struct policy *) policy;
 	bool has_hide;		/* the policy has hide rules */
@@ -348,6 +350,15 @@ int ctl_text(struct txfs *fs, const char *name, bool json, char **buf,
 	     size_t *len);
 /* Reload the policy file; on error the old policy stays, *msg says why. */
 int txfs_reload_policy(struct txfs *fs, char **msg);
+
+/* ---- offload.c: requests answered from a worker thread ---- */
+
+int offload_start(struct txfs *fs);
+void offload_stop(struct txfs *fs);
+/* Queue a .txfs/ctl write (copies buf) / an fsync; the worker replies. */
+int offload_ctl(struct txfs *fs, fuse_req_t req, struct fhandle *fh,
+		const char *buf, size_t size);
+int offload_sync(struct txfs *fs, fuse_req_t req);
 
 /* ---- ops.c / mount.c ---- */
 
