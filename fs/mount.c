@@ -440,6 +440,7 @@ static int make_session(struct txfs *fs, struct report *r)
 		args.argc = 4;
 	}
 	fs->se = fuse_session_new(&args, &txfs_ops, sizeof(txfs_ops), fs);
+	fuse_opt_free_args(&args);
 	if (!fs->se)
 		return fail(r, -EINVAL, "cannot start a FUSE session (bad -o "
 			    "option?)");

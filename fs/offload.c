@@ -26,7 +26,6 @@ struct job {
 	struct job *next;
 	enum job_kind kind;
 	fuse_req_t req;
-	struct fhandle *fh;
 	size_t size;
 	char *buf;
 };
@@ -45,7 +44,7 @@ static void run_job(struct txfs *fs, struct job *j)
 
 	switch (j->kind) {
 	case JOB_CTL:
-		rc = ctl_write(fs, j->fh, j->buf, j->size, 0);
+		rc = ctl_write(fs, NULL, j->buf, j->size, 0);
 		if (rc)
 			fuse_reply_err(j->req, -rc);
 		else
@@ -155,9 +154,9 @@ int offload_ctl(struct txfs *fs, fuse_req_t req, struct fhandle *fh,
 		return -ENOMEM;
 	}
 	memcpy(j->buf, buf, size);	/* buf dies with the handler */
+	(void)fh;	/* may be released before the job runs: not kept */
 	j->kind = JOB_CTL;
 	j->req = req;
-	j->fh = fh;
 	j->size = size;
 	if ((rc = push(fs, j))) {
 		free(j->buf);
