@@ -13,7 +13,7 @@
 #
 # Environment: TXFS (the txfs binary), TXFS_TOOLS (directory of fsop and
 # difftest), TXFS_SRC (source root), TXFS_KEEP=1 keeps the temp dir,
-# TXFS_TEST_TMP (where temp dirs go; default $TMPDIR or /tmp).
+# TXFS_TEST_TMP (the base of temp dirs; default: one per txfs binary in /tmp).
 #
 # Safety: everything happens in a fresh temp dir $T. An EXIT/INT/TERM trap
 # kills every daemon this scenario started (SIGKILL, by the PID in its
@@ -42,7 +42,14 @@ NAME=$(basename "$0" .sh)
 FSTYPE=${TXFS_TEST_FSTYPE:-fuse.txfs}
 export LC_ALL=C
 
-T=$(mktemp -d "${TXFS_TEST_TMP:-${TMPDIR:-/tmp}}/txfs-mt.$NAME.XXXXXX") || {
+# The base of all temp dirs: TXFS_TEST_TMP (tests/run sets one per run),
+# else one per txfs binary (so per build dir) and user under $TMPDIR or /tmp.
+# The suite's last test looks for leftover mounts under it and nowhere else.
+if [ -z "${TXFS_TEST_TMP:-}" ]; then
+	TXFS_TEST_TMP=${TMPDIR:-/tmp}/txfs-tests-$(id -u)-$(printf '%s' "$TXFS" | sha256sum | cut -c1-8)
+	mkdir -p "$TXFS_TEST_TMP"
+fi
+T=$(mktemp -d "$TXFS_TEST_TMP/txfs-mt.$NAME.XXXXXX") || {
 	echo "FAIL: $NAME: mktemp failed" >&2
 	exit 1
 }
