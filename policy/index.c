@@ -15,6 +15,7 @@
  *            glob's literal prefix/suffix filters rejecting most paths
  *            cheaply.
  *
+ * A class with fewer than MIN_KEYED entries joins the general list.
  * A lookup hashes the path's first and last components, scans the two
  * bucket lists and the general list, each only up to the best order found
  * so far. Tables are open addressing with linear probing, sized to a power
@@ -28,6 +29,10 @@
 #include "policy_int.h"
 
 enum eclass { EC_GENERAL, EC_FIRST, EC_LAST };
+
+/* A class with fewer keyed entries than this stays in the general list:
+ * hashing a path component costs more than scanning a few entries. */
+#define MIN_KEYED 4
 
 /* Up to 8 bytes of s as a number. */
 static uint64_t load8(const char *s, size_t n)
@@ -54,19 +59,23 @@ static uint32_t hash_bytes(const char *s, size_t n)
 	return (uint32_t)(h >> 32) ^ (uint32_t)h;
 }
 
-static const struct gcomp *entry_key(const struct entry *e,
+/* The class of e and its key; classes the index does not use (bit
+ * EC_FIRST or EC_LAST clear in use) fall through to the next one. */
+static const struct gcomp *entry_key(const struct entry *e, unsigned use,
 				     enum eclass *cls)
 {
-	const struct gcomp *c = glob_first_lit(e->g);
+	const struct gcomp *c;
 
 	*cls = EC_FIRST;
-	if (c)
+	c = glob_first_lit(e->g);
+	if (c && (use & 1u << EC_FIRST))
 		return c;
 	*cls = EC_LAST;
 	c = glob_last_lit(e->g);
-	if (!c)
-		*cls = EC_GENERAL;
-	return c;
+	if (c && (use & 1u << EC_LAST))
+		return c;
+	*cls = EC_GENERAL;
+	return NULL;
 }
 
 static bool rule_applies(const struct rule *r, uint32_t opmask, bool flags)
@@ -122,21 +131,34 @@ static int collect(struct arena *a, const struct parsed *ps, uint32_t opmask,
 	return 0;
 }
 
-static uint32_t count_class(const struct index *ix, enum eclass want)
+static uint32_t count_class(const struct index *ix, unsigned use,
+			    enum eclass want)
 {
 	enum eclass cls;
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < ix->nall; i++) {
-		entry_key(&ix->all[i], &cls);
+		entry_key(&ix->all[i], use, &cls);
 		n += cls == want;
 	}
 	return n;
 }
 
-static int build_general(struct arena *a, struct index *ix)
+/* The keyed classes worth a hash table. */
+static unsigned classes_used(const struct index *ix)
 {
-	uint32_t n = count_class(ix, EC_GENERAL);
+	unsigned use = 1u << EC_FIRST | 1u << EC_LAST;
+
+	if (count_class(ix, use, EC_FIRST) < MIN_KEYED)
+		use &= ~(1u << EC_FIRST);
+	if (count_class(ix, use, EC_LAST) < MIN_KEYED)
+		use &= ~(1u << EC_LAST);
+	return use;
+}
+
+static int build_general(struct arena *a, struct index *ix, unsigned use)
+{
+	uint32_t n = count_class(ix, use, EC_GENERAL);
 	struct entry *v = arena_alloc(a, n * sizeof(*v));
 	enum eclass cls;
 
@@ -145,7 +167,7 @@ static int build_general(struct arena *a, struct index *ix)
 	ix->general = v;
 	ix->ngeneral = n;
 	for (uint32_t i = 0; i < ix->nall; i++) {
-		entry_key(&ix->all[i], &cls);
+		entry_key(&ix->all[i], use, &cls);
 		if (cls == EC_GENERAL)
 			*v++ = ix->all[i];
 	}
@@ -170,7 +192,7 @@ static struct bucket *slot_of(struct bucket *t, uint32_t mask,
 
 /* Give every used slot room for its entries, then fill them in order. */
 static int fill_table(struct arena *a, struct index *ix, struct bucket *t,
-		      uint32_t mask, enum eclass want)
+		      uint32_t mask, unsigned use, enum eclass want)
 {
 	const struct gcomp *key;
 	struct bucket *b;
@@ -185,7 +207,7 @@ static int fill_table(struct arena *a, struct index *ix, struct bucket *t,
 		t[i].n = 0;
 	}
 	for (uint32_t i = 0; i < ix->nall; i++) {
-		key = entry_key(&ix->all[i], &cls);
+		key = entry_key(&ix->all[i], use, &cls);
 		if (cls != want)
 			continue;
 		b = slot_of(t, mask, key);
@@ -194,10 +216,11 @@ static int fill_table(struct arena *a, struct index *ix, struct bucket *t,
 	return 0;
 }
 
-static int build_table(struct arena *a, struct index *ix, enum eclass want,
-		       const struct bucket **out, uint32_t *maskp)
+static int build_table(struct arena *a, struct index *ix, unsigned use,
+		       enum eclass want, const struct bucket **out,
+		       uint32_t *maskp)
 {
-	uint32_t n = count_class(ix, want), size = 2, mask;
+	uint32_t n = count_class(ix, use, want), size = 2, mask;
 	const struct gcomp *key;
 	struct bucket *t;
 	enum eclass cls;
@@ -213,28 +236,33 @@ static int build_table(struct arena *a, struct index *ix, enum eclass want,
 		return -ENOMEM;
 	memset(t, 0, size * sizeof(*t));
 	for (uint32_t i = 0; i < ix->nall; i++) {
-		key = entry_key(&ix->all[i], &cls);
+		key = entry_key(&ix->all[i], use, &cls);
 		if (cls == want)
 			slot_of(t, mask, key)->n++;
 	}
 	*out = t;
 	*maskp = mask;
-	return fill_table(a, ix, t, mask, want);
+	return fill_table(a, ix, t, mask, use, want);
 }
 
 int index_build(struct arena *a, const struct parsed *ps, uint32_t opmask,
 		bool flags, struct index *ix)
 {
+	unsigned use;
 	int ret;
 
 	memset(ix, 0, sizeof(*ix));
 	ret = collect(a, ps, opmask, flags, ix);
+	if (ret)
+		return ret;
+	use = classes_used(ix);
+	ret = build_general(a, ix, use);
 	if (!ret)
-		ret = build_general(a, ix);
+		ret = build_table(a, ix, use, EC_FIRST, &ix->first,
+				  &ix->first_mask);
 	if (!ret)
-		ret = build_table(a, ix, EC_FIRST, &ix->first, &ix->first_mask);
-	if (!ret)
-		ret = build_table(a, ix, EC_LAST, &ix->last, &ix->last_mask);
+		ret = build_table(a, ix, use, EC_LAST, &ix->last,
+				  &ix->last_mask);
 	return ret;
 }
 
