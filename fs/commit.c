@@ -660,6 +660,7 @@ static int apply_all(struct txfs *fs, struct plan *p, uint64_t txid,
 	}
 	close(sfd);
 	layer_txn_end(t);
+	lower_cache_flush(fs);	/* real paths changed under the cache */
 	return rc;
 }
 

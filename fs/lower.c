@@ -10,6 +10,7 @@
  * openat(O_NOFOLLOW) in turn, which gives the same guarantee.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdlib.h>
@@ -114,16 +115,121 @@ int lower_open(struct txfs *fs, const char *relpath, int flags)
 
 int lower_stat(struct txfs *fs, const char *relpath, struct stat *st)
 {
+	const char *slash = strrchr(relpath, '/');
 	int fd, rc = 0;
 
 	if (!relpath[0])
 		return fstat(fs->rootfd, st) ? -errno : 0;
+	if (fs->lcache && name_ok(slash ? slash + 1 : relpath)) {
+		char *dir = slash ? strndup(relpath, (size_t)(slash - relpath)) :
+				    strdup("");
+
+		if (!dir)
+			return -ENOMEM;
+		rc = lower_stat_at(fs, dir, slash ? slash + 1 : relpath, st);
+		free(dir);
+		return rc;
+	}
 	fd = lower_open(fs, relpath, O_PATH);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, st))
 		rc = -errno;
 	close(fd);
+	return rc;
+}
+
+/*
+ * A small cache of folder fds (O_PATH) by real path, so that a lookup in a
+ * real folder costs one fstatat instead of open + fstatat + close. It is
+ * direct-mapped and bounded (LOWER_CACHE fds: a tree of any size never
+ * exhausts the open-files limit) and emptied after every commit, which is
+ * when real paths change.
+ */
+struct lower_cache {
+	pthread_mutex_t lock;
+	struct { char *path; int fd; } e[LOWER_CACHE];
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+int lower_cache_init(struct txfs *fs)
+{
+	struct lower_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	pthread_mutex_init(&c->lock, NULL);
+	for (size_t i = 0; i < LOWER_CACHE; i++)
+		c->e[i].fd = -1;
+	fs->lcache = c;
+	return 0;
+}
+
+void lower_cache_flush(struct txfs *fs)
+{
+	struct lower_cache *c = fs->lcache;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	for (size_t i = 0; i < LOWER_CACHE; i++) {
+		if (c->e[i].fd >= 0)
+			close(c->e[i].fd);
+		free(c->e[i].path);
+		c->e[i].path = NULL;
+		c->e[i].fd = -1;
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+void lower_cache_destroy(struct txfs *fs)
+{
+	if (!fs->lcache)
+		return;
+	lower_cache_flush(fs);
+	pthread_mutex_destroy(&fs->lcache->lock);
+	free(fs->lcache);
+	fs->lcache = NULL;
+}
+
+/* fstatat(dir, name) through the cache; the cache lock is held around the
+ * use of the cached fd, so a flush never closes it underneath. */
+static int cached_stat_at(struct txfs *fs, const char *dir, const char *name,
+			  struct stat *st)
+{
+	struct lower_cache *c = fs->lcache;
+	size_t i = (size_t)(hash_str(dir) % LOWER_CACHE);
+	int rc = 0, fd;
+
+	pthread_mutex_lock(&c->lock);
+	if (!c->e[i].path || strcmp(c->e[i].path, dir)) {
+		fd = lower_open(fs, dir, O_PATH | O_DIRECTORY);
+		if (fd < 0) {
+			pthread_mutex_unlock(&c->lock);
+			return fd == -ENOTDIR ? -ENOENT : fd;
+		}
+		if (c->e[i].fd >= 0)
+			close(c->e[i].fd);
+		free(c->e[i].path);
+		c->e[i].path = strdup(dir);
+		c->e[i].fd = c->e[i].path ? fd : -1;
+		if (!c->e[i].path) {
+			close(fd);
+			pthread_mutex_unlock(&c->lock);
+			return -ENOMEM;
+		}
+	}
+	if (fstatat(c->e[i].fd, name, st, AT_SYMLINK_NOFOLLOW))
+		rc = -errno;
+	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
 
@@ -135,6 +241,8 @@ int lower_stat_at(struct txfs *fs, const char *dir, const char *name,
 	if (!dir[0])
 		return fstatat(fs->rootfd, name, st, AT_SYMLINK_NOFOLLOW) ?
 			       -errno : 0;
+	if (fs->lcache)
+		return cached_stat_at(fs, dir, name, st);
 	dfd = lower_open(fs, dir, O_PATH | O_DIRECTORY);
 	if (dfd < 0)
 		return dfd == -ENOTDIR ? -ENOENT : dfd;

@@ -478,6 +478,7 @@ static void cleanup(struct txfs *fs)
 		unlinkat(fs->statefd, "daemon.pid", 0);
 	if (fs->itab)
 		itab_destroy(fs);
+	lower_cache_destroy(fs);
 	if (fs->lockfd >= 0)
 		close(fs->lockfd);
 	if (fs->statefd >= 0)
@@ -581,6 +582,7 @@ int txfs_run_mount(struct txfs_opts *opts)
 		goto out;
 	parse_fault(&fs);
 	if ((rc = hup_block(&fs)) || (rc = itab_init(&fs)) ||
+	    (rc = lower_cache_init(&fs)) ||
 	    (rc = open_layer(&fs, &r)) ||
 	    (rc = txfs_load_policy(&fs, &r.fd)) || (rc = recover(&fs, &r)) ||
 	    (rc = make_session(&fs, &r)))

@@ -39,6 +39,7 @@
 struct tnode;
 struct inval_queue;
 struct offload;
+struct lower_cache;
 
 /* The whole filesystem: the one piece of mutable state. */
 struct txfs {
@@ -74,6 +75,7 @@ struct txfs {
 	struct audit *audit;
 
 	bool use_openat2;
+	struct lower_cache *lcache;	/* folder fds (lower.c) */
 
 	/* transactions (txn.c) */
 	pthread_mutex_t ctl_lock;	/* one control verb at a time */
@@ -162,6 +164,11 @@ fuse_ino_t tino_to_ino(const struct txfs *fs, uint64_t tino);
  * symlink: flags as for openat (O_PATH, O_RDONLY, O_DIRECTORY...). */
 int lower_open(struct txfs *fs, const char *relpath, int flags);
 bool lower_has_openat2(int rootfd);
+#define LOWER_CACHE 256
+/* The folder fd cache: made at mount, emptied after every commit. */
+int lower_cache_init(struct txfs *fs);
+void lower_cache_flush(struct txfs *fs);
+void lower_cache_destroy(struct txfs *fs);
 /* lstat of relpath. */
 int lower_stat(struct txfs *fs, const char *relpath, struct stat *st);
 /* lstat of name in folder relpath. */

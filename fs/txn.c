@@ -252,6 +252,7 @@ static int relink_nodes(struct txfs *fs, const struct plan *p)
 	for (size_t i = 0; i < p->n; i++)	/* sorted by tino */
 		if (!p->objs[i].skip && p->objs[i].nfinals)
 			changed[k++] = p->objs[i].tino;
+	lower_cache_flush(fs);	/* real paths changed */
 	itab_relink(fs, changed, k);
 	free(changed);
 	atomic_fetch_add(&fs->epoch, 1);
