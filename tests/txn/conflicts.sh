@@ -1,0 +1,64 @@
+#!/bin/bash
+# Conflicts: the workspace is mounted at a separate MNT and the real
+# directory is changed directly underneath a staged change: a file edited,
+# deleted, replaced by a folder, replaced by a symlink, and a file the
+# transaction deleted edited. Each time: echo commit > .txfs/ctl fails with
+# EBUSY and ctl lists the path; `txfs commit MNT` exits 1 and lists it on
+# stderr; the real directory is byte-identical to before the attempt and
+# the layer intact; then `txfs commit --force MNT` exits 0 and the path in
+# the real directory is what the mount showed.
+. "$(dirname "$0")/txnlib.sh"
+
+n=0
+conflict_case() {
+	local name=$1 path=$2 mine=$3 theirs=$4 expect=$5
+	n=$((n + 1))
+	W=$T/c$n/ws S=$T/c$n/state M=$T/c$n/mnt
+	mkdir -p "$W" "$M"
+	fixture "$W"
+	txfs_mount --ws "$W" --state "$S" --mnt "$M" || return 1
+	(cd "$M" && t 30 bash -c "set -e; $mine") || { fail "$name: the change in the mount failed"; return 1; }
+	lst "$M" >"$T/c$n.view"
+	(cd "$W" && bash -c "set -e; $theirs") || { fail "$name: the change underneath failed"; return 1; }
+	lst "$W" -mox >"$T/c$n.real"
+	local changes
+	changes=$(t 30 cat "$M/$CTL/changes")
+
+	check_ctl --mnt "$M" "$name: commit refused" EBUSY commit
+	case $(ctl_text "$M") in
+	*"  $path: "*) ok "$name: ctl lists the conflict '$path'" ;;
+	*) fail "$name: ctl after the refused commit should list '  $path: ...', got: $(ctl_text "$M")" ;;
+	esac
+	check_cli "$name: txfs commit refuses" 1 commit "$M"
+	case $CERR in
+	"txfs: commit: "*"  $path: "*) ok "$name: txfs commit lists '$path' on stderr" ;;
+	*) fail "$name: txfs commit stderr should be 'txfs: commit: ...' listing '$path', got: $CERR" ;;
+	esac
+	check_lst "$name: the real directory is byte-identical after the refused commits" "$W" "$T/c$n.real" -mox
+	[ -e "$W/.txfs.staging" ] && fail "$name: staging folder left after a refused commit"
+	check_eq "$name: the layer is intact (same changes)" "$changes" "$(t 30 cat "$M/$CTL/changes")"
+	check_lst "$name: the mount shows the same staged tree" "$M" "$T/c$n.view"
+	grep -q '"conflict"' "$M/$CTL/log" && ok "$name: the log records the conflict" ||
+		fail "$name: no conflict event in $CTL/log"
+
+	check_cli "$name: txfs commit --force" 0 commit --force "$M"
+	# The path as the mount showed it, now in the real directory.
+	local want got
+	want=$(grep -E "^$(sed 's/[][\.*^$/]/\\&/g' <<<"$path")( |/)" "$T/c$n.view")
+	got=$(lst "$W" | grep -E "^$(sed 's/[][\.*^$/]/\\&/g' <<<"$path")( |/)")
+	check_eq "$name: after --force the real '$path' is what the mount showed" "$want" "$got"
+	[ "$expect" = absent ] && check_eq "$name: after --force '$path' is gone" "" "$got"
+	txfs_umount "$M" "$S"
+}
+
+conflict_case "edited underneath" file.txt \
+	'echo mine > file.txt' 'echo theirs > file.txt' present
+conflict_case "deleted underneath" dir/a.txt \
+	'echo mine >> dir/a.txt' 'rm dir/a.txt' present
+conflict_case "replaced by a folder underneath" exec.sh \
+	'echo mine > exec.sh' 'rm exec.sh && mkdir exec.sh && echo x > exec.sh/inside' present
+conflict_case "replaced by a symlink underneath" big.bin \
+	'"$FSOP" pwrite big.bin 100 mine' 'rm big.bin && ln -s file.txt big.bin' present
+conflict_case "deleted in the mount, edited underneath" dir/sub/deep.txt \
+	'rm dir/sub/deep.txt' 'echo theirs >> dir/sub/deep.txt' absent
+txn_finish
