@@ -95,7 +95,8 @@ void policy_free(struct policy *p);
  * -EACCES when denied (a deny/readonly rule, or a hide rule: a hidden path
  * cannot be touched at all), -EINVAL for an unknown op, and fills *v (may
  * be NULL; flags are only looked up when it is not) either way.
- * The first deny/allow/readonly/hide rule naming op that matches decides.
+ * The first deny/allow/readonly/hide rule naming op that matches decides;
+ * a hide rule matches what its globs match and everything below that.
  * A NULL policy allows everything.
  */
 int policy_check(const struct policy *p, enum policy_op op,
