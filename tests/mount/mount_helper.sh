@@ -18,8 +18,9 @@ snapshot_real
 export XDG_STATE_HOME=$T/xdg
 mkdir -p "$T/sbin" "$XDG_STATE_HOME"
 ln -s "$TXFS" "$T/sbin/txfs"
-mkdir -p /usr/local/sbin
-mount --bind "$T/sbin" /usr/local/sbin || { fail "bind-mounting $T/sbin over /usr/local/sbin in the private namespace failed"; exit 1; }
+bindir=
+for d in /usr/local/sbin /usr/local/bin /usr/sbin; do [ -d "$d" ] && { bindir=$d; break; }; done
+mount --bind "$T/sbin" "$bindir" || { fail "bind-mounting $T/sbin over $bindir in the private namespace failed"; exit 1; }
 
 MOUNTS+=("$MNT|$STATE")
 t 30 mount -t fuse.txfs -o "state=$STATE" "$WS" "$MNT" >"$T/m.out" 2>&1
@@ -41,5 +42,22 @@ rc=$?
 check_eq "mount -t fuse.txfs again ($(head -c 300 "$T/m.out"))" 0 "$rc"
 check_content "the staged file after mounting again" "$MNT/helper.txt" via-helper
 txfs_umount
-umount /usr/local/sbin
+
+# The plain form, no options: the state goes to $XDG_STATE_HOME/txfs/...
+MOUNTS+=("$MNT|$XDG_STATE_HOME")
+t 30 mount -t fuse.txfs "$WS" "$MNT" >"$T/m.out" 2>&1
+rc=$?
+check_eq "mount -t fuse.txfs WS MNT: exit status ($(head -c 300 "$T/m.out"))" 0 "$rc"
+check_eq "mounted with type fuse.txfs" fuse.txfs "$(fstype_of "$MNT")"
+xst=$(dirname "$(find "$XDG_STATE_HOME" -name daemon.pid 2>/dev/null | head -1)")
+MOUNTS+=("$MNT|$xst")
+[ -n "$(daemon_pid "$xst")" ] && ok "the default state folder is under XDG_STATE_HOME ($xst)" ||
+	fail "no live daemon.pid under XDG_STATE_HOME=$XDG_STATE_HOME"
+check_content "the merged view (default state)" "$MNT/file.txt" hello
+t 30 umount "$MNT" >"$T/u.out" 2>&1
+rc=$?
+check_eq "umount(8) of the plain form ($(head -c 300 "$T/u.out"))" 0 "$rc"
+for i in $(seq 50); do [ -z "$(daemon_pid "$xst")" ] && break; sleep 0.1; done
+check_eq "its daemon exits" "" "$(daemon_pid "$xst")"
+umount "$bindir"
 finish
