@@ -6,7 +6,9 @@
 . "$(dirname "$0")/lib.sh"
 fixture
 snapshot_real
-(cd "$WS" && sleep 4 && ls new-inplace >"$T/oldcwd.out" 2>&1; echo $? >"$T/oldcwd.rc") &
+# a process already inside: it looks for the new file once the test says go
+(cd "$WS" && for i in $(seq 300); do [ -e "$T/go" ] && break; sleep 0.1; done &&
+	ls new-inplace >"$T/oldcwd.out" 2>&1; echo $? >"$T/oldcwd.rc") &
 sleep 0.3
 txfs_mount --inplace || exit 1
 if grep -Eq '^txfs: ' <<<"$ERR"; then ok "txfs mount warns about a process inside the workspace: $ERR"; else
@@ -15,6 +17,7 @@ check_eq "the workspace is a fuse.txfs mount" fuse.txfs "$(fstype_of "$WS")"
 check_content "the merged view at the workspace path" "$WS/file.txt" hello
 t 10 bash -c 'echo staged > "$WS/new-inplace" && mkdir "$WS/newdir" && rm "$WS/ro.txt"' || fail "changes in place failed"
 check_content "new file visible at the workspace path" "$WS/new-inplace" staged
+touch "$T/go"
 wait
 check_eq "a process whose cwd was inside before the mount still sees the real directory" 2 "$(cat "$T/oldcwd.rc")"
 txfs_umount "$WS" || exit 1

@@ -26,7 +26,9 @@ for r in $(seq $rounds); do
 	w1=$!
 	timeout 120 "$FSOP" metawriter "$MNT/meta$r" "$T/mlog$r" 100000 &
 	w2=$!
-	sleep "$((3 + RANDOM % 12))e-1"
+	# wait until both writers are under way, then kill at a random moment
+	for i in $(seq 100); do [ -s "$T/wlog$r" ] && [ -s "$T/mlog$r" ] && break; sleep 0.1; done
+	sleep "$((1 + RANDOM % 12))e-1"
 	kill_daemon || exit 1
 	wait $w1 $w2
 	echo "# round $r: $(wc -l <"$T/wlog$r") records and $(wc -l <"$T/mlog$r") namespace operations returned before the kill"

@@ -40,12 +40,13 @@ q "$MNT/k.db" 'CREATE TABLE k(id INTEGER PRIMARY KEY);' >/dev/null
 	echo "$i" >>"$T/k.log"
 done) &
 writer=$!
-sleep 2
+for i in $(seq 200); do [ -s "$T/k.log" ] && break; sleep 0.1; done
+sleep 1.5
 kill_and_detach || exit 1
 wait $writer
 last=$(tail -1 "$T/k.log" 2>/dev/null)
 echo "# $last commits returned before the kill"
-[ -n "$last" ] || fail "no sqlite commit returned within 2s"
+[ -n "$last" ] || fail "no sqlite commit returned within 20s"
 txfs_mount || exit 1
 check_eq "after SIGKILL: integrity_check" ok "$(q "$MNT/k.db" 'PRAGMA integrity_check;')"
 got=$(q "$MNT/k.db" 'SELECT count(*) FROM k;')
