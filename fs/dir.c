@@ -240,10 +240,60 @@ struct rename_ctx {
 };
 
 /* Rename is delete + rename at the source and create + rename at the
- * target, for the names themselves and, for folders, every name below. */
-static int rename_guard(struct txfs *fs, uint64_t p1, const char *n1,
-			uint64_t p2, const char *n2, bool dir,
-			const struct req_ctx *c)
+ * target, for the names themselves and, for folders, every name below:
+ * when a rule could match below (policy_check_tree, cheap), the folder's
+ * merged subtree is walked and every path checked (exact). */
+struct tree_check {
+	struct txfs *fs;
+	const char *src, *dst;	/* merged paths of the folder */
+	const struct req_ctx *c;
+};
+
+static int check_below(void *arg, const char *rel)
+{
+	struct tree_check *k = arg;
+	char *a = path_join(k->src, rel), *b = path_join(k->dst, rel);
+	int rc = a && b ? 0 : -ENOMEM;
+
+	if (rc == 0 && !(rc = guard_path(k->fs, POLICY_OP_DELETE, a, k->c)) &&
+	    !(rc = guard_path(k->fs, POLICY_OP_RENAME, a, k->c)) &&
+	    !(rc = guard_path(k->fs, POLICY_OP_CREATE, b, k->c)))
+		rc = guard_path(k->fs, POLICY_OP_RENAME, b, k->c);
+	free(a);
+	free(b);
+	return rc;
+}
+
+static int tree_guard(struct txfs *fs, struct layer_txn *t,
+		      const struct tview *dir, uint64_t p1, const char *n1,
+		      uint64_t p2, const char *n2, const struct req_ctx *c)
+{
+	struct tree_check k = { .fs = fs, .c = c };
+	char *src, *dst;
+	int rc;
+
+	if (!guard_tree_may(fs, POLICY_OP_DELETE, p1, n1) &&
+	    !guard_tree_may(fs, POLICY_OP_RENAME, p1, n1) &&
+	    !guard_tree_may(fs, POLICY_OP_CREATE, p2, n2) &&
+	    !guard_tree_may(fs, POLICY_OP_RENAME, p2, n2))
+		return 0;
+	src = itab_path(fs, p1, n1);
+	dst = itab_path(fs, p2, n2);
+	if (!src || !dst) {
+		rc = -EACCES;	/* unknown place: refuse, never guess */
+	} else {
+		k.src = src;
+		k.dst = dst;
+		rc = dir_walk(fs, t, dir, "", check_below, &k);
+	}
+	free(src);
+	free(dst);
+	return rc;
+}
+
+static int rename_guard(struct txfs *fs, struct layer_txn *t,
+			const struct tview *obj, uint64_t p1, const char *n1,
+			uint64_t p2, const char *n2, const struct req_ctx *c)
 {
 	int rc;
 
@@ -252,27 +302,22 @@ static int rename_guard(struct txfs *fs, uint64_t p1, const char *n1,
 	    (rc = guard(fs, POLICY_OP_RENAME, p2, n2, c)) ||
 	    (rc = guard(fs, POLICY_OP_CREATE, p2, n2, c)))
 		return rc;
-	if (!dir)
+	if (!S_ISDIR(obj->st.st_mode))
 		return 0;
-	if ((rc = guard_tree(fs, POLICY_OP_DELETE, p1, n1, c)) ||
-	    (rc = guard_tree(fs, POLICY_OP_RENAME, p1, n1, c)) ||
-	    (rc = guard_tree(fs, POLICY_OP_CREATE, p2, n2, c)))
-		return rc;
-	return guard_tree(fs, POLICY_OP_RENAME, p2, n2, c);
+	return tree_guard(fs, t, obj, p1, n1, p2, n2, c);
 }
 
 static int rename_policy(struct txfs *fs, struct rename_ctx *r,
 			 uint64_t parent, unsigned flags)
 {
-	bool sdir = S_ISDIR(r->src.st.st_mode);
-	int rc = rename_guard(fs, parent, r->name, r->newparent, r->newname,
-			      sdir, r->c);
+	int rc = rename_guard(fs, r->op.t, &r->src, parent, r->name,
+			      r->newparent, r->newname, r->c);
 
 	if (rc || !r->have_dst)
 		return rc;
 	if (flags & RENAME_EXCHANGE)
-		return rename_guard(fs, r->newparent, r->newname, parent,
-				    r->name, S_ISDIR(r->dst.st.st_mode), r->c);
+		return rename_guard(fs, r->op.t, &r->dst, r->newparent,
+				    r->newname, parent, r->name, r->c);
 	if ((rc = guard(fs, POLICY_OP_DELETE, r->newparent, r->newname, r->c)))
 		return rc;
 	return guard_charge(fs, r->op.t, r->c, 1, 0, 0);

@@ -158,24 +158,19 @@ int guard(struct txfs *fs, enum policy_op op, uint64_t dir, const char *name,
 	return rc;
 }
 
-int guard_tree(struct txfs *fs, enum policy_op op, uint64_t dir,
-	       const char *name, const struct req_ctx *c)
+bool guard_tree_may(struct txfs *fs, enum policy_op op, uint64_t dir,
+		    const char *name)
 {
 	const struct policy *p = atomic_load(&fs->policy);
-	struct policy_verdict v;
 	char *path;
-	int rc;
+	bool may;
 
 	if (!p)
-		return 0;
+		return false;
 	path = itab_path(fs, dir, name);
-	if (!path)
-		return -EACCES;
-	rc = policy_check_tree(p, op, path, strlen(path), &v);
-	if (rc)
-		veto(fs, op, path, &v, c);
+	may = !path || policy_check_tree(p, op, path, strlen(path), NULL) != 0;
 	free(path);
-	return rc;
+	return may;
 }
 
 bool guard_hidden(struct txfs *fs, uint64_t dir, const char *name)

@@ -32,7 +32,8 @@ int itab_init(struct txfs *fs)
 	if (!fs->itab)
 		return -ENOMEM;
 	pthread_mutex_init(&fs->itab_lock, NULL);
-	return 0;
+	/* the root: the kernel knows it from the start, and never forgets it */
+	return itab_get(fs, (uint64_t)fs->root_ino, "", 0, NULL, 1);
 }
 
 static void node_free(struct tnode *n)

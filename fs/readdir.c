@@ -90,6 +90,7 @@ static int ents_add(struct dir_handle *dh, size_t *cap, const char *name,
 struct load_ctx {
 	struct txfs *fs;
 	uint64_t dir;
+	bool all;		/* include names the policy hides */
 	struct dir_handle *dh;
 	size_t cap;
 	struct names seen;	/* every name the layer holds */
@@ -101,7 +102,8 @@ static int load_layer_ent(void *arg, const char *name, size_t len,
 	struct load_ctx *c = arg;
 	int rc = names_add(&c->seen, name, len);
 
-	if (rc || d->tino == 0 || guard_hidden(c->fs, c->dir, c->seen.v[c->seen.n - 1]))
+	if (rc || d->tino == 0 ||
+	    (!c->all && guard_hidden(c->fs, c->dir, c->seen.v[c->seen.n - 1])))
 		return rc;
 	return ents_add(c->dh, &c->cap, name, len, d->tino, d->type);
 }
@@ -154,7 +156,7 @@ static int load_lower_ent(void *arg, const char *name, uint64_t ino,
 {
 	struct load_ctx *c = arg;
 
-	if (guard_hidden(c->fs, c->dir, name))
+	if (!c->all && guard_hidden(c->fs, c->dir, name))
 		return 0;
 	return ents_add(c->dh, &c->cap, name, strlen(name), ino, type);
 }
@@ -167,6 +169,19 @@ void dir_free(struct dir_handle *dh)
 	dh->ents = NULL;
 	dh->n = 0;
 	dh->loaded = false;
+}
+
+/* The merged entries of folder v (no "." or ".."), in transaction t. */
+static int dir_fill(struct txfs *fs, struct layer_txn *t, const struct tview *v,
+		    struct load_ctx *c)
+{
+	int rc;
+
+	if (v->in_layer && v->rec.nlink == 0)
+		return 0;	/* removed: empty */
+	if ((rc = layer_dirent_each(t, v->tino, load_layer_ent, c)))
+		return rc;
+	return lower_each(fs, v, &c->seen, load_lower_ent, c);
 }
 
 int dir_load(struct txfs *fs, uint64_t tino, struct dir_handle *dh)
@@ -187,11 +202,7 @@ int dir_load(struct txfs *fs, uint64_t tino, struct dir_handle *dh)
 	    (rc = ents_add(dh, &c.cap, "..", 2, (uint64_t)fs->root_ino,
 			   S_IFDIR)))
 		goto out;
-	if (v.in_layer && v.rec.nlink == 0)
-		goto out;	/* removed: empty */
-	if ((rc = layer_dirent_each(t, tino, load_layer_ent, &c)))
-		goto out;
-	rc = lower_each(fs, &v, &c.seen, load_lower_ent, &c);
+	rc = dir_fill(fs, t, &v, &c);
 out:
 	tview_free(&v);
 	names_free(&c.seen);
@@ -201,6 +212,40 @@ out_txn:
 		dir_free(dh);
 	else
 		dh->loaded = true;
+	return rc;
+}
+
+/*
+ * Call fn for every path below folder v (relative to v, "a", "a/b", ...),
+ * hidden ones included, depth first, in transaction t; stops at the first
+ * non-zero return.
+ */
+int dir_walk(struct txfs *fs, struct layer_txn *t, const struct tview *v,
+	     const char *rel, dir_walk_fn fn, void *arg)
+{
+	struct dir_handle dh = { 0 };
+	struct load_ctx c = { .fs = fs, .dir = v->tino, .all = true,
+			      .dh = &dh };
+	int rc = dir_fill(fs, t, v, &c);
+
+	names_free(&c.seen);
+	for (size_t i = 0; rc == 0 && i < dh.n; i++) {
+		char *sub = path_join(rel, dh.ents[i].name);
+		struct tview cv;
+
+		if (!sub) {
+			rc = -ENOMEM;
+			break;
+		}
+		rc = fn(arg, sub);
+		if (rc == 0 && S_ISDIR(dh.ents[i].type) &&
+		    view_lookup(fs, t, v, dh.ents[i].name, &cv) == 0) {
+			rc = dir_walk(fs, t, &cv, sub, fn, arg);
+			tview_free(&cv);
+		}
+		free(sub);
+	}
+	dir_free(&dh);
 	return rc;
 }
 

@@ -246,6 +246,9 @@ struct dir_handle {
 
 int dir_load(struct txfs *fs, uint64_t tino, struct dir_handle *dh);
 void dir_free(struct dir_handle *dh);
+typedef int (*dir_walk_fn)(void *arg, const char *rel);
+int dir_walk(struct txfs *fs, struct layer_txn *t, const struct tview *v,
+	     const char *rel, dir_walk_fn fn, void *arg);
 /* Is the merged folder empty? 0 yes, -ENOTEMPTY no, <0 error. */
 int dir_empty(struct txfs *fs, struct layer_txn *t, const struct tview *dir);
 
@@ -331,9 +334,9 @@ int guard(struct txfs *fs, enum policy_op op, uint64_t dir, const char *name,
 	  const struct req_ctx *c);
 int guard_path(struct txfs *fs, enum policy_op op, const char *path,
 	       const struct req_ctx *c);
-/* The same for every path below folder name in dir. */
-int guard_tree(struct txfs *fs, enum policy_op op, uint64_t dir,
-	       const char *name, const struct req_ctx *c);
+/* Could a rule for op match some path below folder name in dir? */
+bool guard_tree_may(struct txfs *fs, enum policy_op op, uint64_t dir,
+		    const char *name);
 /* Count a change against the policy's limits inside write transaction
  * t: -EACCES past `limit deletes`, -EDQUOT past the other limits. */
 int guard_charge(struct txfs *fs, struct layer_txn *t, const struct req_ctx *c,

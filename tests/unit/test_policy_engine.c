@@ -423,16 +423,21 @@ static void test_default_policy(void **state)
 
 	(void)state;
 	assert_int_equal(policy_load_default(&p), 0);
-	git = line_of(policy_text(p), "deny delete,rename .git\n");
+	git = line_of(policy_text(p), "deny delete,rename **/.git\n");
 	expect(p, POLICY_OP_DELETE, ".git", POLICY_DENY, git);
 	expect(p, POLICY_OP_RENAME, ".git", POLICY_DENY, git);
 	expect(p, POLICY_OP_DELETE, ".git/index", POLICY_ALLOW, 0);
-	expect(p, POLICY_OP_DELETE, "sub/.git", POLICY_ALLOW, 0);
+	expect(p, POLICY_OP_DELETE, "sub/.git", POLICY_DENY, git);
+	expect(p, POLICY_OP_RENAME, "a/b/.git", POLICY_DENY, git);
 	expect(p, POLICY_OP_WRITE, "src/main.c", POLICY_ALLOW, 0);
+	/* a nested repository could be below any folder: the tree check is
+	 * conservative (the filesystem then walks the folder) */
 	assert_int_equal(policy_check_tree(p, POLICY_OP_RENAME, "src", 3, &v),
+			 -EACCES);
+	assert_int_equal(policy_check_tree(p, POLICY_OP_WRITE, "src", 3, &v),
 			 0);
 	assert_int_equal(policy_check_tree(p, POLICY_OP_DELETE, ".git", 4, &v),
-			 0);
+			 -EACCES);	/* a .git could be nested in .git */
 	assert_int_equal(policy_limits(p)->deletes, 1000);
 	static const char *const flagged[] = {
 		".git/hooks/pre-commit", ".git/config", "sub/.git/config",
