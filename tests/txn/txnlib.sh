@@ -500,3 +500,46 @@ crash_count_points() {
 	NPOINTS=$lo
 	return 0
 }
+
+# ---- kernel caches and open files --------------------------------------------------------
+
+# check_view WHAT DIR FILE [flags]: check_lst, checked at once; when it
+# fails (and we are root) it also says whether the daemon's answer is right
+# once the kernel's dentry and inode caches are dropped (stale cache vs
+# wrong layer), without changing the verdict.
+check_view() {
+	check_lst "$@" && return 0
+	if is_root; then
+		sync
+		echo 2 >/proc/sys/vm/drop_caches
+		if cmp -s "$3" <(lst "$2" "${@:4}"); then
+			echo "    (after dropping the kernel's caches the view is right: a stale kernel cache)"
+		else
+			echo "    (after dropping the kernel's caches the view is still wrong: the layer or the daemon)"
+		fi
+	fi
+	return 1
+}
+
+# fdop FD read | write OFF DATA | fstat: one call on an inherited fd;
+# prints the data read, OK, the size, or ERR:ENAME.
+fdop() {
+	t 30 "$PY" -c '
+import errno, os, sys
+fd, op = int(sys.argv[1]), sys.argv[2]
+try:
+    if op == "read":
+        sys.stdout.write(os.pread(fd, 65536, 0).decode(errors="replace"))
+    elif op == "write":
+        os.pwrite(fd, sys.argv[4].encode(), int(sys.argv[3])); print("OK")
+    elif op == "fstat":
+        print(os.fstat(fd).st_size)
+except OSError as e:
+    print("ERR:" + errno.errorcode.get(e.errno, str(e.errno)))
+' "$@"
+}
+
+# check_errno_of WHAT WANT OP PATH: errno_of OP PATH gives WANT (OK or ENAME).
+check_errno_of() {
+	check_eq "$1" "$2" "$(errno_of "$3" "$4")"
+}
