@@ -394,16 +394,28 @@ static int move_in(struct txfs *fs, int sfd, const char *src,
 
 static int step_detach(struct txfs *fs, int sfd, const struct cstep *s)
 {
+	struct stat st;
 	char name[32];
 	const char *base;
 	int pfd, rc = 0;
 
 	sname(name, sizeof(name), 'o', s->tino);
 	pfd = open_parent(fs, s->a, &base);
-	if (pfd == -ENOENT && exists_at(sfd, name))
+	if (pfd == -ENOENT && (s->tino == 0 || exists_at(sfd, name)))
 		return 0;
 	if (pfd < 0)
 		return pfd;
+	if (s->tino == 0) {	/* a real name that goes away */
+		rc = unlinkat(pfd, base, 0) && errno != ENOENT ? -errno : 0;
+		close(pfd);
+		return rc;
+	}
+	/* only the object meant: on a replay, a new object may be there */
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) ||
+	    (uint64_t)st.st_ino != s->tino) {
+		close(pfd);
+		return 0;
+	}
 	if (renameat(pfd, base, sfd, name)) {
 		rc = -errno;
 		if (rc == -ENOENT)
@@ -597,6 +609,32 @@ static int step_meta(struct txfs *fs, struct layer_txn *t,
 	return rc;
 }
 
+/* Times only, for a folder the layer has no record of. */
+static int step_times(struct txfs *fs, const struct cstep *s)
+{
+	long long at = 0, mt = 0;
+	struct timespec tv[2];
+	const char *base;
+	int pfd, rc = 0;
+
+	if (sscanf(s->b, "%lld %lld", &at, &mt) != 2)
+		return -EINVAL;
+	tv[0] = ts_of(at);
+	tv[1] = ts_of(mt);
+	if (s->a[0] == '\0') {
+		pfd = lower_open(fs, "", O_PATH | O_DIRECTORY);
+		base = ".";
+	} else {
+		pfd = open_parent(fs, s->a, &base);
+	}
+	if (pfd < 0)
+		return pfd == -ENOENT ? 0 : pfd;
+	if (utimensat(pfd, base, tv, AT_SYMLINK_NOFOLLOW) && errno != ENOENT)
+		rc = -errno;
+	close(pfd);
+	return rc;
+}
+
 static int apply_step(struct txfs *fs, struct layer_txn *t, int sfd,
 		      uint64_t txid, const struct cstep *s)
 {
@@ -620,8 +658,11 @@ static int apply_step(struct txfs *fs, struct layer_txn *t, int sfd,
 		return step_symlink(fs, s);
 	case CS_LINK:
 		return step_link(fs, sfd, s);
-	case CS_MKNOD:
 	case CS_META:
+		if (s->tino == 0)
+			return step_times(fs, s);
+		/* fall through */
+	case CS_MKNOD:
 		if ((rc = layer_inode_get(t, s->tino, &lv)))
 			return rc;
 		return s->kind == CS_MKNOD ? step_mknod(fs, &lv.rec, s) :

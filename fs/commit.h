@@ -35,7 +35,7 @@ struct cobj {
 
 /* Step kinds, in the order they run (attach kinds interleave). */
 enum cstep_kind {
-	CS_DETACH = 1,	/* real a -> staging o<tino> */
+	CS_DETACH = 1,	/* real a -> staging o<tino>; tino 0: unlink a */
 	CS_MKDIR,	/* mkdir a */
 	CS_ATTACH,	/* staging o<tino> -> a */
 	CS_PLACE,	/* staging d<tino> -> a (replaces) */
@@ -43,7 +43,8 @@ enum cstep_kind {
 	CS_SYMLINK,	/* symlink b at a */
 	CS_MKNOD,	/* FIFO or socket at a */
 	CS_LINK,	/* hard link b to a */
-	CS_META,	/* mode, owner, times, xattrs of a from the layer */
+	CS_META,	/* mode, owner, times, xattrs of a from the layer;
+			 * tino 0: only times, b = "atime_ns mtime_ns" */
 	CS_CLEAN,	/* remove the staging folder */
 	CS_SYNC,	/* syncfs */
 	CS_FORGET,	/* partial commit: drop tino from the layer at the end */
@@ -73,6 +74,8 @@ struct plan {
 	char **conflicts;
 	size_t nconflicts;
 	bool partial;		/* plan_select was applied */
+	struct place *whiteouts;	/* layer whiteouts (dir, name) */
+	size_t nwh, whcap;
 };
 
 /* Build the plan from transaction t. -EBUSY with p->conflicts filled when

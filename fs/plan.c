@@ -104,8 +104,21 @@ static int collect_place(void *arg, uint64_t dir, const char *name,
 	struct plan *p = arg;
 	struct cobj *o;
 
-	if (!d->tino)
-		return 0;
+	if (!d->tino) {
+		if (p->nwh == p->whcap) {
+			size_t cap = p->whcap ? p->whcap * 2 : 64;
+			struct place *w = realloc(p->whiteouts,
+						  cap * sizeof(*w));
+
+			if (!w)
+				return -ENOMEM;
+			p->whiteouts = w;
+			p->whcap = cap;
+		}
+		p->whiteouts[p->nwh].dir = dir;
+		p->whiteouts[p->nwh].name = strndup(name, len);
+		return p->whiteouts[p->nwh++].name ? 0 : -ENOMEM;
+	}
 	o = plan_obj(p, d->tino);
 	if (!o)
 		return -EIO;	/* an entry to an inode with no record */
@@ -340,17 +353,54 @@ bool plan_needs_data(const struct cobj *o)
 	       (!(o->rec.flags & LI_LOWER) || (o->rec.flags & LI_DATA));
 }
 
+/* A folder without a layer record keeps the times the merged view shows
+ * (its real ones) when a file in it is replaced by a rename. */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? strndup(path, (size_t)(slash - path)) : strdup("");
+}
+
+static int keep_folder_times(struct plan *p, const char *lower,
+			     const char *final)
+{
+	char *dir = dir_of(lower), *fdir = dir_of(final);
+	char times[64];
+	struct stat st;
+	int rc = dir && fdir ? 0 : -ENOMEM;
+
+	if (rc == 0 && lower_stat(p->fs, dir, &st) == 0 &&
+	    !plan_obj(p, (uint64_t)st.st_ino)) {
+		snprintf(times, sizeof(times), "%lld %lld",
+			 (long long)ts_ns(st.st_atim),
+			 (long long)ts_ns(st.st_mtim));
+		rc = add_step(p, CS_META, 0, fdir, times, depth_of(fdir));
+	}
+	free(dir);
+	free(fdir);
+	return rc;
+}
+
 static int attach_steps(struct plan *p, const struct cobj *o)
 {
 	const char *f0 = o->finals[0];
 	int d = depth_of(f0);
 	mode_t fmt = o->rec.mode & S_IFMT;
+	int rc;
 
 	if (o->tino == (uint64_t)p->fs->root_ino)
 		return 0;
 	if (plan_needs_data(o)) {
 		bool inplace = o->natural && o->rec.nlink > 1;
 
+		/* the old content goes to staging first: its inode stays
+		 * alive (and its number unused) until the commit ends */
+		if (!inplace && o->lower && o->natural &&
+		    ((rc = add_step(p, CS_DETACH, o->tino, o->lower, NULL,
+				    depth_of(o->lower))) ||
+		     (rc = keep_folder_times(p, o->lower, f0))))
+			return rc;
 		return add_step(p, inplace ? CS_COPY : CS_PLACE, o->tino, f0,
 				NULL, d);
 	}
@@ -390,6 +440,32 @@ static bool is_attach(enum cstep_kind k)
 	return k >= CS_MKDIR && k <= CS_MKNOD;
 }
 
+/*
+ * A whiteout whose real name no DETACH removes (another real name of a
+ * hard-linked file that stays elsewhere): unlink that name.
+ */
+static int unlink_step(struct plan *p, const struct place *w)
+{
+	struct cobj *d = plan_obj(p, w->dir), *o;
+	struct stat st;
+	char *real;
+	int rc = 0;
+
+	if (!d || !d->lower || !d->nfinals || d->skip)
+		return 0;	/* folder gone or not committed: nothing */
+	real = path_join(d->lower, w->name);
+	if (!real)
+		return -ENOMEM;
+	if (lower_stat(p->fs, real, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		o = plan_obj(p, (uint64_t)st.st_ino);
+		if (!o || !o->lower || strcmp(o->lower, real) || o->natural)
+			rc = add_step(p, CS_DETACH, 0, real, NULL,
+				      depth_of(real));
+	}
+	free(real);
+	return rc;
+}
+
 static int build_steps(struct plan *p)
 {
 	size_t first = 0, last;
@@ -415,6 +491,8 @@ static int build_steps(struct plan *p)
 			rc = add_step(p, CS_META, o->tino, o->finals[0], NULL,
 				      depth_of(o->finals[0]));
 	}
+	for (size_t i = 0; i < p->nwh && rc == 0; i++)
+		rc = unlink_step(p, &p->whiteouts[i]);
 	if (rc || (rc = add_step(p, CS_CLEAN, 0, NULL, NULL, 0)) ||
 	    (rc = add_step(p, CS_SYNC, 0, NULL, NULL, 0)))
 		return rc;
@@ -481,6 +559,9 @@ void plan_free(struct plan *p)
 	for (size_t i = 0; i < p->nconflicts; i++)
 		free(p->conflicts[i]);
 	free(p->conflicts);
+	for (size_t i = 0; i < p->nwh; i++)
+		free(p->whiteouts[i].name);
+	free(p->whiteouts);
 	memset(p, 0, sizeof(*p));
 }
 
