@@ -161,13 +161,30 @@ out:
 		return rc;
 	}
 	itab_open(fs, node);
+	pthread_mutex_lock(&fs->fh_lock);
+	fh->next = fs->handles;
+	if (fs->handles)
+		fs->handles->prev = fh;
+	fs->handles = fh;
+	fh->prev = NULL;
+	pthread_mutex_unlock(&fs->fh_lock);
+	fh->linked = true;
 	*out = fh;
 	return 0;
 }
 
 void file_close(struct txfs *fs, struct fhandle *fh)
 {
-	(void)fs;
+	if (fh->linked) {
+		pthread_mutex_lock(&fs->fh_lock);
+		if (fh->prev)
+			fh->prev->next = fh->next;
+		else
+			fs->handles = fh->next;
+		if (fh->next)
+			fh->next->prev = fh->prev;
+		pthread_mutex_unlock(&fs->fh_lock);
+	}
 	if (fh->lower_fd >= 0)
 		close(fh->lower_fd);
 	pthread_mutex_destroy(&fh->lock);
@@ -413,4 +430,10 @@ out:
 out_txn:
 	layer_txn_end(t);
 	return rc;
+}
+
+void file_close_all(struct txfs *fs)
+{
+	while (fs->handles)
+		file_close(fs, fs->handles);
 }

@@ -472,6 +472,7 @@ static void cleanup(struct txfs *fs)
 	gc_stop(fs);
 	if (fs->se)
 		fuse_session_destroy(fs->se);
+	file_close_all(fs);
 	layer_close(fs->layer);
 	txfs_free_policy(fs);
 	if (fs->statefd >= 0 && fs->se)
@@ -557,6 +558,7 @@ int txfs_run_mount(struct txfs_opts *opts)
 	fs.ctl_len = strlen(fs.ctl_name);
 	pthread_rwlock_init(&fs.txlock, NULL);
 	pthread_mutex_init(&fs.ctl_lock, NULL);
+	pthread_mutex_init(&fs.fh_lock, NULL);
 	if (!opts->mountpoint && (rc = txfs_unmount_stale(opts->workspace))) {
 		rc = fail(&r, rc, "workspace %s: a stale mount is in the way "
 			  "and could not be removed", opts->workspace);
@@ -626,6 +628,7 @@ int txfs_recover_state(const char *state, char *msg, size_t size)
 	fs.opts.state = state;
 	pthread_rwlock_init(&fs.txlock, NULL);
 	pthread_mutex_init(&fs.ctl_lock, NULL);
+	pthread_mutex_init(&fs.fh_lock, NULL);
 	fs.ws_path = strdup("/");
 	if ((rc = open_state(&fs, &r)))
 		goto out;

@@ -67,6 +67,8 @@ struct txfs {
 
 	struct inval_queue *inval;
 	struct offload *offload;
+	pthread_mutex_t fh_lock;
+	struct fhandle *handles;	/* open file handles */
 
 	_Atomic(struct policy *) policy;
 	bool has_hide;		/* the policy has hide rules */
@@ -255,6 +257,7 @@ int dir_empty(struct txfs *fs, struct layer_txn *t, const struct tview *dir);
 /* ---- file.c: data ---- */
 
 struct fhandle {
+	struct fhandle *prev, *next;	/* fs->handles: freed at unmount */
 	uint64_t tino;		/* the object (re-resolved after a commit) */
 	uint64_t node;		/* the node the open count was taken on */
 	int lower_fd;		/* the real file, opened on demand, or -1 */
@@ -263,6 +266,7 @@ struct fhandle {
 	int flags;
 	bool virt;
 	uint64_t epoch;		/* fs->epoch when lower_fd was opened */
+	bool linked;		/* on fs->handles */
 	char *virt_buf;		/* .txfs/ file contents */
 	size_t virt_len;
 };
@@ -272,6 +276,8 @@ struct fhandle {
 int file_open(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
 	      struct fhandle **out);
 void file_close(struct txfs *fs, struct fhandle *fh);
+/* Free the handles the kernel never released (at unmount). */
+void file_close_all(struct txfs *fs);
 int file_read(struct txfs *fs, struct fhandle *fh, char *buf,
 	      size_t size, off_t off, size_t *got);
 int file_write(struct txfs *fs, struct fhandle *fh, const char *buf,

@@ -57,6 +57,7 @@ static int setup(void **state)
 	f->fs.rootfd = open(p, O_RDONLY | O_DIRECTORY);
 	f->fs.use_openat2 = lower_has_openat2(f->fs.rootfd);
 	f->fs.root_ino = 1;
+	pthread_mutex_init(&f->fs.fh_lock, NULL);
 	assert_int_equal(itab_init(&f->fs), 0);
 	snprintf(p, sizeof(p), "%s", f->dir);
 	assert_int_equal(layer_open(open(p, O_RDONLY | O_DIRECTORY), "layer",
