@@ -805,63 +805,6 @@ static int dead_whiteout(struct txfs *fs, struct layer_txn *t,
 	return 0;
 }
 
-/* Remaining real folders were changed by the commit: take their new
- * ctime as the reference for the next conflict check. Collected first,
- * updated after the walk. */
-struct refresh_ctx {
-	struct txfs *fs;
-	uint64_t *tinos;
-	int64_t *ctimes;
-	size_t n, cap;
-};
-
-static int refresh_find(void *arg, uint64_t tino,
-			const struct layer_ino_view *v)
-{
-	struct refresh_ctx *c = arg;
-	struct stat st;
-
-	if (!(v->rec.flags & LI_LOWER) || !S_ISDIR(v->rec.mode) ||
-	    lower_stat(c->fs, v->lower_path, &st) ||
-	    (uint64_t)st.st_ino != tino)
-		return 0;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		uint64_t *t = realloc(c->tinos, cap * sizeof(*t));
-		int64_t *x = t ? realloc(c->ctimes, cap * sizeof(*x)) : NULL;
-
-		if (t)
-			c->tinos = t;
-		if (!x)
-			return -ENOMEM;
-		c->ctimes = x;
-		c->cap = cap;
-	}
-	c->tinos[c->n] = tino;
-	c->ctimes[c->n++] = (int64_t)st.st_ctim.tv_sec * 1000000000LL +
-			    st.st_ctim.tv_nsec;
-	return 0;
-}
-
-static int refresh_ctimes(struct txfs *fs, struct layer_txn *t)
-{
-	struct refresh_ctx c = { .fs = fs };
-	struct layer_ino_view v;
-	int rc = layer_inode_each(t, refresh_find, &c);
-
-	for (size_t i = 0; i < c.n && rc == 0; i++) {
-		if ((rc = layer_inode_get(t, c.tinos[i], &v)))
-			break;
-		struct layer_inode rec = v.rec;
-
-		rec.lower_ctime_ns = c.ctimes[i];
-		rc = layer_inode_update(t, c.tinos[i], &rec);
-	}
-	free(c.tinos);
-	free(c.ctimes);
-	return rc;
-}
-
 static int finalize_partial(struct txfs *fs, const struct plan *p)
 {
 	struct forget_ctx c = { 0 };
@@ -886,8 +829,7 @@ static int finalize_partial(struct txfs *fs, const struct plan *p)
 				      strlen(c.dead[i].name));
 	for (size_t i = 0; i < c.n && rc == 0; i++)
 		rc = layer_inode_del(t, tinos[i]);
-	if (rc || (rc = refresh_ctimes(fs, t)) ||
-	    (rc = layer_sp_clear(t)) ||
+	if (rc || (rc = layer_sp_clear(t)) ||
 	    (rc = layer_meta_del(t, "savepoints")) ||
 	    (rc = layer_journal_clear(t)) ||
 	    (rc = layer_meta_del(t, "journal")))

@@ -205,7 +205,7 @@ static int open_state(struct txfs *fs, struct report *r)
 	if (!fs->state_path)
 		return fail(r, -errno, "state folder %s: %s", state,
 			    strerror(errno));
-	if (path_within(fs->state_path, fs->ws_path))
+	if (fs->ws_path && path_within(fs->state_path, fs->ws_path))
 		return fail(r, -EINVAL, "state folder %s: must be outside the "
 			    "workspace %s", fs->state_path, fs->ws_path);
 	fs->statefd = open(fs->state_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -629,7 +629,6 @@ int txfs_recover_state(const char *state, char *msg, size_t size)
 	pthread_rwlock_init(&fs.txlock, NULL);
 	pthread_mutex_init(&fs.ctl_lock, NULL);
 	pthread_mutex_init(&fs.fh_lock, NULL);
-	fs.ws_path = strdup("/");
 	if ((rc = open_state(&fs, &r)))
 		goto out;
 	fs.statefd = fs.statefd;
@@ -639,6 +638,7 @@ int txfs_recover_state(const char *state, char *msg, size_t size)
 			 why ? why : strerror(-rc));
 		goto out;
 	}
+	fs.ws_path = strdup(ws.path);
 	if (txfs_unmount_stale(ws.path) ||
 	    (fs.rootfd = open(ws.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
 	    fstat(fs.rootfd, &st) || st.st_dev != ws.dev || st.st_ino != ws.ino) {

@@ -302,7 +302,10 @@ static int check_conflict(struct plan *p, const struct cobj *o)
 	    (st.st_mode & S_IFMT) != (o->rec.mode & S_IFMT))
 		return add_conflict(p, o->lower, "replaced in the real "
 				    "directory");
-	if (ts_ns(st.st_ctim) != o->rec.lower_ctime_ns)
+	/* A folder conflicts only when it is gone or replaced: entries added
+	 * beside ours are no conflict, and a commit's own staging folder
+	 * changes the root's times. Files: any change (ctime). */
+	if (!S_ISDIR(st.st_mode) && ts_ns(st.st_ctim) != o->rec.lower_ctime_ns)
 		return add_conflict(p, o->lower, "changed in the real "
 				    "directory since the transaction "
 				    "touched it");
