@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # flag and limit rules. flag: changes are allowed and listed as "needs
-# review" in .txfs/changes, .txfs/status(.json) and `txfs status`; reads
-# are never flagged. Limits, each in a fresh transaction: file-size and
+# review" in .txfs/changes, .txfs/status(.json), `txfs status` and the
+# commit report; reads are never flagged. Limits, each in a fresh transaction: file-size and
 # bytes and files give EDQUOT, deletes gives EACCES past N deletions (a
 # rename that replaces a file is a deletion too); each refusal leaves a
 # "guard" event with the rule and a hint in .txfs/log; the counts start
@@ -102,6 +102,18 @@ ctl commit
 allowed "limit deletes: after commit, deleting again" 'rm del/d6 del/d7 del/d8 del/d9 mover'
 ctl commit
 check_eq "the committed deletions reached the real directory" "" "$(ls "$WS/del")"
+
+# ---- flag: the commit report names what needs review
+allowed "flag: a flagged and an unflagged change to commit" 'echo c >> review/b && echo p >> plain.txt'
+out=$(t 60 "$TXFS" commit "$MNT" 2>&1)
+check_eq "txfs commit MNT: exit 0 ($out)" 0 "$?"
+report="$out
+$(cat "$MNT/.txfs/ctl")
+$(t 30 "$PYTHON" -c 'import json,sys; [print(json.dumps(r)) for r in map(json.loads, open(sys.argv[1])) if r.get("event") == "commit"]' "$MNT/.txfs/log" | tail -1)"
+echo "$report" | grep -q "review/b" && ok "the commit report lists review/b as needing review" ||
+	fail "the commit report (txfs commit, .txfs/ctl, the commit event it points to) does not name the flagged path review/b: $(echo "$report" | tr '\n' ' ')"
+check_eq "the flagged change was committed" "b
+c" "$(cat "$WS/review/b")"
 
 log_wellformed
 txfs_umount
