@@ -163,6 +163,24 @@ body() {
 		fail "[$u] --keep: expected $WS mounted with a live daemon"
 	fi
 
+	# -- --keep, a name deleted and then looked up (a negative entry the
+	# kernel caches), txfs rollback: the restored file is visible at once
+	# (DESIGN 1.4: after commit or rollback, no stale entries). 3 rounds.
+	local round got
+	for round in 1 2 3; do
+		ws_fixture
+		run_txfs -- --json --keep -- bash -c 'rm a.txt && ! stat a.txt 2>/dev/null'
+		if [ "$(jget action)" != kept ] || ! is_mounted "$WS"; then
+			fail "[$u] negative entry round $round: --keep did not leave it mounted ($(jget action))"
+			continue
+		fi
+		txfs_as rollback "$WS" >/dev/null 2>&1 || fail "[$u] negative entry round $round: txfs rollback failed"
+		got=$(as_run cat "$WS/a.txt" 2>&1)
+		check_eq "[$u] rm a.txt; stat a.txt; txfs rollback: a.txt readable at once (round $round)" alpha "$got"
+		txfs_as umount "$WS" >/dev/null 2>&1
+		check_unmounted "[$u] negative entry round $round"
+	done
+
 	# -- --keep then txfs commit + umount
 	expect=$(model_of "$CHANGE")
 	run_txfs -- --json --keep -- bash -c "$CHANGE"
