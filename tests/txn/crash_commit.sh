@@ -43,7 +43,7 @@ while :; do
 	esac
 	N=$((N + 1))
 	[ $N -gt 400 ] && { fail "more than 400 fault points: the commit never completes"; break; }
-	rm -rf "$T/it$CRASH_ITER"
+	crash_done
 done
 stale_report
 echo "# crash points exercised: $((N - 1)) ($nb ended before the commit, $na after it; commit point at N=$first_after)"

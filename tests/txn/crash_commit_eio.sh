@@ -50,7 +50,7 @@ for N in $(seq 1 $((NPOINTS + 1))); do
 	crash_classify "commit-eio:$N, at the end"
 	[ "$CLASS" = after ] || fail "commit-eio:$N: at the end the real tree is '$CLASS', expected after"
 	[ "$N" = $((NPOINTS + 1)) ] && check_eq "commit-eio:$N (past the last fault point): the commit just works" OK "$r"
-	rm -rf "$T/it$CRASH_ITER"
+	crash_done
 done
 echo "# I/O error points exercised: $NPOINTS ($nb failed cleanly before the commit point, $na were completed after it)"
 [ $nb -gt 0 ] && ok "$nb I/O errors before the commit point: EIO, nothing changed, layer intact" ||

@@ -73,7 +73,7 @@ run_case() {
 	[ "$CLASS" = after ] || fail "commit:$n, recover:$m: expected the committed tree at the end, got '$CLASS'"
 	total=$((total + FIRED))
 	LAST_FIRED=$FIRED
-	rm -rf "$T/it$CRASH_ITER"
+	crash_done
 }
 
 # Every recovery step, after a crash right at the commit point.

@@ -50,7 +50,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	esac
 	seen[$kind]=$((${seen[$kind]:-0} + 1))
 	[ "$CLASS" = before ] || [ "$CLASS" = after ] || echo "# round $r: delay ${delay}ms -> $CLASS"
-	rm -rf "$T/it$CRASH_ITER"
+	crash_done
 	if [ $((r % 50)) = 0 ]; then
 		echo "# $r rounds in $(( $(date +%s) - start ))s: $(for k in "${!seen[@]}"; do printf '%s=%s ' "$k" "${seen[$k]}"; done)"
 	fi

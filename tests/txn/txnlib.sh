@@ -543,3 +543,12 @@ except OSError as e:
 check_errno_of() {
 	check_eq "$1" "$2" "$(errno_of "$3" "$4")"
 }
+
+# crash_done: remove the iteration's folders (only once nothing is mounted
+# there: rm must never walk into a mount).
+crash_done() {
+	if is_mounted "$M"; then
+		force_detach "$M" "$S"
+	fi
+	is_mounted "$M" || rm -rf --one-file-system "$T/it$CRASH_ITER"
+}
