@@ -401,8 +401,8 @@ static int step_detach(struct txfs *fs, int sfd, const struct cstep *s)
 
 	sname(name, sizeof(name), 'o', s->tino);
 	pfd = open_parent(fs, s->a, &base);
-	if (pfd == -ENOENT && (s->tino == 0 || exists_at(sfd, name)))
-		return 0;
+	if (pfd == -ENOENT || pfd == -ENOTDIR)
+		return 0;	/* a replay: its folder moved on already */
 	if (pfd < 0)
 		return pfd;
 	if (s->tino == 0) {	/* a real name that goes away */
@@ -474,16 +474,18 @@ static int step_symlink(struct txfs *fs, const struct cstep *s)
 
 	if (pfd < 0)
 		return pfd;
-	if (symlinkat(s->b, pfd, base) && errno == EEXIST) {
-		n = readlinkat(pfd, base, cur, sizeof(cur) - 1);
-		if (n >= 0 && (size_t)n == strlen(s->b) &&
-		    !memcmp(cur, s->b, (size_t)n))
-			goto out;
-		if (unlinkat(pfd, base, 0) || symlinkat(s->b, pfd, base))
-			rc = -errno;
-	} else if (errno != EEXIST && errno != 0) {
+	if (symlinkat(s->b, pfd, base) == 0)
+		goto out;
+	if (errno != EEXIST) {
 		rc = -errno;
+		goto out;
 	}
+	/* done before (a replay), or something else is in the way */
+	n = readlinkat(pfd, base, cur, sizeof(cur) - 1);
+	if (n >= 0 && (size_t)n == strlen(s->b) && !memcmp(cur, s->b, (size_t)n))
+		goto out;
+	if (unlinkat(pfd, base, 0) || symlinkat(s->b, pfd, base))
+		rc = -errno;
 out:
 	close(pfd);
 	return rc;
