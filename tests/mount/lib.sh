@@ -447,6 +447,18 @@ finish() {
 	exit 0
 }
 
+SAN_RE='runtime error:|ERROR: [A-Za-z]*Sanitizer|SUMMARY: [A-Za-z]*Sanitizer'
+
+# The daemon logs (STATE/daemon.log) of every state folder used here.
+state_logs() {
+	local entry
+	for entry in "${MOUNTS[@]}"; do
+		echo "${entry#*|}"
+	done | sort -u | while read -r st; do
+		[ -f "$st/daemon.log" ] && echo "$st/daemon.log"
+	done
+}
+
 # Daemons and mounts made here go away on any exit.
 cleanup() {
 	local rc=$? entry m st pid f
@@ -486,6 +498,14 @@ cleanup() {
 		fail "sanitizer report from a txfs process ($f):"
 		head -60 "$f" | sed 's/^/    /'
 	done
+	# The daemon's own stderr goes to STATE/daemon.log: sanitizer reports
+	# there fail the test too.
+	for f in $(state_logs); do
+		if grep -Eq "$SAN_RE" "$f"; then
+			fail "sanitizer report in the daemon's log $f:"
+			grep -E -m1 -A40 "$SAN_RE" "$f" | sed 's/^/    /'
+		fi
+	done
 	if [ "$FINISHED" = 77 ]; then
 		rc=77
 	elif [ "$FINISHED" = 1 ] && [ $FAILS = 0 ]; then
@@ -493,7 +513,8 @@ cleanup() {
 		rc=0
 	else
 		[ "$FINISHED" = 1 ] || echo "FAIL: $NAME stopped early (exit $rc)"
-		show "$DLOG" "txfs mount/umount and daemon stderr" 40
+		show "$DLOG" "txfs mount/umount stderr" 40
+		for f in $(state_logs); do show "$f" "daemon log" 40; done
 		echo "FAIL: $NAME ($FAILS of $CHECKS checks failed)"
 		rc=1
 	fi
