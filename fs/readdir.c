@@ -60,6 +60,8 @@ static int cmp_str(const void *a, const void *b)
 /* The layer returns names in byte order, which is strcmp order. */
 static bool names_has(const struct names *s, const char *name)
 {
+	if (!s->n)
+		return false;
 	return bsearch(&name, s->v, s->n, sizeof(*s->v), cmp_str) != NULL;
 }
 
