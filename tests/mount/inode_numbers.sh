@@ -10,7 +10,7 @@ txfs_mount || exit 1
 
 # find %i/%P through the mount vs. in the real directory, every real entry
 (cd "$WS" && find . -mindepth 1 -printf '%i %P\n' | sort -k2) >"$T/ino.real"
-ino_view() { (cd "$MNT" && t 60 find . -mindepth 1 -path ./.txfs -prune -o -printf '%i %P\n' | sort -k2); }
+ino_view() { t 60 env -C "$MNT" find . -mindepth 1 -path ./.txfs -prune -o -printf '%i %P\n' | sort -k2; }
 ino_view >"$T/ino.mnt"
 if cmp -s "$T/ino.real" "$T/ino.mnt"; then ok "every real entry shows its real inode number"; else
 	fail "inode numbers differ from the real ones (< real, > mount):"; diff "$T/ino.real" "$T/ino.mnt" | head -20 | sed 's/^/    /'; fi
@@ -33,7 +33,7 @@ check_eq "file inside a renamed real directory keeps its inode number" "$(real_i
 
 t 60 bash -c 'cd "$MNT" && mkdir n && for i in $(seq 200); do echo $i > n/f$i; done && mkdir n/d1 n/d2 && ln -s x n/s1 && mkfifo n/p1 && cp file.txt n/copy' ||
 	fail "creating new entries failed"
-(cd "$MNT/n" && find . -mindepth 1 -printf '%i\n') >"$T/ino.new"
+t 60 env -C "$MNT/n" find . -mindepth 1 -printf '%i\n' >"$T/ino.new"
 cut -d' ' -f1 "$T/ino.real" | sort -u >"$T/ino.all-real"
 dups=$(sort "$T/ino.new" | uniq -d | wc -l)
 check_eq "new entries have distinct inode numbers" 0 "$dups"
@@ -50,7 +50,7 @@ check_eq "the real hard link pair still agrees" "$(sf %i "$MNT/hard1")" "$(sf %i
 n_ino=$(sf %i "$MNT/n/f5")
 t 10 mv "$MNT/n/f5" "$MNT/f5-moved"
 check_eq "renamed new file keeps its inode number" "$n_ino" "$(sf %i "$MNT/f5-moved")"
-devs=$(cd "$MNT" && t 30 find . -path ./.txfs -prune -o -printf '%D\n' | sort -u | wc -l)
+devs=$(t 30 env -C "$MNT" find . -path ./.txfs -prune -o -printf '%D\n' | sort -u | wc -l)
 check_eq "one st_dev across the mount" 1 "$devs"
 
 ino_view >"$T/ino.before"

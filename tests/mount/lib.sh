@@ -349,9 +349,9 @@ model() {
 # replaced) must be equal.
 both() {
 	local script=$1 rm rc
-	(cd "$MNT" && timeout -k 5 60 bash -c "$script") >"$T/both.m" 2>&1
+	timeout -k 5 60 env -C "$MNT" bash -c "$script" >"$T/both.m" 2>&1
 	rm=$?
-	(cd "$MODEL" && timeout -k 5 60 bash -c "$script") >"$T/both.r" 2>&1
+	timeout -k 5 60 env -C "$MODEL" bash -c "$script" >"$T/both.r" 2>&1
 	rc=$?
 	sed -i "s#$MNT#DIR#g" "$T/both.m"
 	sed -i "s#$MODEL#DIR#g" "$T/both.r"

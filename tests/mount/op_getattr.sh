@@ -11,7 +11,7 @@ fmt='%n %F %a %s %h %u %g %Y %y %i'
 for p in file.txt big.bin exec.sh ro.txt dir dir/sub dir/sub/deep.txt empty_dir \
 	'dir with space/x y.txt' link_rel link_dir dangling hard1 hard2 sparse.bin deep/a/b/c/leaf.txt; do
 	want=$(cd "$WS" && stat -c "$fmt" -- "$p")
-	got=$(cd "$MNT" && t 10 stat -c "$fmt" -- "$p")
+	got=$(t 10 env -C "$MNT" stat -c "$fmt" -- "$p")
 	if [ "${want% *}" != "${got% *}" ] || [ "${want##* }" != "${got##* }" ]; then
 		fail "stat $p: expected '$want' got '$got'"
 	else

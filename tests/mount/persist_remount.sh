@@ -16,15 +16,15 @@ both 'setfattr -n user.p -v persisted big.bin && setfattr -x user.fixture file.t
 both 'touch -d @1111111111.25 new.txt moved-dir/a.txt && touch -h -d @1222222222 sl'
 check_same
 stamp='stat -c "%n %Y %y %a %s %h" new.txt moved-dir/a.txt big.bin exec.sh && stat -c "%n %Y" sl'
-(cd "$MNT" && bash -c "$stamp") >"$T/stamp.before" 2>&1
-(cd "$MNT" && find . -path ./.txfs -prune -o -printf '%i %p\n' | sort -k2) >"$T/ino.before"
+t 30 env -C "$MNT" bash -c "$stamp" >"$T/stamp.before" 2>&1
+t 30 env -C "$MNT" find . -path ./.txfs -prune -o -printf '%i %p\n' | sort -k2 >"$T/ino.before"
 for round in 1 2 3; do
 	remount || exit 1
 	check_same "round $round: merged view after remount equals the model"
-	(cd "$MNT" && t 30 bash -c "$stamp") >"$T/stamp.after" 2>&1
+	t 30 env -C "$MNT" bash -c "$stamp" >"$T/stamp.after" 2>&1
 	if cmp -s "$T/stamp.before" "$T/stamp.after"; then ok "round $round: times, modes, sizes, link counts kept"; else
 		fail "round $round: stat after remount differs:"; diff "$T/stamp.before" "$T/stamp.after" | sed 's/^/    /'; fi
-	(cd "$MNT" && t 30 find . -path ./.txfs -prune -o -printf '%i %p\n' | sort -k2) >"$T/ino.after"
+	t 30 env -C "$MNT" find . -path ./.txfs -prune -o -printf '%i %p\n' | sort -k2 >"$T/ino.after"
 	cmp -s "$T/ino.before" "$T/ino.after" && ok "round $round: inode numbers kept" || fail "round $round: inode numbers changed after remount"
 done
 txfs_umount || exit 1

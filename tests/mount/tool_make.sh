@@ -32,7 +32,7 @@ clean:
 EOM
 touch -d '-1 hour' "$p"/src/* "$p/Makefile"
 txfs_mount || exit 1
-cd "$MNT/prog" || exit 1
+t 10 test -d "$MNT/prog" && cd "$MNT/prog" || { fail "cannot enter $MNT/prog"; exit 1; }
 check_run "make -j2" make -j2
 check_eq "the program's output" "sum=900" "$(t 10 ./prog)"
 out=$(t 60 make -j2 2>&1)
