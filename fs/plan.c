@@ -46,6 +46,8 @@ struct cobj *plan_obj(struct plan *p, uint64_t tino)
 {
 	struct cobj key = { .tino = tino };
 
+	if (!p->n)
+		return NULL;
 	return bsearch(&key, p->objs, p->n, sizeof(*p->objs), cobj_cmp);
 }
 
