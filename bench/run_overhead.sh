@@ -6,7 +6,7 @@
 #   bench/run_overhead.sh [TXFS] [RUNS]
 #
 # TXFS: the txfs binary (default build/cli/txfs, or $TXFS); RUNS: runs per
-# row (default 20; the make rows use RUNS/4, at least 3). Prints a markdown
+# row (default 20; the make rows use RUNS/4, at least 5). Prints a markdown
 # table:
 #   - `true` directly vs `txfs run -- true` (mount, confine, run, commit of
 #     an empty transaction, unmount): median and min-max wall time;
@@ -20,7 +20,7 @@
 # transaction, 14.5% overhead).
 #
 # Everything happens in a temp folder under /var/tmp (a disk, not tmpfs),
-# removed at the end; the state folder is there too. Needs python3 (timing
+# removed at the end; the state folders are there too. Needs python3 (timing
 # and JSON), make and cc.
 
 set -u -o pipefail
@@ -28,7 +28,7 @@ export LC_ALL=C
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TXFS=${1:-${TXFS:-$ROOT/build/cli/txfs}}
 RUNS=${2:-20}
-MRUNS=$((RUNS / 4 < 3 ? 3 : RUNS / 4))
+MRUNS=$((RUNS / 4 < 5 ? 5 : RUNS / 4))
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3)
 [ -x "$TXFS" ] || { echo "run_overhead: no txfs binary at $TXFS (build it, or pass its path)" >&2; exit 2; }
@@ -37,9 +37,11 @@ TXFS=$(readlink -f "$TXFS")
 
 B=$(mktemp -d /var/tmp/txfs-run-overhead.XXXXXX) || exit 1
 cleanup() {
-	local pid
-	pid=$(tr -dc 0-9 <"$B/state/daemon.pid" 2>/dev/null)
-	if [ -n "$pid" ] && grep -qa txfs "/proc/$pid/cmdline" 2>/dev/null; then kill -9 "$pid"; fi
+	local pid m
+	for m in "$B/ws" "$B/proj"; do
+		pid=$({ tr -dc 0-9 <"$m.state/daemon.pid"; } 2>/dev/null)
+		if [ -n "$pid" ] && grep -qa txfs "/proc/$pid/cmdline" 2>/dev/null; then kill -9 "$pid"; fi
+	done
 	for m in "$B/ws" "$B/proj"; do
 		awk -v m="$m" '$2 == m { f = 1 } END { exit !f }' /proc/self/mounts &&
 			{ fusermount3 -uz "$m" 2>/dev/null || umount -l "$m"; }
@@ -51,9 +53,31 @@ trap 'exit 130' INT TERM
 mkdir -p "$B/ws" "$B/proj"
 echo seed >"$B/ws/seed.txt"
 
-# now: monotonic seconds
-now() { "$PY" -c 'import time; print(repr(time.monotonic()))'; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f\n", b - a }'; }
+# timeit N OUT [--pre 'shell'] -- CMD...: run CMD N times (after the --pre
+# snippet each time, not timed), one wall time in seconds a line to OUT;
+# fails if CMD fails. Timed in one python process (no fork of a clock).
+timeit() {
+	"$PY" - "$@" <<'PY'
+import subprocess, sys, time
+n, out, args = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+pre = None
+if args[0] == "--pre":
+    pre, args = args[1], args[2:]
+assert args[0] == "--"
+cmd = args[1:]
+with open(out, "a") as f:
+    for _ in range(n):
+        if pre:
+            subprocess.run(pre, shell=True, check=True)
+        a = time.monotonic()
+        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        b = time.monotonic()
+        if r.returncode != 0:
+            sys.stderr.write("run_overhead: %s: exit %d: %s\n" % (" ".join(cmd), r.returncode, r.stderr.decode(errors="replace")[-2000:]))
+            sys.exit(1)
+        f.write("%.6f\n" % (b - a))
+PY
+}
 # stats FILE: "median min max" of the numbers in FILE
 stats() { "$PY" - "$1" <<'PY'
 import statistics, sys
@@ -64,22 +88,9 @@ PY
 # fmt SECONDS: a readable duration
 fmt() { awk -v s="$1" 'BEGIN { if (s < 1) printf "%.1f ms", s * 1000; else printf "%.2f s", s }'; }
 
-txfs_run() {	# txfs run in DIR with the bench's state folder
-	local dir=$1
-	shift
-	"$TXFS" run -C "$dir" --state "$B/state" "$@"
-}
-
 # ---- true ----------------------------------------------------------------------------
-: >"$B/true.direct"
-: >"$B/true.txfs"
-for _ in $(seq "$RUNS"); do
-	a=$(now); true; b=$(now); elapsed "$a" "$b" >>"$B/true.direct"
-	a=$(now); txfs_run "$B/ws" -- true 2>/dev/null || { echo "run_overhead: txfs run -- true failed:" >&2; txfs_run "$B/ws" -- true; exit 1; }
-	b=$(now); elapsed "$a" "$b" >>"$B/true.txfs"
-done
-# The `true` direct row measures the clock call itself; what matters is
-# txfs run's absolute cost.
+timeit "$RUNS" "$B/true.direct" -- true || exit 1
+timeit "$RUNS" "$B/true.txfs" -- "$TXFS" run -C "$B/ws" --state "$B/ws.state" -- true || exit 1
 
 # ---- make -j2 of a generated project -------------------------------------------------------
 gen_project() {
@@ -126,14 +137,10 @@ EOF
 gen_project "$B/proj"
 make -C "$B/proj" -s -j2 >/dev/null && "$B/proj/app" >/dev/null || { echo "run_overhead: the generated project does not build" >&2; exit 1; }
 NFILES=$(find "$B/proj/src" -name '*.c' | wc -l)
-: >"$B/make.direct"
-: >"$B/make.txfs"
-for _ in $(seq "$MRUNS"); do
-	make -C "$B/proj" -s clean
-	a=$(now); make -C "$B/proj" -s -j2 >/dev/null; b=$(now); elapsed "$a" "$b" >>"$B/make.direct"
-	make -C "$B/proj" -s clean
-	a=$(now); txfs_run "$B/proj" -- make -s -j2 >/dev/null 2>&1 || { echo "run_overhead: txfs run -- make failed" >&2; exit 1; }
-	b=$(now); elapsed "$a" "$b" >>"$B/make.txfs"
+for _ in $(seq "$MRUNS"); do	# interleaved: the machine's load drifts
+	timeit 1 "$B/make.direct" --pre "make -C '$B/proj' -s clean" -- make -C "$B/proj" -s -j2 || exit 1
+	timeit 1 "$B/make.txfs" --pre "make -C '$B/proj' -s clean" -- \
+		"$TXFS" run -C "$B/proj" --state "$B/proj.state" -- make -s -j2 || exit 1
 	[ -x "$B/proj/app" ] || { echo "run_overhead: txfs run -- make did not commit app" >&2; exit 1; }
 done
 make -C "$B/proj" -s clean
@@ -143,8 +150,8 @@ secs() { "$PY" -c 'import json, sys; s = sys.stdin.read(); print(json.JSONDecode
 : >"$B/commit.s"
 : >"$B/rollback.s"
 for i in $(seq "$RUNS"); do
-	txfs_run "$B/ws" --json -- sh -c "echo $i > f" 2>/dev/null | secs >>"$B/commit.s"
-	txfs_run "$B/ws" --json -- sh -c "echo $i > g; exit 1" 2>/dev/null | secs >>"$B/rollback.s"
+	"$TXFS" run -C "$B/ws" --state "$B/ws.state" --json -- sh -c "echo $i > f" 2>/dev/null | secs >>"$B/commit.s"
+	"$TXFS" run -C "$B/ws" --state "$B/ws.state" --json -- sh -c "echo $i > g; exit 1" 2>/dev/null | secs >>"$B/rollback.s"
 done
 [ -s "$B/commit.s" ] && [ -s "$B/rollback.s" ] || { echo "run_overhead: no JSON seconds" >&2; exit 1; }
 
@@ -156,6 +163,7 @@ read -r mt mtmin mtmax < <(stats "$B/make.txfs")
 read -r cs csmin csmax < <(stats "$B/commit.s")
 read -r rs rsmin rsmax < <(stats "$B/rollback.s")
 pct=$(awk -v a="$md" -v b="$mt" 'BEGIN { printf "%+.1f%%", (b - a) / a * 100 }')
+pctmin=$(awk -v a="$mdmin" -v b="$mtmin" 'BEGIN { printf "%+.1f%%", (b - a) / a * 100 }')
 
 cat <<EOF
 
@@ -166,7 +174,7 @@ $(uname -sr), Landlock ABI $("$PY" -c 'import ctypes; print(ctypes.CDLL(None, us
 | what | direct | under \`txfs run\` | overhead | ZFS-snapshot sandbox (reported) |
 | --- | --- | --- | --- | --- |
 | \`true\` (median, min-max) | $(fmt "$td") ($(fmt "$tdmin")-$(fmt "$tdmax")) | $(fmt "$tt") ($(fmt "$ttmin")-$(fmt "$ttmax")) | +$(fmt "$(awk -v a="$td" -v b="$tt" 'BEGIN { print b - a }')") per command | 1.8 s per transaction |
-| \`make -j2\`, $NFILES C files, from clean (median, min-max) | $(fmt "$md") ($(fmt "$mdmin")-$(fmt "$mdmax")) | $(fmt "$mt") ($(fmt "$mtmin")-$(fmt "$mtmax")) | $pct | 14.5% |
+| \`make -j2\`, $NFILES C files, from clean (median, min-max) | $(fmt "$md") ($(fmt "$mdmin")-$(fmt "$mdmax")) | $(fmt "$mt") ($(fmt "$mtmin")-$(fmt "$mtmax")) | $pct (medians), $pctmin (minima) | 14.5% |
 | begin+commit, one new file (JSON "seconds", median, min-max) | - | $(fmt "$cs") ($(fmt "$csmin")-$(fmt "$csmax")) | - | 1.8 s |
 | begin+rollback, one new file (JSON "seconds", median, min-max) | - | $(fmt "$rs") ($(fmt "$rsmin")-$(fmt "$rsmax")) | - | - |
 
