@@ -80,7 +80,7 @@ int do_setattr(struct txfs *fs, uint64_t tino, const struct stat *a,
 		else if (!S_ISREG(v->rec.mode))
 			rc = -EINVAL;
 		else
-			rc = file_truncate(fs, t, v, (uint64_t)a->st_size);
+			rc = file_truncate(fs, t, v, (uint64_t)a->st_size, c);
 		if (rc)
 			goto out;
 	}

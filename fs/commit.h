@@ -128,7 +128,10 @@ int txn_release(struct txfs *fs, const char *name, struct txn_report *r);
  * *what says which, for the report. */
 int txn_recover(struct txfs *fs, const char **what);
 /* Run one control verb line ("commit", "rollback NAME", ...). */
-int txn_command(struct txfs *fs, const char *line, bool from_mount,
+/* c: the process that wrote the verb to .txfs/ctl (the policy's `control
+ * deny` applies), NULL for the txfs command (it does not). */
+struct req_ctx;
+int txn_command(struct txfs *fs, const char *line, const struct req_ctx *c,
 		struct txn_report *r);
 
 /* Fault injection: TXFS_FAULT=commit:N stops the daemon at the Nth step

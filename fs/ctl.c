@@ -277,15 +277,14 @@ int ctl_open(struct txfs *fs, uint64_t tino, int flags,
 }
 
 /* One command a write; trailing newline and blanks are ignored. */
-int ctl_write(struct txfs *fs, struct fhandle *fh, const char *buf,
-	      size_t size, off_t off)
+int ctl_write(struct txfs *fs, const struct req_ctx *c, const char *buf,
+	      size_t size)
 {
 	struct txn_report r;
 	char line[512];
 	size_t n = size;
 	int rc;
 
-	(void)fh, (void)off;
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' ' ||
 		     buf[n - 1] == '\t' || buf[n - 1] == '\r'))
 		n--;
@@ -295,7 +294,7 @@ int ctl_write(struct txfs *fs, struct fhandle *fh, const char *buf,
 		return -EINVAL;
 	memcpy(line, buf, n);
 	line[n] = '\0';
-	rc = txn_command(fs, line, true, &r);
+	rc = txn_command(fs, line, c, &r);
 	free(r.text);
 	return rc;
 }

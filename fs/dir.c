@@ -173,7 +173,10 @@ int do_mknod(struct txfs *fs, uint64_t parent, const char *name, mode_t mode,
 		goto out;
 	new_rec(&op.dir, mode, S_ISDIR(mode) ? 0 : rdev, link, c, &rec);
 	d = (struct layer_dirent){ .type = mode & S_IFMT };
-	if ((rc = guard_charge(fs, op.t, c, 0, 1, 0)) ||
+	struct charge ch = { .c = c, .op = "create", .dir = parent,
+			     .name = name, .files = 1 };
+
+	if ((rc = guard_charge(fs, op.t, &ch)) ||
 	    (rc = layer_alloc_ino(op.t, &d.tino)) ||
 	    (rc = layer_inode_put(op.t, d.tino, &rec, NULL, link)) ||
 	    (rc = layer_dirent_put(op.t, parent, name, strlen(name), &d)) ||
@@ -192,7 +195,7 @@ int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool isdir,
 {
 	struct dirop op;
 	struct tview v;
-	int rc = guard(fs, POLICY_OP_DELETE, parent, name, c);
+	int rc = isdir ? 0 : guard(fs, POLICY_OP_DELETE, parent, name, c);
 
 	if (rc || (rc = dirop_begin(fs, parent, &op)))
 		return rc;
@@ -205,10 +208,15 @@ int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool isdir,
 		rc = -ENOTDIR;
 	else if (!isdir && S_ISDIR(v.st.st_mode))
 		rc = -EISDIR;
-	else if (isdir)
-		rc = dir_empty(fs, op.t, &v);
-	if (rc == 0)
-		rc = guard_charge(fs, op.t, c, 1, 0, 0);
+	else if (isdir && (rc = dir_empty(fs, op.t, &v)) == 0)
+		/* a folder that is not empty fails as such, not as a veto */
+		rc = guard(fs, POLICY_OP_DELETE, parent, name, c);
+	if (rc == 0) {
+		struct charge ch = { .c = c, .op = "delete", .dir = parent,
+				     .name = name, .deletes = 1 };
+
+		rc = guard_charge(fs, op.t, &ch);
+	}
 	if (rc == 0 && (rc = drop_name(fs, op.t, &op.dir, name)) == 0 &&
 	    (rc = drop_link(fs, op.t, &v)) == 0)
 		rc = dir_touch(fs, op.t, &op.dir, isdir ? -1 : 0);
@@ -256,6 +264,7 @@ static int check_below(void *arg, const char *rel)
 	int rc = a && b ? 0 : -ENOMEM;
 
 	if (rc == 0 && !(rc = guard_path(k->fs, POLICY_OP_DELETE, a, k->c)) &&
+	    !(rc = guard_path(k->fs, POLICY_OP_READ, a, k->c)) &&
 	    !(rc = guard_path(k->fs, POLICY_OP_RENAME, a, k->c)) &&
 	    !(rc = guard_path(k->fs, POLICY_OP_CREATE, b, k->c)))
 		rc = guard_path(k->fs, POLICY_OP_RENAME, b, k->c);
@@ -273,6 +282,7 @@ static int tree_guard(struct txfs *fs, struct layer_txn *t,
 	int rc;
 
 	if (!guard_tree_may(fs, POLICY_OP_DELETE, p1, n1) &&
+	    !guard_tree_may(fs, POLICY_OP_READ, p1, n1) &&
 	    !guard_tree_may(fs, POLICY_OP_RENAME, p1, n1) &&
 	    !guard_tree_may(fs, POLICY_OP_CREATE, p2, n2) &&
 	    !guard_tree_may(fs, POLICY_OP_RENAME, p2, n2))
@@ -297,8 +307,11 @@ static int rename_guard(struct txfs *fs, struct layer_txn *t,
 {
 	int rc;
 
+	/* READ at the source too: a new name must not make readable what
+	 * the policy keeps unread */
 	if ((rc = guard(fs, POLICY_OP_RENAME, p1, n1, c)) ||
 	    (rc = guard(fs, POLICY_OP_DELETE, p1, n1, c)) ||
+	    (rc = guard(fs, POLICY_OP_READ, p1, n1, c)) ||
 	    (rc = guard(fs, POLICY_OP_RENAME, p2, n2, c)) ||
 	    (rc = guard(fs, POLICY_OP_CREATE, p2, n2, c)))
 		return rc;
@@ -320,7 +333,10 @@ static int rename_policy(struct txfs *fs, struct rename_ctx *r,
 				    r->newname, parent, r->name, r->c);
 	if ((rc = guard(fs, POLICY_OP_DELETE, r->newparent, r->newname, r->c)))
 		return rc;
-	return guard_charge(fs, r->op.t, r->c, 1, 0, 0);
+	struct charge ch = { .c = r->c, .op = "rename", .dir = r->newparent,
+			     .name = r->newname, .deletes = 1 };
+
+	return guard_charge(fs, r->op.t, &ch);
 }
 
 static int rename_check(struct txfs *fs, struct rename_ctx *r,
@@ -448,6 +464,8 @@ static int link_guard(struct txfs *fs, uint64_t tino, uint64_t newparent,
 	char *src = itab_path(fs, tino, NULL);
 	int rc = guard_path(fs, POLICY_OP_WRITE, src, c);
 
+	if (rc == 0)
+		rc = guard_path(fs, POLICY_OP_READ, src, c);
 	free(src);
 	if (rc || (rc = guard(fs, POLICY_OP_LINK, newparent, newname, c)))
 		return rc;

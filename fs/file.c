@@ -266,13 +266,14 @@ out:
  */
 static int write_range(struct txfs *fs, struct fhandle *fh,
 		       struct layer_txn *t, struct tview *v, const char *buf,
-		       uint64_t size, uint64_t off)
+		       uint64_t size, uint64_t off, const struct req_ctx *c)
 {
+	struct charge ch = { .c = c, .op = "write", .dir = fh->node };
 	uint64_t end = off + size;
 	uint64_t newsize = end > v->rec.size ? end : v->rec.size;
 	char *tmp = NULL;
 	int64_t grown = 0;
-	int rc = guard_file_size(fs, newsize);
+	int rc = guard_file_size(fs, newsize, &ch);
 
 	for (uint64_t pos = off; pos < end && rc == 0;) {
 		uint64_t b = pos / BS, bstart = b * BS;
@@ -309,8 +310,9 @@ static int write_range(struct txfs *fs, struct fhandle *fh,
 		pos = to;
 	}
 	free(tmp);
+	ch.bytes = grown;
 	if (rc == 0)
-		rc = guard_charge(fs, t, NULL, 0, 0, grown);
+		rc = guard_charge(fs, t, &ch);
 	if (rc == 0) {
 		v->rec.size = newsize;
 		v->rec.flags |= LI_DATA;
@@ -319,21 +321,21 @@ static int write_range(struct txfs *fs, struct fhandle *fh,
 }
 
 int file_write(struct txfs *fs, struct fhandle *fh, const char *buf,
-	       size_t size, off_t off)
+	       size_t size, off_t off, const struct req_ctx *c)
 {
 	struct layer_txn *t;
 	struct tview v;
 	int rc;
 
 	if (fh->virt)
-		return ctl_write(fs, fh, buf, size, off);
+		return ctl_write(fs, c, buf, size);
 	fh_refresh(fs, fh);
 	if ((rc = layer_begin(fs->layer, true, &t)))
 		return rc;
 	if ((rc = view_inode(fs, t, fh->tino, &v)))
 		goto out_txn;
 	if ((rc = copy_up(fs, t, &v)) ||
-	    (rc = write_range(fs, fh, t, &v, buf, size, (uint64_t)off)))
+	    (rc = write_range(fs, fh, t, &v, buf, size, (uint64_t)off, c)))
 		goto out;
 	touch_mc(&v.rec);
 	rc = layer_inode_update(t, v.tino, &v.rec);
@@ -347,12 +349,13 @@ out_txn:
 }
 
 int file_truncate(struct txfs *fs, struct layer_txn *t, struct tview *v,
-		  uint64_t size)
+		  uint64_t size, const struct req_ctx *c)
 {
+	struct charge ch = { .c = c, .op = "truncate", .dir = v->tino };
 	struct layer_inode *rec = &v->rec;
 	int rc;
 
-	int rc2 = guard_file_size(fs, size);
+	int rc2 = guard_file_size(fs, size, &ch);
 
 	if (rc2)
 		return rc2;
@@ -386,7 +389,7 @@ int file_truncate(struct txfs *fs, struct layer_txn *t, struct tview *v,
 }
 
 int file_fallocate(struct txfs *fs, struct fhandle *fh, int mode,
-		   off_t off, off_t len)
+		   off_t off, off_t len, const struct req_ctx *c)
 {
 	struct layer_txn *t;
 	struct tview v;
@@ -415,9 +418,9 @@ int file_fallocate(struct txfs *fs, struct fhandle *fh, int mode,
 		uint64_t e = o + l < lim ? o + l : lim;
 
 		if (o < e)
-			rc = write_range(fs, fh, t, &v, NULL, e - o, o);
+			rc = write_range(fs, fh, t, &v, NULL, e - o, o, c);
 	} else if (!(mode & FALLOC_FL_KEEP_SIZE) && o + l > v.rec.size) {
-		rc = file_truncate(fs, t, &v, o + l);
+		rc = file_truncate(fs, t, &v, o + l, c);
 	}
 	if (rc == 0) {
 		touch_c(&v.rec);

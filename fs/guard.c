@@ -61,6 +61,63 @@ int txfs_load_policy(struct txfs *fs, int *report_fd)
 	return 0;
 }
 
+/* Names in known folder d whose hidden state differs between policies. */
+static void inval_hidden(struct txfs *fs, struct layer_txn *t, uint64_t d,
+			 const struct policy *old, const struct policy *new)
+{
+	struct dir_handle dh = { 0 };
+	struct tview v;
+	char *dir;
+
+	if (view_inode(fs, t, d, &v))
+		return;
+	dir = itab_path(fs, d, NULL);
+	if (dir && S_ISDIR(v.st.st_mode) && dir_names(fs, t, &v, &dh) == 0) {
+		for (size_t i = 0; i < dh.n; i++) {
+			char *p = path_join(dir, dh.ents[i].name);
+			size_t l = p ? strlen(p) : 0;
+
+			if (p && (!old || !new ||
+				  policy_is_hidden(old, p, l) !=
+				  policy_is_hidden(new, p, l)))
+				inval_entry(fs, d, dh.ents[i].name);
+			free(p);
+		}
+		dir_free(&dh);
+		inval_inode(fs, d, true);	/* its listing */
+	}
+	free(dir);
+	tview_free(&v);
+}
+
+/*
+ * After a reload, what the kernel cached under the old policy may be
+ * wrong: names it may now see, or no longer. Every known node's entry,
+ * and every name whose hidden state changed in a known folder, are
+ * invalidated (reloads are rare; this walks only what the kernel knows).
+ */
+static void reload_invalidate(struct txfs *fs, const struct policy *old,
+			      const struct policy *new)
+{
+	struct node_ref *nodes;
+	struct layer_txn *t;
+	size_t n;
+
+	if (itab_snapshot(fs, &nodes, &n))
+		return;
+	if (layer_begin(fs->layer, false, &t) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			if (nodes[i].name)
+				inval_entry(fs, nodes[i].parent, nodes[i].name);
+			inval_hidden(fs, t, nodes[i].tino, old, new);
+		}
+		layer_txn_end(t);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(nodes[i].name);
+	free(nodes);
+}
+
 /*
  * Reload: parse the file again; a bad file keeps the old policy. The old
  * policy is kept (a request may still read it) until unmount.
@@ -94,6 +151,10 @@ int txfs_reload_policy(struct txfs *fs, char **msg)
 		}
 	}
 	pthread_mutex_unlock(&fs->ctl_lock);
+	pthread_rwlock_rdlock(&fs->txlock);
+	reload_invalidate(fs, old, p);
+	pthread_rwlock_unlock(&fs->txlock);
+	inval_flush(fs);	/* with no lock held (see inval.c) */
 	if (fs->audit)
 		audit_event(fs->audit, "policy-reload", NULL, NULL);
 	if (asprintf(msg, "policy reloaded from %s\n",
@@ -189,26 +250,36 @@ bool guard_hidden(struct txfs *fs, uint64_t dir, const char *name)
 
 /* ---- limits: counted per transaction in the layer ---- */
 
-static int over(struct txfs *fs, const char *what, uint64_t max,
-		unsigned line, const struct req_ctx *c)
+static int over(struct txfs *fs, const struct charge *ch, const char *what,
+		uint64_t max, unsigned line)
 {
-	char fields[256];
-	struct audit_caller who = { .pid = c ? c->pid : 0,
-				    .uid = c ? c->uid : 0 };
+	const struct policy *p = atomic_load(&fs->policy);
+	struct policy_verdict v = { .action = POLICY_DENY, .line = line,
+				    .file = policy_name(p) };
+	struct audit_caller who = { .pid = ch->c ? ch->c->pid : 0,
+				    .uid = ch->c ? ch->c->uid : 0 };
+	int err = strcmp(what, "deletes") ? EDQUOT : EACCES;
+	char *path = itab_path(fs, ch->dir, ch->name);
+	char fields[512];
 
 	atomic_fetch_add(&fs->vetoes, 1);
-	snprintf(fields, sizeof(fields),
-		 "\"limit\":\"%s\",\"max\":%llu,\"rule\":\"%s:%u\","
-		 "\"hint\":\"commit or roll back, or raise `limit %s` in the "
-		 "policy\"", what, (unsigned long long)max,
-		 policy_name(atomic_load(&fs->policy)), line, what);
-	if (fs->audit)
+	if (fs->audit) {
+		/* the veto itself, like any other, then the guard event */
+		audit_veto(fs->audit, ch->op, path ? path : "?", &v, err, &who);
+		snprintf(fields, sizeof(fields),
+			 "\"limit\":\"%s\",\"max\":%llu,\"rule\":\"%s:%u\","
+			 "\"op\":\"%s\",\"errno\":\"%s\","
+			 "\"hint\":\"commit or roll back, or raise `limit %s` "
+			 "in the policy\"", what, (unsigned long long)max,
+			 policy_name(p), line, ch->op,
+			 err == EDQUOT ? "EDQUOT" : "EACCES", what);
 		audit_event(fs->audit, "guard", fields, &who);
-	return strcmp(what, "deletes") ? -EDQUOT : -EACCES;
+	}
+	free(path);
+	return -err;
 }
 
-int guard_charge(struct txfs *fs, struct layer_txn *t, const struct req_ctx *c,
-		 uint64_t deletes, uint64_t files, int64_t bytes)
+int guard_charge(struct txfs *fs, struct layer_txn *t, const struct charge *ch)
 {
 	const struct policy *p = atomic_load(&fs->policy);
 	const struct policy_limits *lim = p ? policy_limits(p) : NULL;
@@ -217,26 +288,27 @@ int guard_charge(struct txfs *fs, struct layer_txn *t, const struct req_ctx *c,
 
 	if (rc)
 		return rc;
-	n.deletes += deletes;
-	n.files += files;
-	n.bytes += bytes;
-	if (lim && deletes && n.deletes > lim->deletes)
-		return over(fs, "deletes", lim->deletes, lim->deletes_line, c);
-	if (lim && files && n.files > lim->files)
-		return over(fs, "files", lim->files, lim->files_line, c);
-	if (lim && bytes > 0 && n.bytes > 0 && (uint64_t)n.bytes > lim->bytes)
-		return over(fs, "bytes", lim->bytes, lim->bytes_line, c);
+	n.deletes += ch->deletes;
+	n.files += ch->files;
+	n.bytes += ch->bytes;
+	if (lim && ch->deletes && n.deletes > lim->deletes)
+		return over(fs, ch, "deletes", lim->deletes, lim->deletes_line);
+	if (lim && ch->files && n.files > lim->files)
+		return over(fs, ch, "files", lim->files, lim->files_line);
+	if (lim && ch->bytes > 0 && n.bytes > 0 &&
+	    (uint64_t)n.bytes > lim->bytes)
+		return over(fs, ch, "bytes", lim->bytes, lim->bytes_line);
 	return layer_counters_put(t, &n);
 }
 
-int guard_file_size(struct txfs *fs, uint64_t size)
+int guard_file_size(struct txfs *fs, uint64_t size, const struct charge *ch)
 {
 	const struct policy *p = atomic_load(&fs->policy);
 	const struct policy_limits *lim = p ? policy_limits(p) : NULL;
 
 	if (lim && size > lim->file_size)
-		return over(fs, "file-size", lim->file_size,
-			    lim->file_size_line, NULL);
+		return over(fs, ch, "file-size", lim->file_size,
+			    lim->file_size_line);
 	return 0;
 }
 

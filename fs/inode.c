@@ -436,3 +436,26 @@ fuse_ino_t tino_to_ino(const struct txfs *fs, uint64_t tino)
 {
 	return tino == (uint64_t)fs->root_ino ? FUSE_ROOT_ID : tino;
 }
+
+int itab_snapshot(struct txfs *fs, struct node_ref **out, size_t *n)
+{
+	struct node_ref *v;
+	size_t k = 0;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	v = calloc(fs->itab_count + 1, sizeof(*v));
+	for (size_t i = 0; v && i < fs->itab_size; i++)
+		for (struct tnode *t = fs->itab[i]; t && k <= fs->itab_count;
+		     t = t->next) {
+			v[k].tino = t->tino;
+			v[k].parent = t->parent;
+			v[k].name = t->name ? strdup(t->name) : NULL;
+			k++;
+		}
+	pthread_mutex_unlock(&fs->itab_lock);
+	if (!v)
+		return -ENOMEM;
+	*out = v;
+	*n = k;
+	return 0;
+}

@@ -220,7 +220,9 @@ int copy_up(struct txfs *fs, struct layer_txn *t, struct tview *v)
 		if ((rc = dupstr(&v->link, target)))
 			return rc;
 	}
-	rc = guard_charge(fs, t, NULL, 0, 1, 0);
+	struct charge ch = { .op = "modify", .dir = v->tino, .files = 1 };
+
+	rc = guard_charge(fs, t, &ch);
 	if (rc == 0)
 		rc = layer_inode_put(t, v->tino, &rec, v->lower_path, link);
 	if (rc)

@@ -26,6 +26,7 @@ struct job {
 	struct job *next;
 	enum job_kind kind;
 	fuse_req_t req;
+	struct req_ctx who;	/* the writer of a control verb */
 	size_t size;
 	char *buf;
 };
@@ -44,7 +45,7 @@ static void run_job(struct txfs *fs, struct job *j)
 
 	switch (j->kind) {
 	case JOB_CTL:
-		rc = ctl_write(fs, NULL, j->buf, j->size, 0);
+		rc = ctl_write(fs, &j->who, j->buf, j->size);
 		if (rc)
 			fuse_reply_err(j->req, -rc);
 		else
@@ -143,9 +144,10 @@ static int push(struct txfs *fs, struct job *j)
 	return 0;
 }
 
-int offload_ctl(struct txfs *fs, fuse_req_t req, struct fhandle *fh,
-		const char *buf, size_t size)
+int offload_ctl(struct txfs *fs, fuse_req_t req, const char *buf,
+		size_t size)
 {
+	const struct fuse_ctx *x = fuse_req_ctx(req);
 	struct job *j = calloc(1, sizeof(*j));
 	int rc;
 
@@ -154,9 +156,10 @@ int offload_ctl(struct txfs *fs, fuse_req_t req, struct fhandle *fh,
 		return -ENOMEM;
 	}
 	memcpy(j->buf, buf, size);	/* buf dies with the handler */
-	(void)fh;	/* may be released before the job runs: not kept */
 	j->kind = JOB_CTL;
 	j->req = req;
+	j->who = (struct req_ctx){ .uid = x->uid, .gid = x->gid,
+				   .pid = x->pid };
 	j->size = size;
 	if ((rc = push(fs, j))) {
 		free(j->buf);

@@ -417,6 +417,11 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	int rc;
 
 	req_ctx(req, &c);
+	if ((fi->flags & O_ACCMODE) != O_RDONLY &&
+	    (rc = guard(fs, POLICY_OP_WRITE, p, name, &c))) {
+		reply_err(req, rc);
+		return;
+	}
 	rdlock(fs);
 	rc = do_mknod(fs, p, name, S_IFREG | (mode & 07777), 0, NULL, &c, &v);
 	if (rc == 0)
@@ -516,12 +521,15 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	(void)ino;
 	if (fh->virt) {
 		/* a control verb is answered by the worker (offload.c) */
-		rc = offload_ctl(fs, req, fh, buf, size);
+		rc = offload_ctl(fs, req, buf, size);
 		if (rc == 0)
 			return;
 	} else {
+		struct req_ctx c;
+
+		req_ctx(req, &c);
 		rdlock(fs);
-		rc = file_write(fs, fh, buf, size, off);
+		rc = file_write(fs, fh, buf, size, off, &c);
 		unlock(fs);
 	}
 	if (rc)
@@ -588,11 +596,13 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
 			 off_t off, off_t len, struct fuse_file_info *fi)
 {
 	struct txfs *fs = fs_of(req);
+	struct req_ctx c;
 	int rc;
 
 	(void)ino;
+	req_ctx(req, &c);
 	rdlock(fs);
-	rc = file_fallocate(fs, fh_of(fi), mode, off, len);
+	rc = file_fallocate(fs, fh_of(fi), mode, off, len, &c);
 	unlock(fs);
 	reply_err(req, rc);
 }
@@ -627,16 +637,31 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	struct dir_handle *dh = calloc(1, sizeof(*dh));
+	struct txfs *fs = fs_of(req);
+	uint64_t tino = ino_to_tino(fs, ino);
+	struct dir_handle *dh;
+	struct req_ctx c;
+	int rc = 0;
 
-	(void)ino;
+	req_ctx(req, &c);
+	if (!ctl_is_ino(tino)) {	/* listing a folder reads it */
+		char *path = itab_path(fs, node_of(fs, ino), NULL);
+
+		rc = guard_path(fs, POLICY_OP_READ, path, &c);
+		free(path);
+	}
+	if (rc) {
+		reply_err(req, rc);
+		return;
+	}
+	dh = calloc(1, sizeof(*dh));
 	if (!dh) {
 		reply_err(req, -ENOMEM);
 		return;
 	}
 	pthread_mutex_init(&dh->lock, NULL);
 	fi->fh = (uint64_t)(uintptr_t)dh;
-	if (!ctl_is_ino(ino_to_tino(fs_of(req), ino))) {
+	if (!ctl_is_ino(tino)) {
 		fi->cache_readdir = 1;
 		fi->keep_cache = 1;
 	}

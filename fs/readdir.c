@@ -281,3 +281,16 @@ int dir_empty(struct txfs *fs, struct layer_txn *t, const struct tview *dir)
 	names_free(&seen);
 	return rc;
 }
+
+int dir_names(struct txfs *fs, struct layer_txn *t, const struct tview *v,
+	      struct dir_handle *dh)
+{
+	struct load_ctx c = { .fs = fs, .dir = v->tino, .all = true,
+			      .dh = dh };
+	int rc = dir_fill(fs, t, v, &c);
+
+	names_free(&c.seen);
+	if (rc)
+		dir_free(dh);
+	return rc;
+}

@@ -248,6 +248,15 @@ struct dir_handle {
 
 int dir_load(struct txfs *fs, uint64_t tino, struct dir_handle *dh);
 void dir_free(struct dir_handle *dh);
+/* Every merged entry of folder v, hidden ones included (no . or ..). */
+int dir_names(struct txfs *fs, struct layer_txn *t, const struct tview *v,
+	      struct dir_handle *dh);
+/* Every node the kernel knows: (tino, parent, name) copies, malloc'd. */
+struct node_ref {
+	uint64_t tino, parent;
+	char *name;
+};
+int itab_snapshot(struct txfs *fs, struct node_ref **out, size_t *n);
 typedef int (*dir_walk_fn)(void *arg, const char *rel);
 int dir_walk(struct txfs *fs, struct layer_txn *t, const struct tview *v,
 	     const char *rel, dir_walk_fn fn, void *arg);
@@ -281,12 +290,12 @@ void file_close_all(struct txfs *fs);
 int file_read(struct txfs *fs, struct fhandle *fh, char *buf,
 	      size_t size, off_t off, size_t *got);
 int file_write(struct txfs *fs, struct fhandle *fh, const char *buf,
-	       size_t size, off_t off);
+	       size_t size, off_t off, const struct req_ctx *c);
 /* Truncate or extend tino to size inside write transaction t. */
 int file_truncate(struct txfs *fs, struct layer_txn *t, struct tview *v,
-		  uint64_t size);
+		  uint64_t size, const struct req_ctx *c);
 int file_fallocate(struct txfs *fs, struct fhandle *fh, int mode,
-		   off_t off, off_t len);
+		   off_t off, off_t len, const struct req_ctx *c);
 /* Read len bytes of the real file at off into buf (zeros past EOF). */
 int lower_pread(struct txfs *fs, const char *relpath, int *fdp, char *buf,
 		size_t len, off_t off);
@@ -315,8 +324,9 @@ int ctl_view(struct txfs *fs, uint64_t tino, struct tview *v);
 int ctl_readdir(struct txfs *fs, uint64_t tino, struct dir_handle *dh);
 int ctl_open(struct txfs *fs, uint64_t tino, int flags,
 	     struct fhandle *fh);
-int ctl_write(struct txfs *fs, struct fhandle *fh, const char *buf,
-	      size_t size, off_t off);
+/* One control verb written to .txfs/ctl by caller c. */
+int ctl_write(struct txfs *fs, const struct req_ctx *c, const char *buf,
+	      size_t size);
 
 /* ---- inval.c: kernel cache invalidation, off the request path ---- */
 
@@ -343,11 +353,21 @@ int guard_path(struct txfs *fs, enum policy_op op, const char *path,
 /* Could a rule for op match some path below folder name in dir? */
 bool guard_tree_may(struct txfs *fs, enum policy_op op, uint64_t dir,
 		    const char *name);
-/* Count a change against the policy's limits inside write transaction
- * t: -EACCES past `limit deletes`, -EDQUOT past the other limits. */
-int guard_charge(struct txfs *fs, struct layer_txn *t, const struct req_ctx *c,
-		 uint64_t deletes, uint64_t files, int64_t bytes);
-int guard_file_size(struct txfs *fs, uint64_t size);
+/* A change counted against the policy's limits: who, what op, where
+ * (name in folder dir, or the object dir itself when name is NULL). */
+struct charge {
+	const struct req_ctx *c;	/* may be NULL */
+	const char *op;
+	uint64_t dir;
+	const char *name;
+	uint64_t deletes, files;
+	int64_t bytes;
+};
+
+/* Count a change inside write transaction t: -EACCES past `limit
+ * deletes`, -EDQUOT past the other limits (logged as vetoes). */
+int guard_charge(struct txfs *fs, struct layer_txn *t, const struct charge *ch);
+int guard_file_size(struct txfs *fs, uint64_t size, const struct charge *ch);
 /* exec deny: -EACCES (logged) if path may not be executed. */
 int guard_exec(struct txfs *fs, const char *path, const struct req_ctx *c);
 /* Is name in dir hidden by the policy (lookup must say ENOENT)? */
@@ -372,8 +392,8 @@ int txfs_reload_policy(struct txfs *fs, char **msg);
 int offload_start(struct txfs *fs);
 void offload_stop(struct txfs *fs);
 /* Queue a .txfs/ctl write (copies buf) / an fsync; the worker replies. */
-int offload_ctl(struct txfs *fs, fuse_req_t req, struct fhandle *fh,
-		const char *buf, size_t size);
+int offload_ctl(struct txfs *fs, fuse_req_t req, const char *buf,
+		size_t size);
 int offload_sync(struct txfs *fs, fuse_req_t req);
 
 /* ---- ops.c / mount.c ---- */

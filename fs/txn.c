@@ -22,7 +22,7 @@
 #include "commit.h"
 
 static void changes_count(struct plan *p, struct txn_counts *c, FILE *out,
-			  const struct policy *pol);
+			  const struct policy *pol, FILE *flagged);
 
 /* --- invalidation lists --------------------------------------------- */
 
@@ -165,8 +165,9 @@ static void audit(struct txfs *fs, const char *event, const char *fmt, ...)
 
 /* --- changes and counts --------------------------------------------- */
 
+/* Count (and list in out, and the flagged ones in flagged) the changes. */
 static void changes_count(struct plan *p, struct txn_counts *c, FILE *out,
-			  const struct policy *pol)
+			  const struct policy *pol, FILE *flagged)
 {
 	memset(c, 0, sizeof(*c));
 	for (size_t i = 0; i < p->n; i++) {
@@ -192,6 +193,9 @@ static void changes_count(struct plan *p, struct txn_counts *c, FILE *out,
 			    policy_is_flagged(pol, path, strlen(path));
 
 		c->flagged += flag;
+		if (flag && flagged)
+			fprintf(flagged, "%s%s", c->flagged > 1 ? ", " : "",
+				path);
 		if (!out)
 			continue;
 		if (kind == 'R')
@@ -219,7 +223,8 @@ int txn_summary(struct txfs *fs, struct txn_counts *c, char **changes)
 	if (rc == 0) {
 		rc = plan_build(fs, t, &p, true);
 		if (rc == 0)
-			changes_count(&p, c, out, atomic_load(&fs->policy));
+			changes_count(&p, c, out, atomic_load(&fs->policy),
+				      NULL);
 		plan_free(&p);
 		if (rc == 0 && layer_counters_get(t, &lc) == 0)
 			c->bytes = lc.bytes > 0 ? (uint64_t)lc.bytes : 0;
@@ -259,9 +264,58 @@ static int relink_nodes(struct txfs *fs, const struct plan *p)
 	return 0;
 }
 
+/* The commit event: counts, and the flagged paths as a JSON array. */
+static void audit_commit(struct txfs *fs, uint64_t txid,
+			 const struct txn_counts *c, const char *flagged)
+{
+	char *fields = NULL, *list = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&list, &len);
+
+	if (f) {
+		fputc('[', f);
+		for (const char *p = flagged; p && *p;) {
+			const char *e = strstr(p, ", ");
+			size_t n = e ? (size_t)(e - p) : strlen(p);
+
+			fputc('"', f);
+			for (size_t i = 0; i < n; i++) {
+				unsigned char ch = (unsigned char)p[i];
+
+				if (ch == '"' || ch == '\\')
+					fprintf(f, "\\%c", ch);
+				else if (ch < 0x20)
+					fprintf(f, "\\u%04x", ch);
+				else
+					fputc(ch, f);
+			}
+			fputc('"', f);
+			p = e ? e + 2 : p + n;
+			if (*p)
+				fputc(',', f);
+		}
+		fputc(']', f);
+		fclose(f);
+	}
+	if (fs->audit && asprintf(&fields, "\"txid\":%llu,\"added\":%llu,"
+			"\"modified\":%llu,\"deleted\":%llu,\"renamed\":%llu,"
+			"\"flagged\":%llu,\"needs_review\":%s",
+			(unsigned long long)txid, (unsigned long long)c->added,
+			(unsigned long long)c->modified,
+			(unsigned long long)c->deleted,
+			(unsigned long long)c->renamed,
+			(unsigned long long)c->flagged, list ? list : "[]") > 0)
+		audit_event(fs->audit, "commit", fields, NULL);
+	free(fields);
+	free(list);
+}
+
 static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 			 struct inval_list *il)
 {
+	char *flagged = NULL;
+	size_t flen = 0;
+	FILE *flagf;
 	struct txn_counts c;
 	struct layer_txn *t;
 	struct plan p;
@@ -298,7 +352,10 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 		plan_free(&p);
 		return rc;
 	}
-	changes_count(&p, &c, NULL, atomic_load(&fs->policy));
+	flagf = open_memstream(&flagged, &flen);
+	changes_count(&p, &c, NULL, atomic_load(&fs->policy), flagf);
+	if (flagf)
+		fclose(flagf);
 	rc = commit_run(fs, &p, txid);	/* commits or ends t */
 	if (p.t)
 		layer_txn_end(p.t);
@@ -308,19 +365,19 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 	if (rc == 0)
 		rc = relink_nodes(fs, &p);
 	plan_free(&p);
-	if (rc)
+	if (rc) {
+		free(flagged);
 		return rc;
+	}
 	report(fs, r, 0, "committed transaction %llu: %llu added, %llu "
-	       "modified, %llu deleted, %llu renamed%s\n",
+	       "modified, %llu deleted, %llu renamed%s%s%s\n",
 	       (unsigned long long)txid, (unsigned long long)c.added,
 	       (unsigned long long)c.modified, (unsigned long long)c.deleted,
 	       (unsigned long long)c.renamed,
-	       c.flagged ? " (some paths need review: see the log)" : "");
-	audit(fs, "commit", "\"txid\":%llu,\"added\":%llu,\"modified\":%llu,"
-	      "\"deleted\":%llu,\"renamed\":%llu,\"flagged\":%llu",
-	      (unsigned long long)txid, (unsigned long long)c.added,
-	      (unsigned long long)c.modified, (unsigned long long)c.deleted,
-	      (unsigned long long)c.renamed, (unsigned long long)c.flagged);
+	       c.flagged ? "; needs review (runs code on the host): " : "",
+	       c.flagged && flagged ? flagged : "", "");
+	audit_commit(fs, txid, &c, flagged);
+	free(flagged);
 	return 0;
 }
 
@@ -564,9 +621,10 @@ out:
 
 /* --- the control verbs ---------------------------------------------- */
 
-int txn_command(struct txfs *fs, const char *line, bool from_mount,
+int txn_command(struct txfs *fs, const char *line, const struct req_ctx *c,
 		struct txn_report *r)
 {
+	bool from_mount = c != NULL;
 	char verb[32] = "", arg[256] = "", extra[8] = "";
 	const struct policy *pol = atomic_load(&fs->policy);
 	int n = sscanf(line, "%31s %255s %7s", verb, arg, extra);
@@ -578,9 +636,15 @@ int txn_command(struct txfs *fs, const char *line, bool from_mount,
 		return -EINVAL;
 	}
 	if (from_mount && pol && policy_control_denied(pol, verb)) {
+		struct policy_verdict v = { .action = POLICY_DENY,
+					    .file = policy_name(pol) };
+		struct audit_caller who = { .pid = c->pid, .uid = c->uid };
+
 		report(fs, r, -EPERM, "%s: refused by the policy (control deny "
 		       "%s); only the txfs command may do it\n", verb, verb);
-		audit(fs, "veto", "\"op\":\"control\",\"verb\":\"%s\"", verb);
+		atomic_fetch_add(&fs->vetoes, 1);
+		if (fs->audit)
+			audit_veto(fs->audit, "control", verb, &v, EPERM, &who);
 		return -EPERM;
 	}
 	if (!strcmp(verb, "commit") && n == 1)
