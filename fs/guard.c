@@ -250,6 +250,27 @@ bool guard_hidden(struct txfs *fs, uint64_t dir, const char *name)
 
 /* ---- limits: counted per transaction in the layer ---- */
 
+/* Append ,"path":"..." (JSON-escaped) to a fields buffer. */
+static void json_path_field(char *buf, size_t size, const char *path)
+{
+	size_t o = strlen(buf);
+
+	if (!path || o + 12 >= size)
+		return;
+	o += (size_t)snprintf(buf + o, size - o, ",\"path\":\"");
+	for (const char *p = path; *p && o + 8 < size; p++) {
+		unsigned char ch = (unsigned char)*p;
+
+		if (ch == '"' || ch == '\\')
+			o += (size_t)snprintf(buf + o, size - o, "\\%c", ch);
+		else if (ch < 0x20)
+			o += (size_t)snprintf(buf + o, size - o, "\\u%04x", ch);
+		else
+			buf[o++] = (char)ch;
+	}
+	snprintf(buf + o, size - o, "\"");
+}
+
 static int over(struct txfs *fs, const struct charge *ch, const char *what,
 		uint64_t max, unsigned line)
 {
@@ -273,6 +294,7 @@ static int over(struct txfs *fs, const struct charge *ch, const char *what,
 			 "in the policy\"", what, (unsigned long long)max,
 			 policy_name(p), line, ch->op,
 			 err == EDQUOT ? "EDQUOT" : "EACCES", what);
+		json_path_field(fields, sizeof(fields), path);
 		audit_event(fs->audit, "guard", fields, &who);
 	}
 	free(path);

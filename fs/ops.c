@@ -418,7 +418,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 	req_ctx(req, &c);
 	if ((fi->flags & O_ACCMODE) != O_RDONLY &&
-	    (rc = guard(fs, POLICY_OP_WRITE, p, name, &c))) {
+	    ((rc = guard(fs, POLICY_OP_CREATE, p, name, &c)) ||
+	     (rc = guard(fs, POLICY_OP_WRITE, p, name, &c)))) {
 		reply_err(req, rc);
 		return;
 	}

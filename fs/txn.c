@@ -621,6 +621,37 @@ out:
 
 /* --- the control verbs ---------------------------------------------- */
 
+/* The line of the `control deny` rule naming verb (for the log). */
+static unsigned control_line(const struct policy *pol, const char *verb)
+{
+	const char *t = policy_text(pol);
+	unsigned line = 1;
+
+	for (const char *l = t; l && *l; line++) {
+		const char *e = strchr(l, '\n');
+		size_t n = e ? (size_t)(e - l) : strlen(l);
+		char buf[512];
+		char w1[32], w2[32];
+
+		char *hash, *save = NULL;
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)(n < 511 ? n : 511), l);
+		if ((hash = strchr(buf, '#')))
+			*hash = '\0';
+		if (sscanf(buf, "%31s %31s", w1, w2) == 2 &&
+		    !strcmp(w1, "control") && !strcmp(w2, "deny")) {
+			char *rest = strstr(buf, "deny") + 4;
+
+			for (char *w = strtok_r(rest, " \t,", &save); w;
+			     w = strtok_r(NULL, " \t,", &save))
+				if (!strcmp(w, verb))
+					return line;
+		}
+		l = e ? e + 1 : NULL;
+	}
+	return 0;
+}
+
 int txn_command(struct txfs *fs, const char *line, const struct req_ctx *c,
 		struct txn_report *r)
 {
@@ -637,7 +668,8 @@ int txn_command(struct txfs *fs, const char *line, const struct req_ctx *c,
 	}
 	if (from_mount && pol && policy_control_denied(pol, verb)) {
 		struct policy_verdict v = { .action = POLICY_DENY,
-					    .file = policy_name(pol) };
+					    .file = policy_name(pol),
+					    .line = control_line(pol, verb) };
 		struct audit_caller who = { .pid = c->pid, .uid = c->uid };
 
 		report(fs, r, -EPERM, "%s: refused by the policy (control deny "

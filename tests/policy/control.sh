@@ -28,7 +28,7 @@ if not v:
     sys.exit("no veto with op control in the log")
 r = v[-1]
 bad = []
-if r.get("verb") != "commit": bad.append("verb commit")
+if (r.get("verb") or r.get("path")) != "commit": bad.append("verb commit (as verb or path)")
 if r.get("errno") != "EPERM": bad.append("errno EPERM")
 if not re.fullmatch(re.escape(sys.argv[2]) + r":2", str(r.get("rule"))): bad.append(f"rule {sys.argv[2]}:2")
 if not (isinstance(r.get("pid"), int) and r["pid"] > 0): bad.append("pid")
