@@ -203,6 +203,7 @@ txfs_umount() {
 	cat "$T/umount.err" >>"$DLOG"
 	if [ $rc != 0 ]; then
 		fail "txfs umount $mnt: expected exit 0 got $rc: $(cat "$T/umount.err")"
+		[ -n "$pid" ] && daemon_threads "$pid"
 		return 1
 	fi
 	if is_mounted "$mnt"; then
@@ -214,6 +215,13 @@ txfs_umount() {
 		return 1
 	fi
 	return 0
+}
+
+# For a hang: what the daemon's threads are waiting on.
+daemon_threads() {
+	echo "    daemon $1 threads (state, kernel wait channel):"
+	ps -L -o tid=,stat=,wchan:32=,comm= -p "$1" 2>/dev/null | sed 's/^/      /'
+	grep -E '^(State|Threads):' "/proc/$1/status" 2>/dev/null | sed 's/^/      /'
 }
 
 # SIGKILL the daemon of STATE (default $STATE) and wait until it is gone.
