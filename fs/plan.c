@@ -510,6 +510,45 @@ static int build_steps(struct plan *p)
 	return 0;
 }
 
+/*
+ * --force: an object whose real base is gone or replaced is not in the
+ * merged view any more (lookups find the real directory's new state), so
+ * the commit leaves that name as the real directory has it. The dropped
+ * objects are listed in p->conflicts for the report.
+ */
+static int drop_vanished(struct plan *p)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < p->n && rc == 0; i++) {
+		struct cobj *o = &p->objs[i];
+		struct stat st;
+
+		if (!o->lower || o->tino == (uint64_t)p->fs->root_ino)
+			continue;
+		if (lower_stat(p->fs, o->lower, &st) == 0 &&
+		    (uint64_t)st.st_ino == o->tino &&
+		    (st.st_mode & S_IFMT) == (o->rec.mode & S_IFMT))
+			continue;
+		o->skip = true;
+		rc = add_conflict(p, o->lower, "gone or replaced in the real "
+				  "directory: left as it is there");
+	}
+	/* what was below a dropped folder cannot be placed either */
+	for (size_t i = 0; i < p->n && rc == 0; i++)
+		for (size_t k = 0; k < p->n && !p->objs[i].skip; k++) {
+			const struct cobj *d = &p->objs[k];
+			size_t l = d->lower ? strlen(d->lower) : 0;
+
+			if (d->skip && S_ISDIR(d->rec.mode) && l &&
+			    p->objs[i].lower &&
+			    !strncmp(p->objs[i].lower, d->lower, l) &&
+			    p->objs[i].lower[l] == '/')
+				p->objs[i].skip = true;
+		}
+	return rc;
+}
+
 int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
 	       bool force)
 {
@@ -525,6 +564,8 @@ int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
 		rc = place_obj(p, &p->objs[i]);
 	if (rc == 0 && !force)
 		rc = plan_conflicts(p);
+	else if (rc == 0)
+		rc = drop_vanished(p);
 	return rc ? rc : build_steps(p);
 }
 

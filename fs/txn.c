@@ -243,6 +243,37 @@ int txn_summary(struct txfs *fs, struct txn_counts *c, char **changes)
 
 /* --- commit ---------------------------------------------------------- */
 
+/* "  a\n  b\n" of n lines, or NULL when there are none. */
+static char *join_lines(char **v, size_t n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!n || !(f = open_memstream(&buf, &len)))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "  %s\n", v[i]);
+	fclose(f);
+	return buf;
+}
+
+/* Add text to the report (and to what .txfs/ctl reads). */
+static void report_append(struct txfs *fs, struct txn_report *r,
+			  const char *text)
+{
+	char *joined = NULL;
+
+	if (asprintf(&joined, "%s%s", r->text ? r->text : "", text) < 0)
+		return;
+	free(r->text);
+	r->text = joined;
+	pthread_mutex_lock(&fs->ctl_lock);
+	free(fs->last_report);
+	fs->last_report = strdup(joined);
+	pthread_mutex_unlock(&fs->ctl_lock);
+}
+
 /* After a commit the real directory is the merged view: every known node
  * now lives at its merged path; nodes whose object became another real
  * inode (born in the layer, or content replaced) are aliased to it. */
@@ -313,7 +344,7 @@ static void audit_commit(struct txfs *fs, uint64_t txid,
 static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 			 struct inval_list *il)
 {
-	char *flagged = NULL;
+	char *flagged = NULL, *dropped = NULL;
 	size_t flen = 0;
 	FILE *flagf;
 	struct txn_counts c;
@@ -356,6 +387,7 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 	changes_count(&p, &c, NULL, atomic_load(&fs->policy), flagf);
 	if (flagf)
 		fclose(flagf);
+	dropped = join_lines(p.conflicts, p.nconflicts);
 	rc = commit_run(fs, &p, txid);	/* commits or ends t */
 	if (p.t)
 		layer_txn_end(p.t);
@@ -367,6 +399,7 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 	plan_free(&p);
 	if (rc) {
 		free(flagged);
+		free(dropped);
 		return rc;
 	}
 	report(fs, r, 0, "committed transaction %llu: %llu added, %llu "
@@ -375,9 +408,14 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 	       (unsigned long long)c.modified, (unsigned long long)c.deleted,
 	       (unsigned long long)c.renamed,
 	       c.flagged ? "; needs review (runs code on the host): " : "",
-	       c.flagged && flagged ? flagged : "", "");
+	       c.flagged && flagged ? flagged : "",
+	       dropped ? "; forced past conflicts, left as the real directory "
+			 "has them: " : "");
+	if (dropped)
+		report_append(fs, r, dropped);
 	audit_commit(fs, txid, &c, flagged);
 	free(flagged);
+	free(dropped);
 	return 0;
 }
 
