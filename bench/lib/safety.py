@@ -388,6 +388,8 @@ class Safety:
             argv.append(f"{k}={v}")
         argv.append(f"XDG_STATE_HOME={os.path.join(d, 'state')}")
         argv += [self.ctx.txfs_bin, "run"]
+        if "--state" in self.run_help:
+            argv += ["--state", os.path.join(d, "state")]
         if e["expect"] == "network":
             argv.append("--no-network")
         argv += ["--", "sh", "-c", e["cmd"]]
