@@ -293,7 +293,7 @@ static int prepare(struct txfs *fs, struct plan *p, uint64_t txid)
 	if (sfd < 0)
 		return sfd;
 	for (size_t i = 0; i < p->n && rc == 0; i++)
-		if (plan_needs_data(&p->objs[i]) &&
+		if (!p->objs[i].skip && plan_needs_data(&p->objs[i]) &&
 		    (rc = prepare_one(fs, p->t, sfd, &p->objs[i])) == 0)
 			rc = fault_point(fs, "commit");
 	if (rc == 0 && (fsync(sfd) || fsync(fs->rootfd)))

@@ -97,6 +97,8 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 	if (conn->capable & FUSE_CAP_EXPLICIT_INVAL_DATA)
 		conn->want |= FUSE_CAP_EXPLICIT_INVAL_DATA;
+	if (conn->capable & FUSE_CAP_READDIRPLUS_AUTO)
+		conn->want |= FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO;
 	conn->max_write = 1u << 20;
 	conn->max_readahead = 1u << 20;
 }
@@ -710,6 +712,80 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 	free(buf);
 }
 
+/*
+ * readdirplus: each entry comes with its attributes, so `ls -l`, `git
+ * status` and `find` need no lookup per name. Every entry but . and ..
+ * that is sent takes a kernel reference, like a lookup.
+ */
+static size_t add_plus(fuse_req_t req, struct txfs *fs, struct layer_txn *t,
+		       const struct tview *dir, const struct dir_entry *e,
+		       char *buf, size_t room, off_t next)
+{
+	struct fuse_entry_param ep = { 0 };
+	bool dot = !strcmp(e->name, ".") || !strcmp(e->name, "..");
+	struct tview v;
+	size_t n;
+
+	if (dot || view_lookup(fs, t, dir, e->name, &v)) {
+		/* . and .., or a name gone since the listing: no reference */
+		ep.attr.st_ino = e->tino;
+		ep.attr.st_mode = e->type;
+		return fuse_add_direntry_plus(req, buf, room, e->name, &ep,
+					      next);
+	}
+	ep.ino = tino_to_ino(fs, v.tino);
+	ep.attr = v.st;
+	ep.attr_timeout = timeout_of(&v);
+	ep.entry_timeout = TXFS_TIMEOUT;
+	n = fuse_add_direntry_plus(req, buf, room, e->name, &ep, next);
+	if (n <= room && itab_get(fs, v.tino, v.lower_path, dir->tino,
+				  e->name, 1))
+		n = room + 1;	/* cannot take the reference: stop here */
+	tview_free(&v);
+	return n;
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+			   off_t off, struct fuse_file_info *fi)
+{
+	struct txfs *fs = fs_of(req);
+	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
+	uint64_t tino = ino_to_tino(fs, ino);
+	struct layer_txn *t = NULL;
+	struct tview dir = { 0 };
+	char *buf = malloc(size);
+	size_t pos = 0;
+	int rc = 0;
+
+	if (!buf) {
+		reply_err(req, -ENOMEM);
+		return;
+	}
+	pthread_mutex_lock(&dh->lock);
+	rdlock(fs);
+	if (off == 0 || !dh->loaded)
+		rc = dir_load(fs, tino, dh);
+	if (rc == 0 && (rc = layer_begin(fs->layer, false, &t)) == 0)
+		rc = view_inode(fs, t, tino, &dir);
+	for (size_t i = (size_t)off; rc == 0 && i < dh->n; i++) {
+		size_t n = add_plus(req, fs, t, &dir, &dh->ents[i], buf + pos,
+				    size - pos, (off_t)(i + 1));
+
+		if (n > size - pos)
+			break;
+		pos += n;
+	}
+	tview_free(&dir);
+	layer_txn_end(t);
+	unlock(fs);
+	pthread_mutex_unlock(&dh->lock);
+	if (rc)
+		reply_err(req, rc);
+	else
+		fuse_reply_buf(req, buf, pos);
+	free(buf);
+}
+
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
 			  struct fuse_file_info *fi)
 {
@@ -839,6 +915,7 @@ const struct fuse_lowlevel_ops txfs_ops = {
 	.lseek = op_lseek,
 	.opendir = op_opendir,
 	.readdir = op_readdir,
+	.readdirplus = op_readdirplus,
 	.releasedir = op_releasedir,
 	.fsyncdir = op_fsyncdir,
 	.statfs = op_statfs,
