@@ -110,14 +110,38 @@ show() {
 
 # ---- timeouts ----------------------------------------------------------------
 
+# After a step timed out: if the mount no longer answers a statfs within
+# 5 s, the daemon is hung; the scenario gives up (every later step would
+# only wait for its own timeout), from the main shell at once.
+check_hung() {
+	local m rc
+	for m in "$MNT" "$WS"; do
+		is_mounted "$m" || continue
+		timeout -k 2 5 stat -f -- "$m" >/dev/null 2>&1
+		rc=$?
+		[ $rc = 124 ] || [ $rc = 137 ] || continue
+		touch "$T/hung"
+		echo "FAIL: the mount at $m stopped answering (statfs timed out): giving up"
+		[ -n "$(daemon_pid)" ] && daemon_threads "$(daemon_pid)"
+		[ "$BASH_SUBSHELL" = 0 ] && exit 1
+		return 0
+	done
+}
+
 # t SECONDS CMD...: run CMD under a timeout; a timeout is a failure.
 t() {
 	local s=$1 rc
 	shift
+	if [ -e "$T/hung" ]; then
+		fail "not run, the mount stopped answering: $*"
+		[ "$BASH_SUBSHELL" = 0 ] && exit 1
+		return 124
+	fi
 	timeout -k 5 "$s" "$@"
 	rc=$?
 	if [ $rc = 124 ] || [ $rc = 137 ]; then
 		fail "timeout: no answer within ${s}s: $*"
+		check_hung
 	fi
 	return $rc
 }
@@ -357,6 +381,7 @@ model() {
 # replaced) must be equal.
 both() {
 	local script=$1 rm rc
+	[ -e "$T/hung" ] && { fail "not run, the mount stopped answering: $script"; exit 1; }
 	timeout -k 5 60 env -C "$MNT" bash -c "$script" >"$T/both.m" 2>&1
 	rm=$?
 	timeout -k 5 60 env -C "$MODEL" bash -c "$script" >"$T/both.r" 2>&1
@@ -365,6 +390,7 @@ both() {
 	sed -i "s#$MODEL#DIR#g" "$T/both.r"
 	if [ $rm = 124 ] || [ $rm = 137 ]; then
 		fail "timeout: '$script' in the mount did not finish within 60s"
+		check_hung
 	elif [ $rm != $rc ]; then
 		fail "'$script': expected exit $rc (as in a plain dir) got $rm; output: $(head -c 400 "$T/both.m")"
 	elif ! cmp -s "$T/both.m" "$T/both.r"; then
