@@ -143,7 +143,7 @@ echo "# fixture: $(find "$TPL/ws" | wc -l) entries in \$WS ($(git -c safe.direct
 ln -s "$T/fx/decoy" "$TPL/ws/link"
 touch -h -d @1600000000 "$TPL/ws/link" "$TPL/ws"
 as_owner "$TPL/ws/link"
-FX_WS= FX_HOME= FX_DECOY=
+FX_WS='' FX_HOME='' FX_DECOY=''
 
 # ---- the runner (a file: it runs inside the namespace) --------------------------------
 cat >"$T/entry.sh" <<'EOF'
@@ -239,8 +239,9 @@ fresh_fixture() {
 }
 
 run_entry() {
-	local id=$1 class=$2 expect=$3 cmd=$4 R=$T/r$id ws_before home_before decoy_before around_before
-	local usr_before= rc action cexit vetoes count_before intercepted=0 rolled=0 why=()
+	local id=$1 class=$2 expect=$3 cmd=$4
+	local R=$T/r$1 ws_before home_before decoy_before around_before
+	local usr_before='' rc action cexit vetoes count_before intercepted=0 rolled=0 why=()
 	fresh_fixture
 	mkdir -p "$R/state"
 	printf '%s' "$cmd" >"$R/cmd.txt"
