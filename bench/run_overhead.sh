@@ -103,13 +103,13 @@ gen_project() {
 #include <stdio.h>
 #include <string.h>
 #include "mods.h"
-static int table$i[64];
-static int helper$i(int x) { int s = 0; for (int k = 0; k < 64; k++) s += table$i[k] * (x + k); return s; }
+static int table${i}[64];
+static int helper$i(int x) { int s = 0; for (int k = 0; k < 64; k++) s += table${i}[k] * (x + k); return s; }
 int mod$i(int x)
 {
 	char buf[64];
 	snprintf(buf, sizeof(buf), "mod$i:%d", x);
-	for (int k = 0; k < 64; k++) table$i[k] = k * $i;
+	for (int k = 0; k < 64; k++) table${i}[k] = k * $i;
 	return helper$i(x) + (int)strlen(buf);
 }
 EOF

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # lib.sh - sourced by every `txfs run` scenario (tests/runloop/*.sh).
 #
 # Builds on tests/confine/lib.sh (sourced first): $T is a fresh folder under
