@@ -36,6 +36,8 @@ static const char mount_usage[] =
 "                   $XDG_STATE_HOME/txfs/NAME-HASH or ~/.local/state/txfs/)\n"
 "  --policy FILE    the policy (default: the shipped default policy)\n"
 "  --ctl-name NAME  name of the control folder (default .txfs)\n"
+"  --no-ctl-verbs   .txfs/ctl refuses every verb (txfs run uses it: the\n"
+"                   txfs command still commits and rolls back)\n"
 "  -f               stay in the foreground\n"
 "  -d               FUSE debug output (implies -f)\n"
 "  -o OPT           FUSE mount options; also state=DIR, policy=FILE,\n"
@@ -116,6 +118,7 @@ int cmd_mount(int argc, char **argv)
 		{ "state", required_argument, NULL, 's' },
 		{ "policy", required_argument, NULL, 'p' },
 		{ "ctl-name", required_argument, NULL, 'c' },
+		{ "no-ctl-verbs", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -129,6 +132,7 @@ int cmd_mount(int argc, char **argv)
 		case 's': o.state = optarg; break;
 		case 'p': o.policy = optarg; break;
 		case 'c': o.ctl_name = optarg; break;
+		case 'V': o.no_ctl_verbs = true; break;
 		case 'f': o.foreground = true; break;
 		case 'd': o.debug = o.foreground = true; break;
 		case 'o':

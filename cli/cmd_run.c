@@ -164,11 +164,12 @@ static int load_policy(struct run_ctx *r)
 
 static int mount_ws(struct run_ctx *r)
 {
-	char *argv[10];
+	char *argv[12];
 	int n = 0, rc;
 
 	argv[n++] = "txfs";
 	argv[n++] = "mount";
+	argv[n++] = "--no-ctl-verbs";	/* CMD must not commit past --check */
 	argv[n++] = "--state";
 	argv[n++] = r->state;
 	if (r->o.policy) {
@@ -309,6 +310,10 @@ struct outcome {
 static void report(const struct run_ctx *r, const struct outcome *o)
 {
 	if (r->o.json) {
+		char *nl = o->status_json ? strchr(o->status_json, '\n') : NULL;
+
+		if (nl)
+			*nl = '\0';	/* one line */
 		printf("{\"action\":\"%s\",\"exit\":%d,\"check_exit\":%d,"
 		       "\"seconds\":%.3f,\"transaction\":%s,\"changes\":",
 		       o->action, o->cmd_status, o->check_status, o->seconds,

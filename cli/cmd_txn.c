@@ -83,12 +83,15 @@ int cli_request(const char *state, int argc, char **argv, int *err,
 		rc = -errno;
 		goto out;
 	}
+	/* MSG_NOSIGNAL: a daemon that refuses closes early; its answer is
+	 * still there to read */
 	for (int i = 0; i < argc; i++)
-		if (write(fd, argv[i], strlen(argv[i]) + 1) < 0) {
+		if (send(fd, argv[i], strlen(argv[i]) + 1, MSG_NOSIGNAL) < 0 &&
+		    errno != EPIPE) {
 			rc = -errno;
 			goto out;
 		}
-	if (write(fd, "", 1) != 1) {
+	if (send(fd, "", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE) {
 		rc = -errno;
 		goto out;
 	}

@@ -859,9 +859,24 @@ static bool is_partial(const struct plan *p)
 
 /* --- the whole commit ----------------------------------------------- */
 
+static bool has_work(const struct plan *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (!p->objs[i].skip)
+			return true;
+	return false;
+}
+
 int commit_run(struct txfs *fs, struct plan *p, uint64_t txid)
 {
-	int rc = prepare(fs, p, txid);
+	int rc;
+
+	if (!has_work(p)) {	/* nothing staged: no staging, no journal */
+		layer_txn_end(p->t);
+		p->t = NULL;
+		return p->partial ? 0 : finalize(fs, txid);
+	}
+	rc = prepare(fs, p, txid);
 
 	if (rc == 0)
 		rc = fault_point(fs, "commit");

@@ -43,9 +43,10 @@ enum cstep_kind {
 	CS_SYMLINK,	/* symlink b at a */
 	CS_MKNOD,	/* FIFO or socket at a */
 	CS_LINK,	/* hard link b to a */
-	CS_META,	/* mode, owner, times, xattrs of a from the layer;
-			 * tino 0: only times, b = "atime_ns mtime_ns" */
 	CS_CLEAN,	/* remove the staging folder */
+	CS_META,	/* mode, owner, times, xattrs of a from the layer;
+			 * tino 0: only times, b = "atime_ns mtime_ns"
+			 * (after CLEAN: removing staging changes the root) */
 	CS_SYNC,	/* syncfs */
 	CS_FORGET,	/* partial commit: drop tino from the layer at the end */
 };
@@ -133,6 +134,9 @@ int txn_recover(struct txfs *fs, const char **what);
 struct req_ctx;
 int txn_command(struct txfs *fs, const char *line, const struct req_ctx *c,
 		struct txn_report *r);
+/* Refuse a verb written to .txfs/ctl (logged as a veto). */
+void txn_refuse(struct txfs *fs, const char *line, const struct req_ctx *c,
+		const char *why, struct txn_report *r);
 
 /* Fault injection: TXFS_FAULT=commit:N stops the daemon at the Nth step
  * of a commit, commit-eio:N makes it fail with EIO there, recover:N stops

@@ -294,6 +294,14 @@ int ctl_write(struct txfs *fs, const struct req_ctx *c, const char *buf,
 		return -EINVAL;
 	memcpy(line, buf, n);
 	line[n] = '\0';
+	if (fs->opts.no_ctl_verbs) {
+		/* under txfs run, txfs run decides (after --check) */
+		txn_refuse(fs, line, c, "under `txfs run` the transaction is "
+			   "committed or rolled back by txfs run when the "
+			   "command ends", &r);
+		free(r.text);
+		return -EPERM;
+	}
 	rc = txn_command(fs, line, c, &r);
 	free(r.text);
 	return rc;

@@ -341,7 +341,7 @@ int guard_exec(struct txfs *fs, const char *path, const struct req_ctx *c)
 	struct audit_caller who = { .pid = c ? c->pid : 0,
 				    .uid = c ? c->uid : 0 };
 
-	if (!p || !path || !policy_exec_denied(p, path, strlen(path)))
+	if (!p || !path || !(v.line = policy_exec_rule(p, path, strlen(path))))
 		return 0;
 	atomic_fetch_add(&fs->vetoes, 1);
 	v.file = policy_name(p);

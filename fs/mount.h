@@ -20,6 +20,7 @@ struct txfs_opts {
 	const char *fuse_opts;	/* -o, comma list */
 	bool foreground;
 	bool debug;
+	bool no_ctl_verbs;	/* .txfs/ctl refuses every verb (txfs run) */
 };
 
 /* Mount and serve until unmounted. Without opts->foreground, forks: the

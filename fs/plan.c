@@ -387,6 +387,18 @@ static int keep_folder_times(struct plan *p, const char *lower,
 	return rc;
 }
 
+static int keep_root_times(struct plan *p)
+{
+	char times[64];
+	struct stat st;
+
+	if (lower_stat(p->fs, "", &st))
+		return 0;
+	snprintf(times, sizeof(times), "%lld %lld",
+		 (long long)ts_ns(st.st_atim), (long long)ts_ns(st.st_mtim));
+	return add_step(p, CS_META, 0, "", times, 0);
+}
+
 static int attach_steps(struct plan *p, const struct cobj *o)
 {
 	const char *f0 = o->finals[0];
@@ -498,6 +510,8 @@ static int build_steps(struct plan *p)
 	}
 	for (size_t i = 0; i < p->nwh && rc == 0; i++)
 		rc = unlink_step(p, &p->whiteouts[i]);
+	if (rc == 0 && !plan_obj(p, (uint64_t)p->fs->root_ino))
+		rc = keep_root_times(p);	/* staging comes and goes there */
 	if (rc || (rc = add_step(p, CS_CLEAN, 0, NULL, NULL, 0)) ||
 	    (rc = add_step(p, CS_SYNC, 0, NULL, NULL, 0)))
 		return rc;

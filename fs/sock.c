@@ -98,11 +98,11 @@ static void reply(int cfd, int err, const char *text)
 {
 	char head[16];
 	int n = snprintf(head, sizeof(head), "%d\n", err < 0 ? -err : err);
-	ssize_t w = write(cfd, head, (size_t)n);
+	ssize_t w = send(cfd, head, (size_t)n, MSG_NOSIGNAL);
 
 	if (w == n && text)
 		for (size_t off = 0, len = strlen(text); off < len;) {
-			w = write(cfd, text + off, len - off);
+			w = send(cfd, text + off, len - off, MSG_NOSIGNAL);
 			if (w <= 0)
 				break;
 			off += (size_t)w;
@@ -122,7 +122,7 @@ static int send_real(struct txfs *fs, int cfd, const char *path)
 	}
 	reply(cfd, 0, NULL);
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		if (write(cfd, buf, (size_t)n) != n)
+		if (send(cfd, buf, (size_t)n, MSG_NOSIGNAL) != n)
 			break;
 	close(fd);
 	return 0;
@@ -136,13 +136,14 @@ static int serve_one(struct txfs *fs, int cfd)
 
 	if (!buf || !argv)
 		goto out;
-	if (peer_confined(cfd)) {
+	rc = read_request(cfd, buf, MAX_REQ, argv, &argc);
+	if (peer_confined(cfd)) {	/* read first: the client gets EPERM */
 		rc = -EPERM;
 		reply(cfd, rc, "refused: a confined process may not control "
 		      "the transaction\n");
 		goto out;
 	}
-	if ((rc = read_request(cfd, buf, MAX_REQ, argv, &argc)) || !argc) {
+	if (rc || !argc) {
 		reply(cfd, rc ? rc : -EINVAL, "bad request\n");
 		goto out;
 	}

@@ -690,6 +690,20 @@ static unsigned control_line(const struct policy *pol, const char *verb)
 	return 0;
 }
 
+void txn_refuse(struct txfs *fs, const char *line, const struct req_ctx *c,
+		const char *why, struct txn_report *r)
+{
+	struct policy_verdict v = { .action = POLICY_DENY };
+	struct audit_caller who = { .pid = c ? c->pid : 0,
+				    .uid = c ? c->uid : 0 };
+
+	memset(r, 0, sizeof(*r));
+	report(fs, r, -EPERM, "%s: refused: %s\n", line, why);
+	atomic_fetch_add(&fs->vetoes, 1);
+	if (fs->audit)
+		audit_veto(fs->audit, "control", line, &v, EPERM, &who);
+}
+
 int txn_command(struct txfs *fs, const char *line, const struct req_ctx *c,
 		struct txn_report *r)
 {

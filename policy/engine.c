@@ -38,15 +38,18 @@ static int copy_exec(struct policy *p, const struct parsed *ps)
 	const struct glob **g = arena_alloc(&p->arena,
 					    ps->nexec * sizeof(*g));
 	const char **t = arena_alloc(&p->arena, ps->nexec * sizeof(*t));
+	unsigned *ln = arena_alloc(&p->arena, ps->nexec * sizeof(*ln));
 
-	if (!g || !t)
+	if (!g || !t || !ln)
 		return -ENOMEM;
 	for (size_t i = 0; i < ps->nexec; i++) {
 		g[i] = ps->exec[i];
 		t[i] = ps->exec[i]->text;
+		ln[i] = i < ps->nexec_line ? ps->exec_line[i] : 0;
 	}
 	p->exec = g;
 	p->exec_text = t;
+	p->exec_line = ln;
 	p->nexec = ps->nexec;
 	return 0;
 }
@@ -302,10 +305,16 @@ bool policy_network_denied(const struct policy *p)
 
 bool policy_exec_denied(const struct policy *p, const char *path, size_t len)
 {
+	return policy_exec_rule(p, path, len) != 0;
+}
+
+unsigned policy_exec_rule(const struct policy *p, const char *path,
+			  size_t len)
+{
 	for (size_t i = 0; p && i < p->nexec; i++)
 		if (glob_match(p->exec[i], path ? path : "", len))
-			return true;
-	return false;
+			return p->exec_line[i] ? p->exec_line[i] : 1;
+	return 0;
 }
 
 bool policy_control_denied(const struct policy *p, const char *verb)

@@ -424,7 +424,18 @@ static int parse_exec(struct pline *l)
 		missing(l, &l->t[1], "'exec deny' needs at least one glob");
 		return 0;
 	}
-	return parse_globs(l, 2, false, &o->exec, &o->nexec, &o->capexec);
+	size_t before = o->nexec;
+	int ret = parse_globs(l, 2, false, &o->exec, &o->nexec, &o->capexec);
+
+	for (size_t i = before; ret == 0 && i < o->nexec; i++) {
+		unsigned *slot = vec_push(&o->exec_line, &o->nexec_line,
+					  &o->capexec_line, sizeof(*slot));
+
+		if (!slot)
+			return -ENOMEM;
+		*slot = l->t[0].line;
+	}
+	return ret;
 }
 
 static int parse_control(struct pline *l)
@@ -528,5 +539,6 @@ void parsed_release(struct parsed *ps)
 	free(ps->rules);
 	free(ps->globs);
 	free(ps->exec);
+	free(ps->exec_line);
 	memset(ps, 0, sizeof(*ps));
 }

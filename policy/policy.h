@@ -131,6 +131,9 @@ const struct policy_limits *policy_limits(const struct policy *p);
 bool policy_network_denied(const struct policy *p);
 /* exec deny: path is workspace-relative. */
 bool policy_exec_denied(const struct policy *p, const char *path, size_t len);
+/* The line of the first `exec deny` rule matching path, 0 if none. */
+unsigned policy_exec_rule(const struct policy *p, const char *path,
+			  size_t len);
 /* control deny VERB: verb as written to .txfs/ctl ("commit", ...). */
 bool policy_control_denied(const struct policy *p, const char *verb);
 /* Number of exec deny globs and each one as written (for txfs run). */

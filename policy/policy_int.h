@@ -210,6 +210,8 @@ struct parsed {
 	size_t nglobs, capglobs;
 	const struct glob **exec;
 	size_t nexec, capexec;
+	unsigned *exec_line;	/* line of exec[i] */
+	size_t nexec_line, capexec_line;
 	struct policy_limits limits;
 	bool network_denied;
 	uint32_t control_denied;	/* bit i: control_verbs[i] */
@@ -285,6 +287,7 @@ struct policy {
 	uint32_t control_denied;
 	const char *const *exec_text;
 	const struct glob *const *exec;
+	const unsigned *exec_line;
 	size_t nexec;
 };
 
