@@ -538,10 +538,11 @@ static int diff_one(const char *state, const char *mnt, const struct change *c,
 			goto out;
 		b = newp;
 	}
-	snprintf(la, sizeof(la), c->old ? "a/%s" : "/dev/null",
-		 c->old ? c->old : "");
-	snprintf(lb, sizeof(lb), c->new ? "b/%s" : "/dev/null",
-		 c->new ? c->new : "");
+	/* a name with a space ends with a TAB, as patch(1) needs */
+	snprintf(la, sizeof(la), c->old ? "a/%s%s" : "/dev/null",
+		 c->old ? c->old : "", c->old && strchr(c->old, ' ') ? "\t" : "");
+	snprintf(lb, sizeof(lb), c->new ? "b/%s%s" : "/dev/null",
+		 c->new ? c->new : "", c->new && strchr(c->new, ' ') ? "\t" : "");
 	d = run_diff(a, b, la, lb);
 	if (o->stat) {
 		unsigned plus, minus;
@@ -598,12 +599,22 @@ int cmd_diff(int argc, char **argv)
 		    !under(c.new ? c.new : c.old, argc - o.first - 1,
 			   argv + o.first + 1))
 			continue;
-		if (o.name_status)
+		if (o.name_status) {
 			printf("%c\t%s%s%s\n", c.kind, c.old ? c.old : c.new,
 			       c.kind == 'R' ? "\t" : "",
 			       c.kind == 'R' ? c.new : "");
-		else if (diff_one(state, argv[o.first], &c, &o))
+		} else if (c.kind == 'R') {
+			/* a rename as a deletion and a creation: applies
+			 * with patch -p1 and git apply alike */
+			struct change del = { 'D', c.old, NULL };
+			struct change add = { 'A', NULL, c.new };
+
+			if (diff_one(state, argv[o.first], &del, &o) ||
+			    diff_one(state, argv[o.first], &add, &o))
+				rc = 1;
+		} else if (diff_one(state, argv[o.first], &c, &o)) {
 			rc = 1;
+		}
 	}
 	free(out);
 	return rc ? 1 : 0;

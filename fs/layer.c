@@ -215,8 +215,10 @@ static int lcdel(struct layer_txn *t, MDB_cursor *c, MDB_dbi dbi, MDB_val *k)
 	return lerr(mdb_cursor_del(c, 0));
 }
 
-/* Apply (restore) or merge down every undo record of level `level`. */
-static int undo_level(struct layer_txn *t, uint32_t level, bool restore)
+/* Apply (restore) every undo record of level `level`, or merge it down
+ * into level `into` (0: drop it). */
+static int undo_level(struct layer_txn *t, uint32_t level, bool restore,
+		      uint32_t into)
 {
 	struct key pre;
 	MDB_cursor *c;
@@ -262,8 +264,8 @@ static int undo_level(struct layer_txn *t, uint32_t level, bool restore)
 			free(tmp);
 			if (rc == MDB_NOTFOUND)
 				rc = 0;
-		} else if (level > 1) {
-			ukey(&down, t->gen, level - 1,
+		} else if (into > 0) {
+			ukey(&down, t->gen, into,
 			     ((unsigned char *)k.mv_data)[12], &key);
 			MDB_val dk = kval(&down);
 
@@ -303,7 +305,7 @@ int layer_sp_rollback(struct layer_txn *t, uint32_t level)
 		return -ENOENT;
 	t->replaying = true;
 	for (uint32_t l = t->sp_level; l >= level && rc == 0; l--)
-		rc = undo_level(t, l, true);
+		rc = undo_level(t, l, true, 0);
 	t->replaying = false;
 	if (rc == 0 && (rc = layer_meta_put_u64(t, "sp_level", level)) == 0)
 		t->sp_level = level;
@@ -316,8 +318,10 @@ int layer_sp_release(struct layer_txn *t, uint32_t level)
 
 	if (level == 0 || level > t->sp_level)
 		return -ENOENT;
+	/* oldest first: the first record merged for a key is the oldest
+	 * value, and MDB_NOOVERWRITE keeps it */
 	for (uint32_t l = level; l <= t->sp_level && rc == 0; l++)
-		rc = undo_level(t, l, false);
+		rc = undo_level(t, l, false, level - 1);
 	if (rc == 0 && (rc = layer_meta_put_u64(t, "sp_level", level - 1)) == 0)
 		t->sp_level = level - 1;
 	return rc;

@@ -328,6 +328,54 @@ static void test_corrupt_refused(void **state)
 	close(fd);
 }
 
+static uint64_t inode_size(struct layer_txn *t, uint64_t tino)
+{
+	struct layer_ino_view v;
+
+	return layer_inode_get(t, tino, &v) == 0 ? v.rec.size : 0;
+}
+
+static void put_size(struct layer_txn *t, uint64_t tino, uint64_t size)
+{
+	struct layer_inode rec = { .mode = S_IFREG | 0644, .size = size };
+
+	assert_int_equal(layer_inode_put(t, tino, &rec, NULL, NULL), 0);
+}
+
+/* Nested savepoints: rollback restores each level exactly; release merges
+ * a level's undo records into the one below, keeping the oldest value. */
+static void test_savepoints(void **state)
+{
+	struct fx *f = *state;
+	struct layer_txn *t = wtxn(f);
+	struct layer_ino_view v;
+	uint32_t l1, l2, l3;
+
+	put_size(t, 1, 10);			/* before any savepoint */
+	assert_int_equal(layer_sp_push(t, &l1), 0);
+	put_size(t, 1, 11);
+	put_size(t, 2, 20);
+	assert_int_equal(layer_sp_push(t, &l2), 0);
+	put_size(t, 1, 12);
+	assert_int_equal(layer_inode_del(t, 2), 0);
+	assert_int_equal(layer_sp_push(t, &l3), 0);
+	put_size(t, 3, 30);
+	assert_int_equal(l3, 3);
+	assert_int_equal(layer_sp_rollback(t, l3), 0);	/* level 3 undone */
+	assert_int_equal(layer_inode_get(t, 3, &v), -ENOENT);
+	assert_int_equal(inode_size(t, 1), 12);
+	put_size(t, 3, 31);
+	assert_int_equal(layer_sp_release(t, l2), 0);	/* 2 and 3 merged */
+	assert_int_equal(layer_sp_level(t), 1);
+	assert_int_equal(layer_sp_rollback(t, l2), -ENOENT);
+	assert_int_equal(layer_sp_rollback(t, l1), 0);	/* all undone */
+	assert_int_equal(inode_size(t, 1), 10);
+	assert_int_equal(layer_inode_get(t, 2, &v), -ENOENT);
+	assert_int_equal(layer_inode_get(t, 3, &v), -ENOENT);
+	assert_int_equal(layer_sp_level(t), 1);		/* l1 stays open */
+	assert_int_equal(layer_commit(t), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +388,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_map_full_keeps_data, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_savepoints, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
