@@ -602,7 +602,8 @@ int txn_savepoint(struct txfs *fs, const char *name, struct txn_report *r)
 		rc = -ENOMEM;
 		goto out;
 	}
-	memcpy(buf, n.buf, n.len);
+	if (n.len)
+		memcpy(buf, n.buf, n.len);
 	memcpy(buf + n.len, name, strlen(name) + 1);
 	if ((rc = layer_meta_put(t, "savepoints", buf,
 				 n.len + strlen(name) + 1)))
