@@ -111,7 +111,7 @@ static void do_write(struct fx *f, size_t off, size_t len, char c)
 	char *buf = malloc(len);
 
 	memset(buf, c, len);
-	assert_int_equal(file_write(&f->fs, f->fh, buf, len, (off_t)off), 0);
+	assert_int_equal(file_write(&f->fs, f->fh, buf, len, (off_t)off, NULL), 0);
 	if (off > f->msize)
 		memset(f->model + f->msize, 0, off - f->msize);
 	memset(f->model + off, c, len);
@@ -128,7 +128,7 @@ static void do_truncate(struct fx *f, size_t size)
 	assert_int_equal(layer_begin(f->fs.layer, true, &t), 0);
 	assert_int_equal(view_inode(&f->fs, t, f->tino, &v), 0);
 	assert_int_equal(copy_up(&f->fs, t, &v), 0);
-	assert_int_equal(file_truncate(&f->fs, t, &v, size), 0);
+	assert_int_equal(file_truncate(&f->fs, t, &v, size, NULL), 0);
 	assert_int_equal(layer_inode_update(t, f->tino, &v.rec), 0);
 	assert_int_equal(layer_commit(t), 0);
 	tview_free(&v);
