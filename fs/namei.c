@@ -145,6 +145,26 @@ int view_inode(struct txfs *fs, struct layer_txn *t, uint64_t tino,
 	return 0;
 }
 
+int view_folder(struct txfs *fs, struct layer_txn *t, uint64_t tino,
+		struct tview *v)
+{
+	struct layer_ino_view lv;
+	int rc;
+
+	if (ctl_is_ino(tino) || tino >= LAYER_INO_BASE ||
+	    (rc = layer_inode_get(t, tino, &lv)) == 0 || rc != -ENOENT)
+		return view_inode(fs, t, tino, v);
+	/* a real folder the layer never touched: its path is all a lookup
+	 * in it needs, no stat */
+	memset(v, 0, sizeof(*v));
+	v->tino = tino;
+	v->st.st_ino = tino;
+	v->st.st_mode = S_IFDIR | 0755;
+	v->lower_path = tino == (uint64_t)fs->root_ino ?
+				strdup("") : itab_lower_path(fs, tino);
+	return v->lower_path ? 0 : -ESTALE;
+}
+
 int name_in_lower(struct txfs *fs, const struct tview *dir, const char *name,
 		  struct stat *st)
 {

@@ -116,7 +116,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	rdlock(fs);
 	if ((rc = layer_begin(fs->layer, false, &t)))
 		goto out;
-	rc = view_inode(fs, t, p, &dir);
+	rc = view_folder(fs, t, p, &dir);
 	if (rc == 0) {
 		rc = view_lookup(fs, t, &dir, name, &v);
 		tview_free(&dir);

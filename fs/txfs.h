@@ -200,6 +200,10 @@ void tview_free(struct tview *v);
 /* The merged state of an inode the kernel knows. -ESTALE if it is gone. */
 int view_inode(struct txfs *fs, struct layer_txn *t, uint64_t tino,
 	       struct tview *v);
+/* The view of a folder for a lookup in it: like view_inode, without a
+ * stat of a real folder the layer never touched (st has only the type). */
+int view_folder(struct txfs *fs, struct layer_txn *t, uint64_t tino,
+		struct tview *v);
 /* Look name up in folder dir. -ENOENT if it does not exist. */
 int view_lookup(struct txfs *fs, struct layer_txn *t, const struct tview *dir,
 		const char *name, struct tview *v);
