@@ -475,7 +475,7 @@ int layer_open(int dirfd, const char *name, uint64_t map_size,
 	mdb_env_set_maxreaders(l->env, LAYER_MAX_READERS);
 	mdb_env_set_mapsize(l->env, map_size ? map_size : LAYER_DEFAULT_MAP);
 	/* no MDB_NORDAHEAD: file data in the layer is mostly read in
-	 * order, and readahead makes a cold read ~an order faster */
+	 * order (bench W4: a cold read was 19x native without readahead) */
 	rc = mdb_env_open(l->env, path, MDB_NOSYNC, 0600);
 	if (rc) {
 		if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ||
