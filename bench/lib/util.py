@@ -259,16 +259,21 @@ def wait_pid_exit(pid, timeout):
     return not pid_alive(pid)
 
 
-def vm_hwm_kib(pid):
-    """Peak resident set size (VmHWM) of pid in KiB, or None."""
+def vm_status_kib(pid, field):
+    """A /proc/PID/status field in KiB (VmHWM, RssAnon, ...), or None."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1])
     except OSError:
         return None
     return None
+
+
+def vm_hwm_kib(pid):
+    """Peak resident set size (VmHWM) of pid in KiB, or None."""
+    return vm_status_kib(pid, "VmHWM")
 
 
 def fuse_abort(path):
