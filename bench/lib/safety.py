@@ -248,9 +248,6 @@ class Safety:
             if not why:
                 self.measure_overhead(pristine)
         finally:
-            if os.path.exists("/tmp/clean") and getattr(
-                    self, "_made_tmp_clean", False):
-                rmtree("/tmp/clean")
             for mp in [m for m in MOUNTS if m.startswith(self.base)]:
                 force_unmount(mp)
             rmtree(self.base)
@@ -316,13 +313,11 @@ class Safety:
             e["stderr"] = first_line(err)
             e["restored"], e["status"] = self.rollback_and_compare(
                 ws, before)
-            if e["restored"] and not tmp_clean_existed and \
-                    os.path.exists("/tmp/clean"):
-                self._made_tmp_clean = True
-                rmtree("/tmp/clean")
         finally:
             lst.close()
             self.unmount(ws, pid)
+            if not tmp_clean_existed and os.path.exists("/tmp/clean"):
+                rmtree("/tmp/clean")     # entry 32's git init, outside $WS
         if manifest(home) != outside[0] or manifest(decoy) != outside[1]:
             e["outside_damaged"] = True
         real = manifest(ws)
