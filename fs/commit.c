@@ -278,9 +278,7 @@ static int prepare_one(struct txfs *fs, struct layer_txn *t, int sfd,
 	rc = write_content(fs, t, o, fd);
 	if (rc == 0 && o->lower && !(o->rec.flags & LI_XATTRS))
 		rc = copy_lower_xattrs(fs, o->lower, fd);
-	if (rc == 0 && fsync(fd))
-		rc = -errno;
-	close(fd);
+	close(fd);	/* made durable all at once by prepare() */
 	return rc;
 }
 
@@ -296,7 +294,9 @@ static int prepare(struct txfs *fs, struct plan *p, uint64_t txid)
 		if (!p->objs[i].skip && plan_needs_data(&p->objs[i]) &&
 		    (rc = prepare_one(fs, p->t, sfd, &p->objs[i])) == 0)
 			rc = fault_point(fs, "commit");
-	if (rc == 0 && (fsync(sfd) || fsync(fs->rootfd)))
+	/* one syncfs for every staged file (an fsync each costs ~1 ms a
+	 * file), then the folders: all durable before the commit point */
+	if (rc == 0 && (syncfs(sfd) || fsync(sfd) || fsync(fs->rootfd)))
 		rc = -errno;
 	close(sfd);
 	return rc;

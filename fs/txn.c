@@ -87,7 +87,11 @@ static int il_from_inode(void *arg, uint64_t tino,
 {
 	struct il_ctx *c = arg;
 
-	(void)v;
+	/* an object born in the layer that nothing holds open goes away
+	 * with its entries (their invalidation makes the kernel forget it);
+	 * real objects and open ones could show stale attributes or pages */
+	if (!(v->rec.flags & LI_LOWER) && itab_opens(c->fs, tino) == 0)
+		return 0;
 	return itab_known(c->fs, tino) ? il_ino(c->l, tino) : 0;
 }
 
@@ -505,7 +509,10 @@ static int rollback_all(struct txfs *fs, struct txn_report *r,
 		layer_txn_end(t);
 		return rc;
 	}
-	if ((rc = layer_commit(t)) || (rc = layer_sync(fs->layer)))
+	/* not synced: a rollback survives the death of the daemon (the
+	 * page cache keeps it); a sync would first flush every staged byte
+	 * and make rollback as slow as the layer is big */
+	if ((rc = layer_commit(t)))
 		return rc;
 	report(fs, r, 0, "rolled back transaction %llu: every staged change "
 	       "was discarded; the workspace is as it was\n",
@@ -537,10 +544,8 @@ static int rollback_to(struct txfs *fs, const char *name,
 	    (rc = il_collect(fs, t, il)) ||
 	    (rc = sp_truncate(t, &n, level)))
 		goto out;
-	rc = layer_commit(t);
+	rc = layer_commit(t);	/* not synced: see rollback_all */
 	t = NULL;
-	if (rc == 0)
-		rc = layer_sync(fs->layer);
 	if (rc == 0) {
 		report(fs, r, 0, "rolled back to savepoint %s: the changes "
 		       "made since it were discarded\n", name);
