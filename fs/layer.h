@@ -16,6 +16,8 @@
  *   dirents  gen|dir|name   -> struct layer_dirent (tino 0: a whiteout)
  *   chunks   gen|tino|block -> up to LAYER_BLOCK bytes of file data
  *   xattrs   gen|tino|name  -> value
+ *   undo     gen|level|db|key -> old value (savepoints, see undo.c)
+ *   journal  step number    -> a commit step (see commit.c)
  *
  * Generations: every key of inodes, dirents, chunks and xattrs starts with
  * the generation it belongs to, and only the current generation is visible.

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * layer_int.h - what layer.c and undo.c share: the handles, key building,
+ * and the recorded put/delete every change goes through.
+ */
+#ifndef TXFS_LAYER_INT_H
+#define TXFS_LAYER_INT_H
+
+#include <endian.h>
+#include <lmdb.h>
+#include <string.h>
+
+#include "layer.h"
+
+struct layer {
+	MDB_env *env;
+	MDB_dbi meta, inodes, dirents, chunks, xattrs, undo, journal;
+};
+
+struct layer_txn {
+	struct layer *l;
+	MDB_txn *txn;
+	uint64_t gen;
+	uint32_t sp_level;	/* savepoints open: undo records are kept */
+	bool write;
+	bool replaying;		/* applying undo: record nothing */
+};
+
+/* --- keys ---------------------------------------------------------- */
+
+struct key {
+	unsigned char b[16 + 512];
+	size_t len;
+};
+
+static inline void key_u64(struct key *k, uint64_t v)
+{
+	uint64_t be = htobe64(v);
+
+	memcpy(k->b + k->len, &be, 8);
+	k->len += 8;
+}
+
+static inline int key_str(struct key *k, const char *s, size_t len)
+{
+	if (len > 255)
+		return -ENAMETOOLONG;
+	memcpy(k->b + k->len, s, len);
+	k->len += len;
+	return 0;
+}
+
+static inline uint64_t key_get_u64(const MDB_val *v, size_t off)
+{
+	uint64_t be;
+
+	memcpy(&be, (const char *)v->mv_data + off, 8);
+	return be64toh(be);
+}
+
+static inline MDB_val kval(struct key *k)
+{
+	return (MDB_val){ .mv_size = k->len, .mv_data = k->b };
+}
+
+static inline void key2(struct key *k, uint64_t gen, uint64_t a)
+{
+	k->len = 0;
+	key_u64(k, gen);
+	key_u64(k, a);
+}
+
+/* Map an LMDB return code to a negative errno. */
+int lerr(int rc);
+/* Delete every key of dbi that starts with pre (recorded for undo). */
+int del_prefix(struct layer_txn *t, MDB_dbi dbi, const struct key *pre);
+
+/* undo.c: every change of inodes, dirents, chunks and xattrs goes through
+ * these, which save the old value when a savepoint is open. */
+int lput(struct layer_txn *t, MDB_dbi dbi, MDB_val *k, MDB_val *v,
+	 unsigned flags);
+int ldel(struct layer_txn *t, MDB_dbi dbi, MDB_val *k);
+int lcdel(struct layer_txn *t, MDB_cursor *c, MDB_dbi dbi, MDB_val *k);
+
+#endif /* TXFS_LAYER_INT_H */
