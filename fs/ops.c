@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ops.c - the FUSE low-level handlers and the one operations table.
+ * ops.c - the FUSE low-level handlers (lookup, attributes, namespace,
+ * files; folders and xattrs are in ops_dir.c) and the one operations table.
  *
  * Each handler decodes its request, takes fs->txlock shared (commit and
  * rollback take it exclusive), calls one do_*() / file_*() function that
@@ -21,32 +22,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "txfs.h"
-
-static struct txfs *fs_of(fuse_req_t req)
-{
-	return fuse_req_userdata(req);
-}
-
-static void rdlock(struct txfs *fs)
-{
-	pthread_rwlock_rdlock(&fs->txlock);
-}
-
-static void unlock(struct txfs *fs)
-{
-	pthread_rwlock_unlock(&fs->txlock);
-}
-
-static void reply_err(fuse_req_t req, int rc)
-{
-	fuse_reply_err(req, rc < 0 ? -rc : rc);
-}
-
-static double timeout_of(const struct tview *v)
-{
-	return v->virt ? 0.0 : TXFS_TIMEOUT;
-}
+#include "ops.h"
 
 /* Reply with an entry for v, found as `name` in `parent`; takes one
  * kernel reference on the node. */
@@ -74,16 +50,6 @@ static void reply_negative(fuse_req_t req)
 
 	e.entry_timeout = TXFS_TIMEOUT;
 	fuse_reply_entry(req, &e);
-}
-
-static void req_ctx(fuse_req_t req, struct req_ctx *c)
-{
-	const struct fuse_ctx *x = fuse_req_ctx(req);
-
-	c->uid = x->uid;
-	c->gid = x->gid;
-	c->pid = x->pid;
-	c->umask = x->umask;
 }
 
 /* ---- init ---- */
@@ -132,12 +98,6 @@ out:
 	unlock(fs);
 	if (rc && rc != -ENOENT)
 		reply_err(req, rc);
-}
-
-/* The node a kernel reference counts on: never re-mapped by an alias. */
-static uint64_t node_of(const struct txfs *fs, fuse_ino_t ino)
-{
-	return ino == FUSE_ROOT_ID ? (uint64_t)fs->root_ino : ino;
 }
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t n)
@@ -633,260 +593,6 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		reply_err(req, -ENXIO);
 	else
 		fuse_reply_lseek(req, whence == SEEK_DATA ? off : v.st.st_size);
-}
-
-/* ---- folders ---- */
-
-static void op_opendir(fuse_req_t req, fuse_ino_t ino,
-		       struct fuse_file_info *fi)
-{
-	struct txfs *fs = fs_of(req);
-	uint64_t tino = ino_to_tino(fs, ino);
-	struct dir_handle *dh;
-	struct req_ctx c;
-	int rc = 0;
-
-	req_ctx(req, &c);
-	if (!ctl_is_ino(tino)) {	/* listing a folder reads it */
-		char *path = itab_path(fs, node_of(fs, ino), NULL);
-
-		rc = guard_path(fs, POLICY_OP_READ, path, &c);
-		free(path);
-	}
-	if (rc) {
-		reply_err(req, rc);
-		return;
-	}
-	dh = calloc(1, sizeof(*dh));
-	if (!dh) {
-		reply_err(req, -ENOMEM);
-		return;
-	}
-	pthread_mutex_init(&dh->lock, NULL);
-	fi->fh = (uint64_t)(uintptr_t)dh;
-	if (!ctl_is_ino(tino)) {
-		fi->cache_readdir = 1;
-		fi->keep_cache = 1;
-	}
-	if (fuse_reply_open(req, fi) == -ENOENT) {
-		pthread_mutex_destroy(&dh->lock);
-		free(dh);
-	}
-}
-
-static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
-		       off_t off, struct fuse_file_info *fi)
-{
-	struct txfs *fs = fs_of(req);
-	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
-	char *buf = malloc(size);
-	size_t pos = 0;
-	int rc = 0;
-
-	if (!buf) {
-		reply_err(req, -ENOMEM);
-		return;
-	}
-	pthread_mutex_lock(&dh->lock);
-	if (off == 0 || !dh->loaded) {
-		rdlock(fs);
-		rc = dir_load(fs, ino_to_tino(fs, ino), dh);
-		unlock(fs);
-	}
-	for (size_t i = (size_t)off; rc == 0 && i < dh->n; i++) {
-		struct stat st = { .st_ino = dh->ents[i].tino,
-				   .st_mode = dh->ents[i].type };
-		size_t n = fuse_add_direntry(req, buf + pos, size - pos,
-					     dh->ents[i].name, &st,
-					     (off_t)(i + 1));
-
-		if (n > size - pos)
-			break;
-		pos += n;
-	}
-	pthread_mutex_unlock(&dh->lock);
-	if (rc)
-		reply_err(req, rc);
-	else
-		fuse_reply_buf(req, buf, pos);
-	free(buf);
-}
-
-/*
- * readdirplus: each entry comes with its attributes, so `ls -l`, `git
- * status` and `find` need no lookup per name. Every entry but . and ..
- * that is sent takes a kernel reference, like a lookup.
- */
-static size_t add_plus(fuse_req_t req, struct txfs *fs, struct layer_txn *t,
-		       const struct tview *dir, const struct dir_entry *e,
-		       char *buf, size_t room, off_t next)
-{
-	struct fuse_entry_param ep = { 0 };
-	bool dot = !strcmp(e->name, ".") || !strcmp(e->name, "..");
-	struct tview v;
-	size_t n;
-
-	if (dot || view_lookup(fs, t, dir, e->name, &v)) {
-		/* . and .., or a name gone since the listing: no reference */
-		ep.attr.st_ino = e->tino;
-		ep.attr.st_mode = e->type;
-		return fuse_add_direntry_plus(req, buf, room, e->name, &ep,
-					      next);
-	}
-	ep.ino = tino_to_ino(fs, v.tino);
-	ep.attr = v.st;
-	ep.attr_timeout = timeout_of(&v);
-	ep.entry_timeout = TXFS_TIMEOUT;
-	n = fuse_add_direntry_plus(req, buf, room, e->name, &ep, next);
-	if (n <= room && itab_get(fs, v.tino, v.lower_path, dir->tino,
-				  e->name, 1))
-		n = room + 1;	/* cannot take the reference: stop here */
-	tview_free(&v);
-	return n;
-}
-
-static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
-			   off_t off, struct fuse_file_info *fi)
-{
-	struct txfs *fs = fs_of(req);
-	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
-	uint64_t tino = ino_to_tino(fs, ino);
-	struct layer_txn *t = NULL;
-	struct tview dir = { 0 };
-	char *buf = malloc(size);
-	size_t pos = 0;
-	int rc = 0;
-
-	if (!buf) {
-		reply_err(req, -ENOMEM);
-		return;
-	}
-	pthread_mutex_lock(&dh->lock);
-	rdlock(fs);
-	if (off == 0 || !dh->loaded)
-		rc = dir_load(fs, tino, dh);
-	if (rc == 0 && (rc = layer_begin(fs->layer, false, &t)) == 0)
-		rc = view_inode(fs, t, tino, &dir);
-	for (size_t i = (size_t)off; rc == 0 && i < dh->n; i++) {
-		size_t n = add_plus(req, fs, t, &dir, &dh->ents[i], buf + pos,
-				    size - pos, (off_t)(i + 1));
-
-		if (n > size - pos)
-			break;
-		pos += n;
-	}
-	tview_free(&dir);
-	layer_txn_end(t);
-	unlock(fs);
-	pthread_mutex_unlock(&dh->lock);
-	if (rc)
-		reply_err(req, rc);
-	else
-		fuse_reply_buf(req, buf, pos);
-	free(buf);
-}
-
-static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
-			  struct fuse_file_info *fi)
-{
-	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
-
-	(void)ino;
-	dir_free(dh);
-	pthread_mutex_destroy(&dh->lock);
-	free(dh);
-	fuse_reply_err(req, 0);
-}
-
-static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
-			struct fuse_file_info *fi)
-{
-	op_fsync(req, ino, datasync, fi);
-}
-
-static void op_statfs(fuse_req_t req, fuse_ino_t ino)
-{
-	struct txfs *fs = fs_of(req);
-	struct statvfs sv;
-
-	(void)ino;
-	if (fstatvfs(fs->rootfd, &sv))
-		reply_err(req, -errno);
-	else
-		fuse_reply_statfs(req, &sv);
-}
-
-/* ---- xattrs ---- */
-
-static void reply_xattr(fuse_req_t req, int rc, size_t size, char *buf,
-			size_t len)
-{
-	if (rc)
-		reply_err(req, rc);
-	else if (size == 0)
-		fuse_reply_xattr(req, len);
-	else
-		fuse_reply_buf(req, buf, len);
-}
-
-static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
-			size_t size)
-{
-	struct txfs *fs = fs_of(req);
-	char *buf = size ? malloc(size) : NULL;
-	size_t len = 0;
-	int rc = size && !buf ? -ENOMEM : 0;
-
-	rdlock(fs);
-	if (rc == 0)
-		rc = do_getxattr(fs, ino_to_tino(fs, ino), name, buf, size,
-				 &len);
-	unlock(fs);
-	reply_xattr(req, rc, size, buf, len);
-	free(buf);
-}
-
-static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
-{
-	struct txfs *fs = fs_of(req);
-	char *buf = size ? malloc(size) : NULL;
-	size_t len = 0;
-	int rc = size && !buf ? -ENOMEM : 0;
-
-	rdlock(fs);
-	if (rc == 0)
-		rc = do_listxattr(fs, ino_to_tino(fs, ino), buf, size, &len);
-	unlock(fs);
-	reply_xattr(req, rc, size, buf, len);
-	free(buf);
-}
-
-static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
-			const char *value, size_t size, int flags)
-{
-	struct txfs *fs = fs_of(req);
-	struct req_ctx c;
-	int rc;
-
-	req_ctx(req, &c);
-	rdlock(fs);
-	rc = do_setxattr(fs, ino_to_tino(fs, ino), name, value, size, flags,
-			 &c);
-	unlock(fs);
-	reply_err(req, rc);
-}
-
-static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
-{
-	struct txfs *fs = fs_of(req);
-	struct req_ctx c;
-	int rc;
-
-	req_ctx(req, &c);
-	rdlock(fs);
-	rc = do_removexattr(fs, ino_to_tino(fs, ino), name, &c);
-	unlock(fs);
-	reply_err(req, rc);
 }
 
 const struct fuse_lowlevel_ops txfs_ops = {
