@@ -207,3 +207,22 @@ start_bg() {
 	BG=$!
 	BG_PIDS+=("$BG")
 }
+
+# A listener on 127.0.0.1 (random port, tests/confine/listener.py) that
+# counts accepted connections: start_listener [SECONDS] sets PORT and
+# LISTENER; count prints the count so far; stop_listener kills it.
+start_listener() {
+	cp "$(dirname "$0")/../confine/listener.py" "$T/listener.py" || { fail "cannot copy listener.py"; finish; }
+	rm -f "$T/port" "$T/count"
+	start_bg "$PY" "$T/listener.py" "$T/port" "$T/count" "${1:-600}"
+	LISTENER=$BG
+	for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.1; done
+	[ -s "$T/port" ] || { fail "the listener on 127.0.0.1 did not start"; finish; }
+	PORT=$(cat "$T/port")
+	echo "# listener on 127.0.0.1:$PORT (pid $LISTENER)"
+}
+count() { cat "$T/count"; }
+stop_listener() {
+	kill -KILL "$LISTENER" 2>/dev/null
+	wait "$LISTENER" 2>/dev/null
+}

@@ -16,40 +16,7 @@ fixture
 [ -n "$PY" ] || skip "python3 is needed for the listener"
 command -v curl >/dev/null || skip "curl is needed"
 
-cat >"$T/listener.py" <<'PY'
-import os, socket, sys, time
-portfile, countfile, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", 0))
-s.listen(16)
-s.settimeout(0.5)
-count = 0
-open(countfile, "w").write("0")
-open(portfile + ".tmp", "w").write(str(s.getsockname()[1]))
-os.rename(portfile + ".tmp", portfile)
-end = time.time() + seconds
-while time.time() < end:
-    try:
-        c, _ = s.accept()
-    except socket.timeout:
-        continue
-    count += 1
-    open(countfile, "w").write(str(count))
-    c.settimeout(2)
-    try:
-        c.recv(1024)
-    except OSError:
-        pass
-    c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n")
-    c.close()
-PY
-start_bg "$PY" "$T/listener.py" "$T/port" "$T/count" 100
-for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.1; done
-[ -s "$T/port" ] || { fail "the listener did not start"; finish; }
-PORT=$(cat "$T/port")
-echo "# listener on 127.0.0.1:$PORT"
-count() { cat "$T/count"; }
+start_listener 100
 
 clients() {
 	local tag=$1 expect=$2; shift 2
