@@ -1,5 +1,6 @@
 #!/bin/bash
-# Many processes at once (the daemon is multi-threaded): 4 writers create
+# Many processes at once (one session loop answers them all, fsync from a
+# worker thread): 4 writers create
 # and fill files in their own directories, 4 appenders share one O_APPEND
 # file, a renamer moves a real directory back and forth, readers walk the
 # tree meanwhile. Every byte lands, no line is torn, nothing hangs, and the
