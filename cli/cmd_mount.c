@@ -243,6 +243,33 @@ static void wait_exit(pid_t pid, int seconds)
 	}
 }
 
+/* A dead mount (its daemon died): detach it, and any dead one under. */
+static int umount_dead(const char *mnt)
+{
+	int rc = txfs_unmount_stale(mnt);
+
+	if (rc)
+		cli_err(rc, "umount %s: stale mount", mnt);
+	return rc ? 1 : 0;
+}
+
+/* /proc/self/mountinfo says txfs but the control folder did not answer
+ * (a daemon that died between two looks, another --ctl-name, a dead
+ * mount under a live one): unmount it all the same. */
+static int umount_unknown(const char *mnt, bool lazy)
+{
+	struct statfs sfs;
+
+	if (statfs(mnt, &sfs))
+		return umount_dead(mnt);
+	if (run_fusermount(mnt, lazy)) {
+		cli_err(0, "umount %s: busy (a process uses it; -z detaches "
+			"it lazily)", mnt);
+		return 1;
+	}
+	return txfs_unmount_stale(mnt) ? 1 : 0;
+}
+
 int cmd_umount(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -274,13 +301,12 @@ int cmd_umount(int argc, char **argv)
 			"too many arguments");
 		return 2;
 	}
-	if (statfs(argv[optind], &sfs) && errno == ENOTCONN) {
-		rc = txfs_unmount_stale(argv[optind]);
-		if (rc)
-			cli_err(rc, "umount %s: stale mount", argv[optind]);
-		return rc ? 1 : 0;
-	}
+	if (statfs(argv[optind], &sfs) &&
+	    (errno == ENOTCONN || errno == ECONNABORTED))
+		return umount_dead(argv[optind]);
 	pid = daemon_pid(argv[optind], ctl);
+	if (pid <= 0 && txfs_is_txfs_mount(argv[optind]))
+		return umount_unknown(argv[optind], lazy);
 	if (pid <= 0) {
 		cli_err(0, "umount %s: not a txfs mount", argv[optind]);
 		return 1;
@@ -292,5 +318,6 @@ int cmd_umount(int argc, char **argv)
 		return 1;
 	}
 	wait_exit(pid, 30);
-	return 0;
+	/* a dead mount left under the live one (stacked by an older run) */
+	return txfs_unmount_stale(argv[optind]) ? 1 : 0;
 }

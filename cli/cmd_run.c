@@ -30,6 +30,7 @@
 
 #include "cli.h"
 #include "confine.h"
+#include "proctree.h"
 #include "../fs/mount.h"
 #include "../policy/policy.h"
 
@@ -61,6 +62,9 @@ struct run_ctx {
 	bool network_denied;
 	const char *writable[4];
 	size_t nwritable;
+	struct proctree pt;	/* every process CMD starts (proctree.h) */
+	unsigned stopped;	/* leftovers stopped after CMD and --check */
+	bool tree_failed;	/* some could not be stopped: never commit */
 };
 
 static volatile sig_atomic_t got_signal;
@@ -213,6 +217,7 @@ static void child(struct run_ctx *r, char *const *argv, bool shell)
 	int rc;
 
 	setpgid(0, 0);
+	proctree_enter(&r->pt);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	if (chdir(r->ws)) {
@@ -304,6 +309,7 @@ struct outcome {
 	char *status_json;	/* before the end of the transaction */
 	char *changes;
 	char *message;		/* the daemon's words */
+	unsigned stopped;	/* processes left by CMD or --check, killed */
 	double seconds;
 };
 
@@ -315,8 +321,9 @@ static void report(const struct run_ctx *r, const struct outcome *o)
 		if (nl)
 			*nl = '\0';	/* one line */
 		printf("{\"action\":\"%s\",\"exit\":%d,\"check_exit\":%d,"
-		       "\"seconds\":%.3f,\"transaction\":%s,\"changes\":",
-		       o->action, o->cmd_status, o->check_status, o->seconds,
+		       "\"stopped\":%u,\"seconds\":%.3f,\"transaction\":%s,"
+		       "\"changes\":", o->action, o->cmd_status,
+		       o->check_status, o->stopped, o->seconds,
 		       o->status_json && o->status_json[0] == '{' ?
 			       o->status_json : "null");
 		json_string(stdout, o->changes ? o->changes : "");
@@ -325,6 +332,10 @@ static void report(const struct run_ctx *r, const struct outcome *o)
 		printf("}\n");
 		return;
 	}
+	if (o->stopped)
+		fprintf(stderr, "txfs: run: stopped %u process%s left running "
+			"by the command\n", o->stopped,
+			o->stopped == 1 ? "" : "es");
 	fprintf(stderr, "txfs: run: %s%s%s", o->action,
 		o->message ? ": " : "\n", o->message ? o->message : "");
 	if (o->changes && o->changes[0])
@@ -374,13 +385,41 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* ---- the process tree: nothing CMD started outlives it (proctree.h) ---- */
+
+/* After the mount (the daemon must not become our child): subreaper. */
+static int tree_begin(struct run_ctx *r)
+{
+	int rc = proctree_start(&r->pt);
+
+	r->pt.exclude = r->daemon;
+	if (rc)
+		cli_err(rc, "run: cannot become the subreaper of CMD");
+	return rc;
+}
+
+/* Stop every process left by CMD (or the check) before anything reads
+ * or commits the workspace. */
+static void tree_stop(struct run_ctx *r)
+{
+	unsigned n = 0;
+
+	if (proctree_stop_all(&r->pt, &n)) {
+		r->tree_failed = true;
+		cli_err(0, "run: some processes started by the command could "
+			"not be stopped: the transaction is rolled back");
+	}
+	r->stopped += n;
+}
+
 /* Commit, roll back or keep, per the outcome of CMD and the check. */
 static int decide(struct run_ctx *r, struct outcome *o)
 {
 	char *req[1];
 	size_t len;
 	int err = 0;
-	bool ok = o->cmd_status == 0 && o->check_status <= 0 && !got_signal;
+	bool ok = o->cmd_status == 0 && o->check_status <= 0 && !got_signal &&
+		  !r->tree_failed;
 
 	if (r->o.keep) {
 		o->action = "kept";
@@ -415,17 +454,25 @@ int cmd_run(int argc, char **argv)
 		cli_err(rc, "run: mount %s", r.ws);
 		return 1;
 	}
+	if (tree_begin(&r)) {
+		umount_ws(&r);
+		return 1;
+	}
 	o.cmd_status = run_confined(&r, r.o.cmd, false);
-	if (o.cmd_status == 0 && r.o.check && !got_signal) {
+	tree_stop(&r);
+	if (o.cmd_status == 0 && r.o.check && !got_signal && !r.tree_failed) {
 		char *check[] = { (char *)r.o.check, NULL };
 
 		o.check_status = run_confined(&r, check, true);
+		tree_stop(&r);
 	}
 	o.status_json = daemon_text(&r, "status", true, &err);
 	o.changes = daemon_text(&r, "changes", false, &err);
 	rc = decide(&r, &o);
 	if (!r.o.keep)
 		umount_ws(&r);
+	proctree_end(&r.pt);
+	o.stopped = r.stopped;
 	o.seconds = now_s() - t0;
 	report(&r, &o);
 	free(o.status_json);

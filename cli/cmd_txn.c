@@ -63,6 +63,25 @@ static int find_state(const char *mnt, const char *ctl, char *out,
 	return 0;
 }
 
+/* Is the server on fd our own daemon: same uid as us, or root? A socket
+ * swapped in by another user is refused before anything is believed
+ * (SO_PEERCRED gives the uid that called listen()). */
+static int check_server(int fd, const char *state)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len))
+		return -errno;
+	if (cr.uid == geteuid() || cr.uid == 0)
+		return 0;
+	cli_err(0, "%s/ctl.sock: refused: it is served by uid %u (pid %d), "
+		"not by you (uid %u) or root; its answers would not be the "
+		"daemon's", state, (unsigned)cr.uid, (int)cr.pid,
+		(unsigned)geteuid());
+	return -EPERM;
+}
+
 /* Send argv to the daemon of state; *err gets its errno, *out its text. */
 int cli_request(const char *state, int argc, char **argv, int *err,
 		   char **out, size_t *outlen)
@@ -83,6 +102,8 @@ int cli_request(const char *state, int argc, char **argv, int *err,
 		rc = -errno;
 		goto out;
 	}
+	if ((rc = check_server(fd, state)))
+		goto out;
 	/* MSG_NOSIGNAL: a daemon that refuses closes early; its answer is
 	 * still there to read */
 	for (int i = 0; i < argc; i++)

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -120,28 +122,121 @@ static bool path_within(const char *path, const char *dir)
 	       (path[n] == '\0' || path[n] == '/' || n == 1);
 }
 
-int txfs_unmount_stale(const char *mnt)
+/* What a FUSE mount whose daemon died answers (ECONNABORTED: aborted
+ * through /sys/fs/fuse/connections). */
+static bool dead_errno(int e)
 {
-	struct statfs sfs;
-	pid_t pid;
+	return e == ENOTCONN || e == ECONNABORTED;
+}
+
+/* Lazily detach mnt: fusermount3 -uz, or umount2 when we are root. */
+static int detach(const char *mnt)
+{
+	pid_t pid = fork();
 	int status;
 
-	/* statfs always asks the daemon (stat may answer from the cache) */
-	if (statfs(mnt, &sfs) == 0 || errno != ENOTCONN)
-		return 0;
-	pid = fork();
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
 		execlp("fusermount3", "fusermount3", "-uz", mnt, (char *)NULL);
 		_exit(127);
 	}
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-	    WEXITSTATUS(status))
-		return -EBUSY;
-	fprintf(stderr, "txfs: %s: cleaned a stale mount left by a dead "
-		"daemon\n", mnt);
+	if (waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == 0)
+		return 0;
+	if (geteuid() == 0 && umount2(mnt, MNT_DETACH) == 0)
+		return 0;
+	return -EBUSY;
+}
+
+int txfs_unmount_stale(const char *mnt)
+{
+	struct statfs sfs;
+	int n = 0, rc;
+
+	/* statfs always asks the daemon (stat may answer from the cache);
+	 * dead mounts may be stacked: detach until a live one or none */
+	while (n < 16 && statfs(mnt, &sfs) && dead_errno(errno)) {
+		if ((rc = detach(mnt)))
+			return rc;
+		n++;
+	}
+	if (n)
+		fprintf(stderr, "txfs: %s: cleaned %d stale mount%s left by a "
+			"dead daemon\n", mnt, n, n == 1 ? "" : "s");
 	return 0;
+}
+
+/* Undo the octal escapes of a /proc/self/mountinfo field, in place. */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] && s[3]) {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
+				      (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+/* mnt as an absolute path without touching mnt itself (a dead mount
+ * answers ENOTCONN to realpath): realpath of its folder + its name. */
+static int abs_mnt(const char *mnt, char *out, size_t size)
+{
+	char buf[PATH_MAX], *slash, *dir;
+	size_t len = strlen(mnt);
+
+	if (len == 0 || len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, mnt, len + 1);
+	while (len > 1 && buf[len - 1] == '/')
+		buf[--len] = '\0';
+	slash = strrchr(buf, '/');
+	if (slash == buf)
+		return snprintf(out, size, "%s", buf) < (int)size ? 0 :
+			-ENAMETOOLONG;
+	if (slash)
+		*slash = '\0';
+	dir = realpath(slash ? buf : ".", NULL);
+	if (!dir)
+		return -errno;
+	len = (size_t)snprintf(out, size, "%s/%s", strcmp(dir, "/") ? dir : "",
+			       slash ? slash + 1 : buf);
+	free(dir);
+	return len < size ? 0 : -ENAMETOOLONG;
+}
+
+bool txfs_is_txfs_mount(const char *mnt)
+{
+	char want[PATH_MAX], line[8192];
+	bool found = false;
+	FILE *f;
+
+	if (abs_mnt(mnt, want, sizeof(want)) ||
+	    !(f = fopen("/proc/self/mountinfo", "re")))
+		return false;
+	/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS...] - FSTYPE SOURCE */
+	while (fgets(line, sizeof(line), f)) {
+		char *save = NULL, *mp = NULL, *t = strtok_r(line, " ", &save);
+
+		for (int i = 0; t && i < 4; i++)
+			mp = t = strtok_r(NULL, " ", &save);
+		while (t && strcmp(t, "-"))
+			t = strtok_r(NULL, " ", &save);
+		t = t ? strtok_r(NULL, " ", &save) : NULL;
+		if (!mp || !t)
+			continue;
+		unescape(mp);
+		if (!strcmp(mp, want))	/* the last one is the top */
+			found = !strcmp(t, "fuse.txfs");
+	}
+	fclose(f);
+	return found;
 }
 
 /* Open the real directory and refuse one that is already a FUSE mount
@@ -185,6 +280,63 @@ static int read_pid(int dirfd)
 	return n > 0 ? atoi(buf) : 0;
 }
 
+/*
+ * The state folder must be ours alone: another user who could write to it
+ * or to a folder above it, or who owns a symlink on the way, could swap
+ * ctl.sock (fake answers) or the layer. Refused: the folder itself a
+ * symlink; a symlink on the way owned by another user (not root); the
+ * folder not owned by us, or group/world-writable; a folder above it owned
+ * by another user (not root), or group/world-writable without the sticky
+ * bit (as /tmp has).
+ */
+static int check_state_path(const char *given, const char *real,
+			    struct report *r)
+{
+	char buf[PATH_MAX];
+	uid_t me = geteuid();
+	struct stat st;
+	size_t len = strlen(given);
+
+	if (len >= sizeof(buf))
+		return fail(r, -ENAMETOOLONG, "state folder %s: too long", given);
+	memcpy(buf, given, len + 1);
+	while (len > 1 && buf[len - 1] == '/')
+		buf[--len] = '\0';
+	if (lstat(buf, &st) == 0 && S_ISLNK(st.st_mode))
+		return fail(r, -ELOOP, "state folder %s: refused: it is a "
+			    "symlink (give its real path)", given);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (lstat(buf, &st) == 0 && S_ISLNK(st.st_mode) &&
+		    st.st_uid != me && st.st_uid != 0)
+			return fail(r, -EPERM, "state folder %s: refused: it is "
+				    "reached through %s, a symlink owned by uid "
+				    "%u", given, buf, (unsigned)st.st_uid);
+		*p = '/';
+	}
+	snprintf(buf, sizeof(buf), "%s", real);
+	for (char *p = buf + strlen(buf); p > buf; p = strrchr(buf, '/')) {
+		bool self = p == buf + strlen(real);
+
+		*p = '\0';
+		if (lstat(buf[0] ? buf : "/", &st))
+			return fail(r, -errno, "state folder %s: %s: %s", real,
+				    buf[0] ? buf : "/", strerror(errno));
+		if (self ? st.st_uid != me : st.st_uid != me && st.st_uid != 0)
+			return fail(r, -EPERM, "state folder %s: refused: %s is "
+				    "owned by uid %u, not by you (uid %u)%s",
+				    real, buf[0] ? buf : "/", (unsigned)st.st_uid,
+				    (unsigned)me, self ? "" : " or root");
+		if ((st.st_mode & 022) && (self || !(st.st_mode & S_ISVTX)))
+			return fail(r, -EPERM, "state folder %s: refused: %s is "
+				    "writable by other users (mode %04o)", real,
+				    buf[0] ? buf : "/", st.st_mode & 07777);
+	}
+	return 0;
+}
+
 /* Create, open and lock the state folder. */
 static int open_state(struct txfs *fs, struct report *r)
 {
@@ -205,10 +357,13 @@ static int open_state(struct txfs *fs, struct report *r)
 	if (!fs->state_path)
 		return fail(r, -errno, "state folder %s: %s", state,
 			    strerror(errno));
+	if ((rc = check_state_path(state, fs->state_path, r)))
+		return rc;
 	if (fs->ws_path && path_within(fs->state_path, fs->ws_path))
 		return fail(r, -EINVAL, "state folder %s: must be outside the "
 			    "workspace %s", fs->state_path, fs->ws_path);
-	fs->statefd = open(fs->state_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fs->statefd = open(fs->state_path,
+			   O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (fs->statefd < 0)
 		return fail(r, -errno, "state folder %s: %s", fs->state_path,
 			    strerror(errno));
@@ -547,18 +702,52 @@ static void detach_stdio(struct txfs *fs)
 	}
 }
 
+/*
+ * The daemon holds the real directory open: a same-user process must not
+ * reach it through /proc/<daemon>/{fd,cwd,root,mem,environ,map_files}.
+ * Not dumpable makes those root's (ptrace access checks fail for others);
+ * it is set before the real directory is opened and is inherited by the
+ * fork of daemonize(). fusermount3 is exec'ed (exec resets it in the
+ * child only) and LeakSanitizer lifts it for itself, so nothing needs it.
+ */
+static int seal_process(void)
+{
+	return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) ? -errno : 0;
+}
+
+/* The policy path as the daemon will see it after chdir("/"). */
+static char *abs_policy(const char *policy)
+{
+	char cwd[PATH_MAX], *out = NULL;
+
+	if (!policy || policy[0] == '/')
+		return NULL;
+	if (!getcwd(cwd, sizeof(cwd)) ||
+	    asprintf(&out, "%s/%s", cwd, policy) < 0)
+		return NULL;
+	return out;
+}
+
 int txfs_run_mount(struct txfs_opts *opts)
 {
 	struct txfs fs = { .opts = *opts, .rootfd = -1, .statefd = -1,
 			   .lockfd = -1, .sockfd = -1, .sigfd = -1 };
 	struct report r = { .fd = -1 };
+	char *policy = abs_policy(opts->policy);
 	int rc;
 
+	if (policy)
+		fs.opts.policy = policy;
 	fs.ctl_name = opts->ctl_name ? opts->ctl_name : ".txfs";
 	fs.ctl_len = strlen(fs.ctl_name);
 	pthread_rwlock_init(&fs.txlock, NULL);
 	pthread_mutex_init(&fs.ctl_lock, NULL);
 	pthread_mutex_init(&fs.fh_lock, NULL);
+	if ((rc = seal_process())) {
+		rc = fail(&r, rc, "cannot make the daemon non-dumpable: %s",
+			  strerror(-rc));
+		goto out;
+	}
 	if (!opts->mountpoint && (rc = txfs_unmount_stale(opts->workspace))) {
 		rc = fail(&r, rc, "workspace %s: a stale mount is in the way "
 			  "and could not be removed", opts->workspace);
@@ -582,6 +771,10 @@ int txfs_run_mount(struct txfs_opts *opts)
 		goto out;
 	if (!opts->foreground && (rc = daemonize(&r)))
 		goto out;
+	if (chdir("/")) {	/* the cwd must not be a way into anything */
+		rc = fail(&r, -errno, "chdir /: %s", strerror(errno));
+		goto out;
+	}
 	parse_fault(&fs);
 	if ((rc = hup_block(&fs)) || (rc = itab_init(&fs)) ||
 	    (rc = lower_cache_init(&fs)) ||
@@ -608,6 +801,7 @@ out:
 	if (r.fd >= 0)
 		close(r.fd);
 	cleanup(&fs);
+	free(policy);
 	return rc;
 }
 

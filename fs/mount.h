@@ -29,8 +29,12 @@ struct txfs_opts {
 int txfs_run_mount(struct txfs_opts *opts);
 /* The default state folder of a workspace (a realpath). */
 int txfs_default_state(const char *ws, char *out, size_t size);
-/* If mnt is a dead FUSE mount (ENOTCONN), lazily unmount it. */
+/* While mnt is a dead FUSE mount (ENOTCONN), lazily unmount it (dead
+ * mounts may be stacked). 0 when nothing dead is left, else -EBUSY. */
 int txfs_unmount_stale(const char *mnt);
+/* Is the top mount at mnt a txfs mount (fstype fuse.txfs in
+ * /proc/self/mountinfo)? Does not touch mnt (a dead one hangs or fails). */
+bool txfs_is_txfs_mount(const char *mnt);
 
 /* Finish or discard an interrupted commit of the layer in state (not
  * mounted). msg receives what happened or why it failed. */

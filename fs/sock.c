@@ -8,18 +8,26 @@
  * NUL-terminated strings followed by an empty string; the daemon answers
  * "ERRNO\n" (0 on success, else a positive errno) then a text, and closes.
  *
- * A peer running under a seccomp filter (a command confined by txfs run)
- * is refused: the confined agent must not commit, roll back or reload.
+ * The peer is checked as soon as it is accepted, before a byte is read:
+ * it must run as the daemon's uid (or root), and not under a seccomp
+ * filter (a command confined by txfs run must not commit, roll back or
+ * reload). Each accepted connection is served by a thread of its own (at
+ * most SOCK_MAX_CONN at once) with a deadline of SOCK_DEADLINE_MS to send
+ * its request and to take each part of the answer, so a client that
+ * connects and stays silent delays nobody: not a commit, not a rollback.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "txfs.h"
@@ -28,6 +36,8 @@
 #define SOCK_NAME "ctl.sock"
 #define MAX_ARGS 4096
 #define MAX_REQ (1u << 20)
+#define SOCK_MAX_CONN 16
+#define SOCK_DEADLINE_MS 3000
 
 static int sock_addr(int dirfd, struct sockaddr_un *a)
 {
@@ -39,17 +49,13 @@ static int sock_addr(int dirfd, struct sockaddr_un *a)
 }
 
 /* Is the peer confined by a seccomp filter? */
-static bool peer_confined(int cfd)
+static bool peer_confined(pid_t pid)
 {
-	struct ucred cr;
-	socklen_t len = sizeof(cr);
 	char path[64], line[256];
 	bool confined = true;	/* unknown: refuse */
 	FILE *f;
 
-	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len))
-		return true;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)cr.pid);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
 		return true;
@@ -60,19 +66,66 @@ static bool peer_confined(int cfd)
 	return confined;
 }
 
+/* May this peer talk to us? NULL if so, else why not (for the reply). */
+static const char *peer_refused(int cfd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len))
+		return "refused: unknown peer\n";
+	if (cr.uid != geteuid() && cr.uid != 0)
+		return "refused: the peer runs as another user\n";
+	if (peer_confined(cr.pid))
+		return "refused: a confined process may not control the "
+		       "transaction\n";
+	return NULL;
+}
+
+static long ms_left(const struct timespec *end)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long)(end->tv_sec - now.tv_sec) * 1000 +
+	       (end->tv_nsec - now.tv_nsec) / 1000000;
+}
+
+/* read(2) that gives up at the deadline (-ETIMEDOUT). */
+static ssize_t read_by(int cfd, char *buf, size_t size,
+		       const struct timespec *end)
+{
+	struct pollfd p = { .fd = cfd, .events = POLLIN };
+	long left = ms_left(end);
+	int n;
+
+	if (left <= 0)
+		return -ETIMEDOUT;
+	n = poll(&p, 1, (int)left);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (n == 0)
+		return -ETIMEDOUT;
+	n = (int)read(cfd, buf, size);
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? 0 : -errno;
+	return n == 0 ? -EPROTO : n;
+}
+
 static int read_request(int cfd, char *buf, size_t size, char **argv,
 			int *argc)
 {
+	struct timespec end;
 	size_t len = 0;
 	int n = 0;
 
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += SOCK_DEADLINE_MS / 1000;
 	for (;;) {
-		ssize_t r = read(cfd, buf + len, size - len);
+		ssize_t r = read_by(cfd, buf + len, size - len, &end);
 
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -EPROTO;
+		if (r < 0)
+			return (int)r;
 		len += (size_t)r;
 		/* complete when it ends with an empty string: "\0\0" */
 		if (len >= 2 && buf[len - 1] == '\0' && buf[len - 2] == '\0')
@@ -137,12 +190,6 @@ static int serve_one(struct txfs *fs, int cfd)
 	if (!buf || !argv)
 		goto out;
 	rc = read_request(cfd, buf, MAX_REQ, argv, &argc);
-	if (peer_confined(cfd)) {	/* read first: the client gets EPERM */
-		rc = -EPERM;
-		reply(cfd, rc, "refused: a confined process may not control "
-		      "the transaction\n");
-		goto out;
-	}
 	if (rc || !argc) {
 		reply(cfd, rc ? rc : -EINVAL, "bad request\n");
 		goto out;
@@ -198,12 +245,82 @@ int sock_dispatch(struct txfs *fs, int cfd, int argc, char **argv,
 	return -EINVAL;
 }
 
+/* Answer and close without reading; what the peer sent is dropped
+ * after our answer, so it still reads it rather than a reset. */
+static void refuse(int cfd, int err, const char *why)
+{
+	char sink[4096];
+
+	reply(cfd, err, why);
+	shutdown(cfd, SHUT_WR);
+	while (recv(cfd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
+		;
+	close(cfd);
+}
+
+struct conn {
+	struct txfs *fs;
+	int cfd;
+};
+
+static void *conn_main(void *arg)
+{
+	struct conn *c = arg;
+	struct txfs *fs = c->fs;
+
+	serve_one(fs, c->cfd);
+	close(c->cfd);
+	free(c);
+	pthread_mutex_lock(&fs->sock_lock);
+	fs->sock_active--;
+	pthread_cond_broadcast(&fs->sock_idle);
+	pthread_mutex_unlock(&fs->sock_lock);
+	return NULL;
+}
+
+/* Serve cfd on a detached thread of its own; closes cfd either way. */
+static void serve_async(struct txfs *fs, int cfd)
+{
+	struct timeval tv = { .tv_sec = SOCK_DEADLINE_MS / 1000 };
+	struct conn *c = malloc(sizeof(*c));
+	pthread_attr_t at;
+	pthread_t th;
+	bool full;
+
+	pthread_mutex_lock(&fs->sock_lock);
+	full = fs->sock_active >= SOCK_MAX_CONN;
+	if (!full && c)
+		fs->sock_active++;
+	pthread_mutex_unlock(&fs->sock_lock);
+	if (full || !c) {
+		free(c);
+		refuse(cfd, -EBUSY, "busy: too many clients at once\n");
+		return;
+	}
+	/* a client that stops reading the answer cannot hold a thread */
+	setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	*c = (struct conn){ fs, cfd };
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &at, conn_main, c) == 0) {
+		pthread_attr_destroy(&at);
+		return;
+	}
+	pthread_attr_destroy(&at);
+	free(c);
+	pthread_mutex_lock(&fs->sock_lock);
+	fs->sock_active--;
+	pthread_mutex_unlock(&fs->sock_lock);
+	refuse(cfd, -EAGAIN, "busy: cannot start a thread\n");
+}
+
 static void *sock_main(void *arg)
 {
 	struct txfs *fs = arg;
 
 	for (;;) {
 		struct pollfd p = { .fd = fs->sockfd, .events = POLLIN };
+		const char *why;
 		int cfd;
 
 		if (poll(&p, 1, -1) < 0 && errno != EINTR)
@@ -213,8 +330,11 @@ static void *sock_main(void *arg)
 		cfd = accept4(fs->sockfd, NULL, NULL, SOCK_CLOEXEC);
 		if (cfd < 0)
 			continue;
-		serve_one(fs, cfd);
-		close(cfd);
+		why = peer_refused(cfd);	/* before reading a byte */
+		if (why)
+			refuse(cfd, -EPERM, why);
+		else
+			serve_async(fs, cfd);
 	}
 	return NULL;
 }
@@ -224,6 +344,8 @@ int sock_start(struct txfs *fs)
 	struct sockaddr_un a;
 	int rc;
 
+	pthread_mutex_init(&fs->sock_lock, NULL);
+	pthread_cond_init(&fs->sock_idle, NULL);
 	sock_addr(fs->statefd, &a);
 	unlinkat(fs->statefd, SOCK_NAME, 0);
 	fs->sockfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -253,6 +375,11 @@ void sock_stop(struct txfs *fs)
 	atomic_store(&fs->sock_stop, true);
 	shutdown(fs->sockfd, SHUT_RDWR);
 	pthread_join(fs->sock_thread, NULL);
+	/* connection threads end by their deadline at the latest */
+	pthread_mutex_lock(&fs->sock_lock);
+	while (fs->sock_active)
+		pthread_cond_wait(&fs->sock_idle, &fs->sock_lock);
+	pthread_mutex_unlock(&fs->sock_lock);
 	close(fs->sockfd);
 	fs->sockfd = -1;
 	unlinkat(fs->statefd, SOCK_NAME, 0);

@@ -90,6 +90,9 @@ struct txfs {
 	int sockfd;
 	pthread_t sock_thread;
 	_Atomic bool sock_stop;
+	pthread_mutex_t sock_lock;	/* guards sock_active */
+	pthread_cond_t sock_idle;	/* signalled when sock_active drops */
+	unsigned sock_active;		/* connections being served */
 	int sigfd;		/* SIGHUP: reload the policy */
 	pthread_t hup_thread;
 	bool hup_running;

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * proctree.h - stop every process a command started, however it left:
+ * double forks, setsid, daemons, reparented orphans.
+ *
+ * Mechanisms (see proctree.c):
+ *   - PR_SET_CHILD_SUBREAPER in the calling process: an orphaned
+ *     descendant is reparented to us, never to init, so every process the
+ *     command started stays a descendant of ours until we reap it;
+ *   - a kill-and-reap loop: walk /proc for our descendants, SIGKILL them
+ *     (through a pidfd, re-checking the parent, so a recycled pid is never
+ *     signalled), reap, repeat until none is left and waitpid says ECHILD;
+ *   - where a writable cgroup v2 is delegated to us: the command runs in a
+ *     child cgroup of ours, killed at once with cgroup.kill (it catches
+ *     what a fork loop races past the walk). Optional: without it the walk
+ *     alone stops everything, only slower against a fork bomb.
+ *
+ * Usage: proctree_start() before forking the command; proctree_enter() in
+ * the forked child before exec; proctree_stop_all() after the command
+ * exited (or was signalled); proctree_end() at the end.
+ */
+#ifndef TXFS_PROCTREE_H
+#define TXFS_PROCTREE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct proctree {
+	pid_t self;		/* the subreaper (getpid() at start) */
+	pid_t exclude;		/* a descendant to leave alone, or 0 */
+	int cgfd;		/* the command's cgroup folder, or -1 */
+	char cgname[64];	/* its name in our own cgroup */
+	int cgparent;		/* our own cgroup folder, or -1 */
+};
+
+/* Become a child subreaper; create the cgroup if one is delegated.
+ * Returns 0 or a negative errno (the subreaper could not be set). */
+int proctree_start(struct proctree *pt);
+/* In the forked child: move into the command's cgroup (if any). */
+void proctree_enter(const struct proctree *pt);
+/* Kill and reap every descendant (but pt->exclude and its subtree);
+ * *count: how many were still alive. Returns 0, or -EAGAIN when some
+ * still ran after 10 s of trying (the caller must not trust the tree). */
+int proctree_stop_all(struct proctree *pt, unsigned *count);
+/* Remove the cgroup; stays a subreaper. */
+void proctree_end(struct proctree *pt);
+
+#endif /* TXFS_PROCTREE_H */
