@@ -36,7 +36,7 @@
 #define SOCK_NAME "ctl.sock"
 #define MAX_ARGS 4096
 #define MAX_REQ (1u << 20)
-#define SOCK_MAX_CONN 16
+#define SOCK_MAX_CONN 64
 #define SOCK_DEADLINE_MS 3000
 
 static int sock_addr(int dirfd, struct sockaddr_un *a)
