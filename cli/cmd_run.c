@@ -12,7 +12,9 @@
  * check failed (the JSON report says which); 1 when the commit itself was
  * refused (conflicts: the transaction is kept staged in the state folder),
  * 2 for wrong usage. SIGINT and SIGTERM stop CMD (its process group) and
- * roll back.
+ * roll back. After CMD and after the check, every process CMD started is
+ * stopped (proctree.c: txfs run is their subreaper) before anything reads
+ * or commits the transaction.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,7 +48,9 @@ static const char run_usage[] =
 "$TMPDIR and /dev/shm (Landlock); no mount, ptrace, bpf, kexec, modules,\n"
 "keyrings, namespaces, io_uring, TIOCSTI (seccomp); --no-network (or the\n"
 "policy's `network deny`) forbids every non-unix socket. If the kernel\n"
-"cannot enforce all of it, txfs run refuses unless --allow-weaker.\n";
+"cannot enforce all of it, txfs run refuses unless --allow-weaker.\n"
+"Every process CMD started (setsid, double forks, daemons) is stopped\n"
+"before --check and before the commit; the report says how many.\n";
 
 struct run_opts {
 	const char *dir, *policy, *state, *check;
