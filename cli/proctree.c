@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -28,6 +29,7 @@
 #include "proctree.h"
 
 #define STOP_SECONDS 10
+#define CGROUP2_MAGIC 0x63677270
 
 struct pent {
 	pid_t pid, ppid;
@@ -257,10 +259,28 @@ static int cg_open_own(void)
 	return fd;
 }
 
-/* A child cgroup of ours, if we may create one and it has cgroup.kill. */
+/* Is fd a cgroup v2 folder delegated to us (owned by our uid, not root:
+ * root's cgroups belong to the service manager, not to us)? */
+static bool cg_delegated(int fd)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	return fstatfs(fd, &sfs) == 0 &&
+	       (unsigned long)sfs.f_type == CGROUP2_MAGIC &&
+	       fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+	       st.st_uid != 0 && faccessat(fd, ".", W_OK, 0) == 0;
+}
+
+/* A child cgroup of ours, if ours is delegated to us and the child has
+ * cgroup.kill (Linux 5.14). */
 static void cg_create(struct proctree *pt)
 {
 	pt->cgparent = cg_open_own();
+	if (pt->cgparent >= 0 && !cg_delegated(pt->cgparent)) {
+		close(pt->cgparent);
+		pt->cgparent = -1;
+	}
 	if (pt->cgparent < 0)
 		return;
 	snprintf(pt->cgname, sizeof(pt->cgname), "txfs-run-%d", (int)pt->self);

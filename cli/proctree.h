@@ -10,8 +10,8 @@
  *   - a kill-and-reap loop: walk /proc for our descendants, SIGKILL them
  *     (through a pidfd, re-checking the parent, so a recycled pid is never
  *     signalled), reap, repeat until none is left and waitpid says ECHILD;
- *   - where a writable cgroup v2 is delegated to us: the command runs in a
- *     child cgroup of ours, killed at once with cgroup.kill (it catches
+ *   - where our cgroup v2 is delegated to us (owned by our uid, not root,
+ *     e.g. a systemd user scope): the command runs in a child cgroup, killed at once with cgroup.kill (it catches
  *     what a fork loop races past the walk). Optional: without it the walk
  *     alone stops everything, only slower against a fork bomb.
  *

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
@@ -38,6 +39,9 @@
 #define MAX_REQ (1u << 20)
 #define SOCK_MAX_CONN 64
 #define SOCK_DEADLINE_MS 3000
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77		/* Linux 6.5 */
+#endif
 
 static int sock_addr(int dirfd, struct sockaddr_un *a)
 {
@@ -66,6 +70,24 @@ static bool peer_confined(pid_t pid)
 	return confined;
 }
 
+/* After /proc/PID/status was read: is PID still the peer process? With
+ * SO_PEERPIDFD a pidfd pins the peer; if it is still alive, the status
+ * read was its own, not a process that got its pid after it exited. */
+static bool peer_still_there(int cfd)
+{
+	socklen_t len = sizeof(int);
+	int pfd = -1;
+	bool alive;
+
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &len))
+		return errno == ENOPROTOOPT;	/* older kernel: the pid alone */
+	if (pfd < 0)
+		return false;
+	alive = syscall(SYS_pidfd_send_signal, pfd, 0, NULL, 0) == 0;
+	close(pfd);
+	return alive;
+}
+
 /* May this peer talk to us? NULL if so, else why not (for the reply). */
 static const char *peer_refused(int cfd)
 {
@@ -76,7 +98,7 @@ static const char *peer_refused(int cfd)
 		return "refused: unknown peer\n";
 	if (cr.uid != geteuid() && cr.uid != 0)
 		return "refused: the peer runs as another user\n";
-	if (peer_confined(cr.pid))
+	if (peer_confined(cr.pid) || !peer_still_there(cfd))
 		return "refused: a confined process may not control the "
 		       "transaction\n";
 	return NULL;
