@@ -275,7 +275,8 @@ static void refuse(int cfd, int err, const char *why)
 
 	reply(cfd, err, why);
 	shutdown(cfd, SHUT_WR);
-	while (recv(cfd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
+	for (int i = 0; i < 64 &&	/* bounded: a peer may keep sending */
+	     recv(cfd, sink, sizeof(sink), MSG_DONTWAIT) > 0; i++)
 		;
 	close(cfd);
 }
