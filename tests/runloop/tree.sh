@@ -9,6 +9,8 @@
 #     silent, then writes `bad` once --check has passed: `bad` is never
 #     committed and the run does not wait for the silent client;
 #   - a double fork (reparented orphan) that loops: stopped, gone;
+#   - a fleeing chain (each process forks and exits at once, for at most
+#     10 s): stopped, gone;
 #   - SIGTERM to txfs run while CMD runs: CMD's setsid child is gone too.
 # Only processes this scenario started are signalled, by pid.
 . "$(dirname "$0")/lib.sh"
@@ -127,6 +129,20 @@ double_fork() {
 	check_unmounted "[$u] double fork"
 }
 
+fleeing_chain() {
+	local u=$WHO tag="txfs-tree-flee-$$-$SEQ"
+	ws_fixture
+	run_txfs -- --json -- "$PY" -c 'import os, sys, time
+end = time.time() + 10     # bounded: an old txfs run leaves it running
+while time.time() < end:
+    if os.fork():
+        os._exit(0)' "$tag"
+	check_action "[$u] fleeing chain" committed
+	check_stopped "[$u] fleeing chain" 1
+	check_gone "[$u] fleeing chain" "$tag"
+	check_unmounted "[$u] fleeing chain"
+}
+
 sigterm_tree() {
 	local u=$WHO tag="txfs-tree-term-$$-$SEQ" ready pid i
 	ws_fixture
@@ -155,6 +171,7 @@ body() {
 	late_writer
 	stalled_socket
 	double_fork
+	fleeing_chain
 	sigterm_tree
 }
 
