@@ -3,7 +3,8 @@
 # daemon_proc - a plain `txfs mount` does not hand the real directory to a
 # same-user process through /proc/<daemon> (issue 9, point 7). The daemon
 # is not dumpable, so /proc/<pid>/fd, fdinfo, cwd, root, mem, environ,
-# map_files and the same under task/<tid>/ are refused to its own user;
+# map_files and the same under task/<tid>/ are refused to its own user, and
+# so is pidfd_getfd(2) of its descriptors;
 # its current folder is "/". Through them, the decoy workspace's hidden
 # .env cannot be read, its readonly file cannot be appended to and .git
 # cannot be deleted; the real directory is byte-identical at the end.
@@ -43,6 +44,16 @@ except NotADirectoryError:
 				ok "[$u] /proc/<daemon>/$p refused"
 			fi
 		done
+		# pidfd_getfd(2) (438): copying the daemon's descriptors
+		if as_run "$PY" -c 'import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+pfd = os.pidfd_open(int(sys.argv[1]))
+got = [n for n in range(0, 64) if libc.syscall(438, pfd, n, 0) >= 0]
+sys.exit(0 if got else 1)' "$pid" 2>/dev/null; then
+			fail "[$u] pidfd_getfd copied a descriptor of the daemon"
+		else
+			ok "[$u] pidfd_getfd of the daemon's descriptors refused"
+		fi
 		for n in $(seq 0 40); do
 			for p in "fd/$n" cwd root; do
 				as_run cat "/proc/$pid/$p/.env" >/dev/null 2>&1 &&
