@@ -30,6 +30,7 @@
 
 #include "cli.h"
 #include "confine.h"
+#include "supervise.h"
 #include "../fs/mount.h"
 #include "../policy/policy.h"
 
@@ -61,6 +62,7 @@ struct run_ctx {
 	bool network_denied;
 	const char *writable[4];
 	size_t nwritable;
+	struct sup_lists sup;	/* the supervisor's policy part (supervise.h) */
 };
 
 static volatile sig_atomic_t got_signal;
@@ -158,7 +160,10 @@ static int load_policy(struct run_ctx *r)
 		return rc;
 	}
 	r->network_denied = r->o.no_network || policy_network_denied(p);
+	rc = sup_lists_from_policy(p, r->ws, &r->sup);
 	policy_free(p);
+	if (rc)
+		cli_err(rc, "run: policy");
 	return 0;
 }
 
@@ -201,8 +206,10 @@ static void add_writable(struct run_ctx *r, const char *path)
 		r->writable[r->nwritable++] = path;
 }
 
-/* The child: confine, enter the workspace, exec. Never returns. */
-static void child(struct run_ctx *r, char *const *argv, bool shell)
+/* The child: confine, enter the workspace, hand over the supervisor's
+ * listener (sup_child), exec. Never returns. */
+static void child(struct run_ctx *r, char *const *argv, bool shell,
+		  const struct sup *sup, int sup_fds[4])
 {
 	struct confine_opts co = {
 		.writable = r->writable, .n_writable = r->nwritable,
@@ -229,6 +236,12 @@ static void child(struct run_ctx *r, char *const *argv, bool shell)
 	}
 	if (why && !r->o.json)
 		fprintf(stderr, "txfs: run: note: %s\n", why);
+	close(sup_fds[0]);
+	close(sup_fds[3]);
+	if ((rc = sup_child(sup, sup_fds[1], sup_fds[2]))) {
+		cli_err(rc, "run: cannot start the supervisor");
+		_exit(126);
+	}
 	if (shell)
 		execl("/bin/sh", "sh", "-c", argv[0], (char *)NULL);
 	else
@@ -240,13 +253,31 @@ static void child(struct run_ctx *r, char *const *argv, bool shell)
 /* Run one confined command; its exit status (128+N for signal N). */
 static int run_confined(struct run_ctx *r, char *const *argv, bool shell)
 {
-	pid_t pid = fork();
-	int status, sent = 0;
+	struct sup_opts so = {
+		.workspace = r->ws, .writable = r->writable, .n_writable = r->nwritable,
+		.connect_allow = (const char *const *)r->sup.connect,
+		.n_connect_allow = r->sup.nconnect,
+		.exec_deny = (const char *const *)r->sup.exec, .n_exec_deny = r->sup.nexec,
+		.no_network = r->network_denied, .quiet = r->o.json,
+	};
+	struct sup *sup = NULL;
+	int status, sent = 0, sfd[4];	/* report pipe [0] [1], ack pipe [2] [3] */
+	pid_t pid;
 
+	if (sup_new(&so, &sup) || pipe2(sfd, O_CLOEXEC) || pipe2(sfd + 2, O_CLOEXEC)) {
+		cli_err(errno, "run: supervisor");
+		return 126;
+	}
+	pid = fork();
 	if (pid < 0)
 		return 126;
 	if (pid == 0)
-		child(r, argv, shell);
+		child(r, argv, shell, sup, sfd);
+	close(sfd[1]);
+	close(sfd[2]);
+	status = sup_attach(sup, pid, sfd[0], sfd[3]);
+	if (status && status != -EPIPE)	/* EPIPE: the child said why */
+		cli_err(-status, "run: supervisor (the command was not run)");
 	setpgid(pid, pid);
 	for (;;) {
 		pid_t w = waitpid(pid, &status, 0);
@@ -262,6 +293,7 @@ static int run_confined(struct run_ctx *r, char *const *argv, bool shell)
 		}
 	}
 	alarm(0);
+	sup_free(sup, NULL);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
@@ -431,6 +463,7 @@ int cmd_run(int argc, char **argv)
 	free(o.status_json);
 	free(o.changes);
 	free(o.message);
+	sup_lists_free(&r.sup);
 	if (rc)
 		return 1;
 	if (o.cmd_status != 0)

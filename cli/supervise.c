@@ -1,0 +1,753 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * supervise.c - the supervisor's frame: the notify filter loaded in the
+ * child, the hand-over of its listener, the thread that receives
+ * notifications, the helpers that read the target race-free, and exec deny
+ * by content. What is supervised and why: supervise.h. Sockets and
+ * metadata: supervise_ops.c.
+ *
+ * Race rules every handler follows:
+ *   - the target's memory is read once (process_vm_readv), into our buffers;
+ *     decisions and actions use only those copies;
+ *   - the target's descriptors are taken once (pidfd_getfd) and the action
+ *     is performed on our copy, never by letting the kernel continue with
+ *     numbers the target may have swapped (SECCOMP_USER_NOTIF_FLAG_CONTINUE
+ *     only for exec, which cannot be performed on the target's behalf: that
+ *     check-then-exec window is documented in txfs.policy(5));
+ *   - after reading and taking, SECCOMP_IOCTL_NOTIF_ID_VALID proves the pid
+ *     still named the waiting target (no pid reuse), before acting.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <poll.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "supervise_int.h"
+#include "confine.h"
+#include "../policy/policy.h"
+#include "../tests/tools/sha256.h"
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+/* Newer than libseccomp 2.5.4 and the 6.1 headers; same number everywhere. */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define NR_FCHMODAT2 452
+#define NR_SETXATTRAT 463
+#define NR_REMOVEXATTRAT 466
+#endif
+
+/* ---- helpers shared with supervise_ops.c ------------------------------------ */
+
+int sup_reply(struct sup *s, uint64_t id, int64_t val, int err)
+{
+	struct seccomp_notif_resp r = { .id = id, .val = val, .error = err };
+
+	if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, &r) < 0)
+		return -errno;	/* ENOENT: the target died or was interrupted */
+	return 0;
+}
+
+static int reply_continue(struct sup *s, uint64_t id)
+{
+	struct seccomp_notif_resp r = { .id = id,
+		.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE };
+
+	return ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, &r) < 0 ? -errno : 0;
+}
+
+int sup_valid(struct sup_call *c)
+{
+	uint64_t id = c->n.id;
+
+	return ioctl(c->s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0 ? -ESRCH : 0;
+}
+
+int sup_read(struct sup_call *c, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = { .iov_base = buf, .iov_len = len };
+	struct iovec r = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+	ssize_t n;
+
+	if (len == 0)
+		return 0;
+	n = process_vm_readv((pid_t)c->n.pid, &l, 1, &r, 1, 0);
+	if (n < 0)
+		return errno == ESRCH ? -ESRCH : -EFAULT;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+int sup_read_str(struct sup_call *c, uint64_t addr, char *buf, size_t max)
+{
+	size_t got = 0;
+
+	/* Page by page: a string may end just before an unmapped page. */
+	while (got < max) {
+		uint64_t a = addr + got;
+		size_t chunk = 4096 - (size_t)(a & 4095), i;
+		int rc;
+
+		if (chunk > max - got)
+			chunk = max - got;
+		rc = sup_read(c, a, buf + got, chunk);
+		if (rc < 0)
+			return rc;
+		for (i = 0; i < chunk; i++)
+			if (buf[got + i] == '\0')
+				return 0;
+		got += chunk;
+	}
+	return -ENAMETOOLONG;
+}
+
+static int open_pidfd(struct sup_call *c)
+{
+	int fd;
+
+	if (c->pidfd >= 0)
+		return c->pidfd;
+	fd = (int)syscall(SYS_pidfd_open, (pid_t)c->n.pid, 0);
+	if (fd < 0 && errno == EINVAL)	/* a thread other than the leader */
+		fd = (int)syscall(SYS_pidfd_open, (pid_t)c->n.pid, PIDFD_THREAD);
+	if (fd < 0)
+		return -errno;
+	c->pidfd = fd;
+	return fd;
+}
+
+int sup_getfd(struct sup_call *c, uint64_t fd)
+{
+	int pfd = open_pidfd(c), r;
+
+	if (pfd < 0)
+		return pfd;
+	if (fd > INT_MAX)
+		return -EBADF;
+	r = (int)syscall(SYS_pidfd_getfd, pfd, (int)fd, 0);
+	if (r < 0)
+		return -errno;
+	(void)fcntl(r, F_SETFD, FD_CLOEXEC);
+	return r;
+}
+
+int sup_open_at(struct sup_call *c, uint64_t dirfd, const char *path, int flags)
+{
+	char cwd[64];
+	int base, fd;
+
+	if (path[0] == '/') {
+		fd = openat(AT_FDCWD, path, flags | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	if ((int)dirfd == AT_FDCWD) {
+		snprintf(cwd, sizeof(cwd), "/proc/%u/cwd", c->n.pid);
+		base = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (base < 0)
+			return -errno;
+	} else {
+		base = sup_getfd(c, (uint32_t)dirfd);
+		if (base < 0)
+			return base;
+	}
+	fd = openat(base, path, flags | O_CLOEXEC);
+	if (fd < 0)
+		fd = -errno;
+	close(base);
+	return fd;
+}
+
+int sup_fd_path(int fd, char *buf, size_t size)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, size - 1);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= size - 1)
+		return -ENAMETOOLONG;
+	buf[n] = '\0';
+	return 0;
+}
+
+bool sup_beneath(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	if (n == 1 && root[0] == '/')
+		return path[0] == '/';
+	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+int sup_veto(struct sup *s, const struct sup_call *c, const char *what,
+	     const char *path, const char *why)
+{
+	atomic_fetch_add(&s->refused, 1);
+	if (!s->o.quiet) {
+		pthread_mutex_lock(&s->lock);
+		fprintf(stderr, "txfs: run: refused %s %s (pid %u): %s\n", what,
+			path, c->n.pid, why);
+		pthread_mutex_unlock(&s->lock);
+	}
+	return -EACCES;
+}
+
+/* Parent pid from /proc/PID/stat, or -1. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd, pp;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &pp) != 1)
+		return -1;
+	return pp;
+}
+
+bool sup_inside(const struct sup *s, pid_t pid)
+{
+	int depth;
+
+	for (depth = 0; pid > 1 && depth < 4096; depth++) {
+		if (pid == s->root)
+			return true;
+		pid = parent_of(pid);
+	}
+	return false;
+}
+
+/* ---- exec deny by content ----------------------------------------------------- */
+
+static int hash_fd(int fd, unsigned char out[SUP_HASH_LEN])
+{
+	static const char hexd[] = "0123456789abcdef";
+	unsigned char buf[65536];
+	struct sha256 h;
+	char hex[65];
+	ssize_t n;
+	int i;
+
+	sha256_init(&h);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		sha256_update(&h, buf, (size_t)n);
+	if (n < 0)
+		return -errno;
+	sha256_hex(&h, hex);
+	for (i = 0; i < SUP_HASH_LEN; i++)
+		out[i] = (unsigned char)((strchr(hexd, hex[2 * i]) - hexd) << 4 |
+					 (strchr(hexd, hex[2 * i + 1]) - hexd));
+	return 0;
+}
+
+/* Add the hash of f's current content (if new); updates f's identity. */
+static int hash_file(struct sup *s, struct sup_exec_file *f)
+{
+	struct sup_hash h, *v;
+	struct stat st;
+	size_t i;
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = fstat(fd, &st) < 0 ? -errno : 0;
+	if (rc == 0 && !S_ISREG(st.st_mode))
+		rc = -EINVAL;
+	if (rc == 0)
+		rc = hash_fd(fd, h.h);
+	close(fd);
+	if (rc < 0)
+		return rc;
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->size = h.size = st.st_size;
+	f->mtime = st.st_mtim;
+	f->ctime = st.st_ctim;
+	for (i = 0; i < s->nhashes; i++)
+		if (s->hashes[i].size == h.size && !memcmp(s->hashes[i].h, h.h, SUP_HASH_LEN))
+			return 0;
+	v = realloc(s->hashes, (s->nhashes + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->hashes = v;
+	s->hashes[s->nhashes++] = h;
+	return 0;
+}
+
+static bool same_time(struct timespec a, struct timespec b)
+{
+	return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+/* "On change": a named file whose identity changed is hashed again (the
+ * old hash stays forbidden: copies of the old content remain refused). */
+static void refresh_hashes(struct sup *s)
+{
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < s->nfiles; i++) {
+		struct sup_exec_file *f = &s->files[i];
+
+		if (stat(f->path, &st) < 0)
+			continue;
+		if (st.st_dev != f->dev || st.st_ino != f->ino || st.st_size != f->size ||
+		    !same_time(st.st_mtim, f->mtime) || !same_time(st.st_ctim, f->ctime))
+			(void)hash_file(s, f);
+	}
+}
+
+static int add_exec_files(struct sup *s)
+{
+	size_t i, j;
+	int rc = 0;
+
+	for (i = 0; i < s->o.n_exec_deny && rc == 0; i++) {
+		glob_t g;
+
+		if (glob(s->o.exec_deny[i], GLOB_NOSORT, NULL, &g) != 0)
+			continue;	/* names nothing now (GLOB_NOMATCH) */
+		for (j = 0; j < g.gl_pathc && rc == 0; j++) {
+			struct sup_exec_file *v = realloc(s->files, (s->nfiles + 1) * sizeof(*v));
+
+			if (!v) {
+				rc = -ENOMEM;
+				break;
+			}
+			s->files = v;
+			memset(&v[s->nfiles], 0, sizeof(*v));
+			v[s->nfiles].path = strdup(g.gl_pathv[j]);
+			if (!v[s->nfiles].path) {
+				rc = -ENOMEM;
+				break;
+			}
+			if (hash_file(s, &v[s->nfiles]) == 0)
+				s->nfiles++;
+			else
+				free(v[s->nfiles].path);
+		}
+		globfree(&g);
+	}
+	return rc;
+}
+
+/* 1 when fd's content is forbidden, 0 if not, -errno if it cannot be read. */
+static int forbidden_content(struct sup *s, int fd)
+{
+	unsigned char h[SUP_HASH_LEN];
+	char link[64];
+	struct stat st;
+	bool size_match = false;
+	size_t i;
+	int rfd, rc;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	refresh_hashes(s);
+	for (i = 0; i < s->nhashes; i++)
+		size_match |= s->hashes[i].size == st.st_size;
+	pthread_mutex_unlock(&s->lock);
+	if (!size_match)
+		return 0;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	rfd = open(link, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (rfd < 0)
+		return -errno;
+	rc = hash_fd(rfd, h);
+	close(rfd);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&s->lock);
+	for (i = 0, rc = 0; i < s->nhashes && !rc; i++)
+		rc = s->hashes[i].size == st.st_size && !memcmp(s->hashes[i].h, h, SUP_HASH_LEN);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+/*
+ * execve(path, ...) / execveat(dirfd, path, ..., flags). The kernel
+ * continues unless the file's content is forbidden. Returns 1 (replied) or
+ * a negative errno to reply.
+ */
+static int handle_exec(struct sup_call *c)
+{
+	const __u64 *a = c->n.data.args;
+	bool at = c->n.data.nr == SCMP_SYS(execveat);
+	uint64_t flags = at ? a[4] : 0;
+	char path[PATH_MAX], real[PATH_MAX];
+	int fd, rc;
+
+	if (sup_read_str(c, at ? a[1] : a[0], path, sizeof(path)) < 0)
+		return reply_continue(c->s, c->n.id), 1;	/* the kernel fails it */
+	if (path[0] == '\0' && (flags & AT_EMPTY_PATH))
+		fd = sup_getfd(c, a[0]);
+	else
+		fd = sup_open_at(c, at ? a[0] : (uint64_t)(int64_t)AT_FDCWD, path,
+				 O_PATH | ((flags & AT_SYMLINK_NOFOLLOW) ? O_NOFOLLOW : 0));
+	if (fd < 0)
+		return reply_continue(c->s, c->n.id), 1;
+	rc = forbidden_content(c->s, fd);
+	if (rc != 0) {
+		if (sup_fd_path(fd, real, sizeof(real)) < 0)
+			snprintf(real, sizeof(real), "%s", path);
+		close(fd);
+		return sup_veto(c->s, c, "exec", real, rc > 0 ?
+				"same content as a file of an `exec deny` rule" :
+				"it cannot be read to compare with `exec deny` files");
+	}
+	close(fd);
+	return reply_continue(c->s, c->n.id), 1;
+}
+
+/* ---- the filter, in the child ----------------------------------------------------- */
+
+static const int meta_calls[] = {
+	SCMP_SYS(chmod), SCMP_SYS(fchmod), SCMP_SYS(fchmodat), SCMP_SYS(chown),
+	SCMP_SYS(fchown), SCMP_SYS(lchown), SCMP_SYS(fchownat), SCMP_SYS(utime),
+	SCMP_SYS(utimes), SCMP_SYS(futimesat), SCMP_SYS(utimensat),
+	SCMP_SYS(setxattr), SCMP_SYS(lsetxattr), SCMP_SYS(fsetxattr),
+	SCMP_SYS(removexattr), SCMP_SYS(lremovexattr), SCMP_SYS(fremovexattr),
+};
+
+static int add_rules(scmp_filter_ctx ctx, const struct sup *s, uint32_t act)
+{
+	static const int nosys[] = {
+#ifdef NR_FCHMODAT2
+		NR_FCHMODAT2, NR_SETXATTRAT, NR_REMOVEXATTRAT,
+#endif
+		SCMP_SYS(sendmmsg),
+	};
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < sizeof(meta_calls) / sizeof(meta_calls[0]) && rc == 0; i++)
+		if (meta_calls[i] >= 0)
+			rc = seccomp_rule_add(ctx, act, meta_calls[i], 0);
+	for (i = 0; i < sizeof(nosys) / sizeof(nosys[0]) && rc == 0; i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nosys[i], 0);
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, act, SCMP_SYS(connect), 0);
+	if (rc == 0)	/* without an address: nothing to decide */
+		rc = seccomp_rule_add(ctx, act, SCMP_SYS(sendto), 1, SCMP_A4(SCMP_CMP_NE, 0));
+	/* The address of sendmsg is in memory: every call (not in the fallback,
+	 * where refusing it would refuse all sendmsg). */
+	if (rc == 0 && act == SCMP_ACT_NOTIFY)
+		rc = seccomp_rule_add(ctx, act, SCMP_SYS(sendmsg), 0);
+	if (rc == 0 && act == SCMP_ACT_NOTIFY && s->nhashes > 0) {
+		rc = seccomp_rule_add(ctx, act, SCMP_SYS(execve), 0);
+		if (rc == 0)
+			rc = seccomp_rule_add(ctx, act, SCMP_SYS(execveat), 0);
+	}
+	return rc;
+}
+
+int sup_supported(void)
+{
+	uint32_t action = SECCOMP_RET_USER_NOTIF;
+
+	if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) < 0)
+		return 0;
+	/* pidfd_getfd (5.6): EBADF for a bad pidfd, ENOSYS when missing. */
+	if (syscall(SYS_pidfd_getfd, -1, 0, 0) < 0 && errno == ENOSYS)
+		return 0;
+	return 1;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	ssize_t w;
+
+	do
+		w = write(fd, p, n);
+	while (w < 0 && errno == EINTR);
+	return w == (ssize_t)n ? 0 : -EIO;
+}
+
+int sup_child(const struct sup *s, int report_fd, int ack_fd)
+{
+	bool notify = sup_supported() == 1;
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int rc, fd = -1;
+	char ack;
+
+	if (!ctx)
+		return -ENOMEM;
+	(void)seccomp_attr_set(ctx, SCMP_FLTATR_API_SYSRAWRC, 1);
+	rc = add_rules(ctx, s, notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EACCES));
+	if (rc == 0)
+		rc = seccomp_load(ctx);
+	if (rc == 0 && notify) {
+		fd = seccomp_notify_fd(ctx);
+		if (fd < 0)
+			rc = fd;
+	}
+	seccomp_release(ctx);
+	if (rc == 0)
+		rc = write_all(report_fd, &fd, sizeof(fd));
+	close(report_fd);
+	/* Read is not filtered: no deadlock while the parent takes the fd. */
+	if (rc == 0 && fd >= 0 && read(ack_fd, &ack, 1) != 1)
+		rc = -EPIPE;
+	close(ack_fd);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* ---- the thread, in the parent ---------------------------------------------------- */
+
+static void handle(struct sup *s, struct sup_call *c)
+{
+	int rc;
+
+	atomic_fetch_add(&s->notifications, 1);
+	if (c->n.data.nr == SCMP_SYS(execve) || c->n.data.nr == SCMP_SYS(execveat))
+		rc = handle_exec(c);
+	else if ((rc = sup_handle_socket(c)) == 0 && (rc = sup_handle_meta(c)) == 0)
+		rc = -ENOSYS;
+	if (rc < 0)
+		(void)sup_reply(s, c->n.id, 0, rc);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+}
+
+static void *loop(void *arg)
+{
+	struct sup *s = arg;
+	struct pollfd p[2] = { { .fd = s->listener, .events = POLLIN },
+			       { .fd = s->stop_pipe[0], .events = POLLIN } };
+
+	for (;;) {
+		struct sup_call c = { .s = s, .pidfd = -1 };
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents)
+			break;
+		if (!(p[0].revents & POLLIN)) {
+			if (p[0].revents)	/* POLLHUP: no target left */
+				p[0].fd = -1;
+			continue;
+		}
+		if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_RECV, &c.n) < 0)
+			continue;	/* ENOENT: the target went away */
+		handle(s, &c);
+	}
+	return NULL;
+}
+
+int sup_attach(struct sup *s, pid_t child, int report_fd, int ack_fd)
+{
+	int fd = -1, pfd = -1, rc = 0;
+	ssize_t n;
+
+	s->root = child;
+	do
+		n = read(report_fd, &fd, sizeof(fd));
+	while (n < 0 && errno == EINTR);
+	close(report_fd);
+	if (n != (ssize_t)sizeof(fd)) {
+		rc = -EPIPE;	/* the child failed and said why */
+		goto out;
+	}
+	if (fd < 0)
+		goto out;	/* the refusing fallback filter */
+	pfd = (int)syscall(SYS_pidfd_open, child, 0);
+	if (pfd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	s->listener = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
+	if (s->listener < 0) {
+		rc = -errno;
+		goto out;
+	}
+	(void)fcntl(s->listener, F_SETFD, FD_CLOEXEC);
+	if (pipe2(s->stop_pipe, O_CLOEXEC) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	rc = -pthread_create(&s->thread, NULL, loop, s);
+	s->started = rc == 0;
+out:
+	if (pfd >= 0)
+		close(pfd);
+	/* Without the ack the child exits: nothing runs unsupervised. */
+	if (rc == 0)
+		rc = write_all(ack_fd, "k", 1);
+	close(ack_fd);
+	return rc;
+}
+
+/* ---- life cycle ---------------------------------------------------------------------- */
+
+/* Take ownership of p (freed by sup_free); NULL stays NULL. */
+static void *own(struct sup *s, void *p)
+{
+	void **v;
+
+	if (!p)
+		return NULL;
+	v = realloc(s->own, (s->nown + 1) * sizeof(*v));
+	if (!v) {
+		free(p);
+		return NULL;
+	}
+	s->own = v;
+	s->own[s->nown++] = p;
+	return p;
+}
+
+static const char *keep(struct sup *s, const char *str)
+{
+	return str ? own(s, strdup(str)) : NULL;
+}
+
+/* A copy of n strings; roots made canonical when they exist. */
+static const char *const *keep_list(struct sup *s, const char *const *in, size_t n,
+				    bool canonical, int *rc)
+{
+	const char **out = own(s, calloc(n + 1, sizeof(*out)));
+	char buf[PATH_MAX];
+	size_t i;
+
+	if (!out) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		const char *src = canonical && realpath(in[i], buf) ? buf : in[i];
+
+		out[i] = keep(s, src);
+		if (!out[i])
+			*rc = -ENOMEM;
+	}
+	return out;
+}
+
+int sup_new(const struct sup_opts *o, struct sup **out)
+{
+	struct sup *s = calloc(1, sizeof(*s));
+	char buf[PATH_MAX];
+	int rc = 0;
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	s->listener = s->stop_pipe[0] = s->stop_pipe[1] = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	s->o = *o;
+	s->o.workspace = keep(s, realpath(o->workspace, buf) ? buf : o->workspace);
+	s->o.writable = keep_list(s, o->writable, o->n_writable, true, &rc);
+	s->o.connect_allow = keep_list(s, o->connect_allow, o->n_connect_allow, false, &rc);
+	s->o.exec_deny = keep_list(s, o->exec_deny, o->n_exec_deny, false, &rc);
+	if (rc == 0 && !s->o.workspace)
+		rc = -ENOMEM;
+	if (rc == 0)
+		rc = add_exec_files(s);
+	if (rc == 0)
+		(void)confine_probe(&s->landlock_abi);
+	if (rc < 0) {
+		sup_free(s, NULL);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+void sup_free(struct sup *s, struct sup_stats *st)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	if (s->started) {
+		(void)write_all(s->stop_pipe[1], "x", 1);
+		pthread_join(s->thread, NULL);
+	}
+	if (st) {
+		st->notifications = atomic_load(&s->notifications);
+		st->refused = atomic_load(&s->refused);
+	}
+	/* Detached workers (blocking connects) still use the listener and s:
+	 * leave them to the process's exit. */
+	if (atomic_load(&s->workers) > 0)
+		return;
+	if (s->listener >= 0)
+		close(s->listener);
+	for (i = 0; i < 2; i++)
+		if (s->stop_pipe[i] >= 0)
+			close(s->stop_pipe[i]);
+	for (i = 0; i < s->nfiles; i++)
+		free(s->files[i].path);
+	for (i = 0; i < s->nown; i++)
+		free(s->own[i]);
+	free(s->own);
+	free(s->files);
+	free(s->hashes);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+/* ---- from the policy ------------------------------------------------------------- */
+
+int sup_lists_from_policy(const struct policy *p, const char *ws, struct sup_lists *l)
+{
+	const char *const *g;
+	size_t i, n = policy_exec_globs(p, &g);
+	int rc;
+
+	memset(l, 0, sizeof(*l));
+	rc = policy_connect_globs(p, &l->connect, &l->nconnect);
+	if (rc < 0)
+		return rc;
+	l->exec = calloc(n + 1, sizeof(*l->exec));
+	if (!l->exec && n)
+		return -ENOMEM;
+	for (i = 0; i < n; i++, l->nexec++) {
+		if (g[i][0] == '/')
+			l->exec[i] = strdup(g[i]);
+		else if (asprintf(&l->exec[i], "%s/%s", ws, g[i]) < 0)
+			l->exec[i] = NULL;
+		if (!l->exec[i]) {
+			sup_lists_free(l);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+void sup_lists_free(struct sup_lists *l)
+{
+	size_t i;
+
+	policy_connect_free(l->connect, l->nconnect);
+	for (i = 0; i < l->nexec; i++)
+		free(l->exec[i]);
+	free(l->exec);
+	memset(l, 0, sizeof(*l));
+}
