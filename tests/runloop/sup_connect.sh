@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# sup_connect - issue 9 point 4: under `txfs run`, connect(2) (and sendto/
+# sendmsg by address) to a pathname unix socket outside the workspace is
+# refused with EACCES by the supervisor (cli/supervise*.c), which never lets
+# the kernel re-read the address. A listener this scenario starts (as the
+# running user, on a pathname under the decoy home, counting the
+# connections it accepts) is reachable unconfined, and from txfs run:
+#   refused: by its path, with --no-network, through a symlink in /tmp,
+#     by a relative path, by sendto and sendmsg, and while another thread
+#     keeps switching the address buffer between it and a listener inside
+#     the workspace (the listener's count proves nothing got through);
+#   reached: with a policy rule `allow connect DECOY/*.sock`;
+#   a listener inside the workspace stays reachable.
+# As root and as the unprivileged test user.
+. "$(dirname "$0")/lib.sh"
+
+require_landlock
+[ -n "$PY" ] || skip "python3 is needed"
+mkdir -p "$T/sup" && cp "$(dirname "$0")"/sup/*.py "$T/sup/" && chmod -R a+rX "$T/sup"
+CLIENT=$T/sup/connect_client.py
+SERVER_PID=
+
+stop_server() {
+	[ -n "$SERVER_PID" ] && kill -9 "$SERVER_PID" 2>/dev/null
+	SERVER_PID=
+}
+trap 'r=$?; stop_server; (exit $r); runloop_cleanup' EXIT
+
+# start_server: the listener at $DEC/srv.sock, as $AS, counting in $DEC/count.
+start_server() {
+	local i
+	DEC=$HOME_DECOY/run
+	mkdir -p "$DEC" && as_owner "$DEC"
+	"${AS[@]}" "$PY" "$T/sup/unix_server.py" "$DEC/srv.sock" "$DEC/count" "$DEC/pid" &
+	BG_PIDS+=("$!")
+	for i in $(seq 100); do [ -S "$DEC/srv.sock" ] && [ -s "$DEC/pid" ] && break; sleep 0.1; done
+	SERVER_PID=$(cat "$DEC/pid" 2>/dev/null)
+	[ -S "$DEC/srv.sock" ] || fail "the decoy listener did not start"
+}
+count() { wc -l <"$DEC/count" 2>/dev/null | tr -d ' '; }
+
+# refused TAG CMD [TXFS-RUN-OPTIONS...]: CMD (bash) prints ERRNO 13, the
+# listener accepted nothing.
+refused() {
+	local tag="[$WHO] $1" cmd=$2 before
+	shift 2
+	before=$(count)
+	run_txfs -- --json --check false "$@" -- bash -c "exec 1>&2; $cmd"
+	if grep -q '^ERRNO 13$' "$RUN_ERR" && [ "$(count)" = "$before" ]; then
+		ok "$tag: EACCES, nothing accepted"
+	else
+		fail "$tag: expected ERRNO 13 and no connection (accepted $before -> $(count)): $(grep -v 'current directory' "$RUN_ERR" | head -c 300)"
+	fi
+}
+
+body() {
+	ws_fixture
+	start_server
+	local out before
+	out=$(as_run "$PY" "$CLIENT" connect "$DEC/srv.sock")
+	check_eq "[$WHO] unconfined, the decoy listener answers" "CONNECTED SERVER" "$out"
+
+	refused "connect by path" "\"\$PY\" $CLIENT connect $DEC/srv.sock"
+	refused "connect by path, --no-network" "\"\$PY\" $CLIENT connect $DEC/srv.sock" --no-network
+	refused "connect through a symlink in /tmp" \
+		"l=\$(mktemp -u /tmp/txfs-sup-XXXXXX); ln -s $DEC/srv.sock \$l; \"\$PY\" $CLIENT connect \$l; rm -f \$l"
+	refused "connect by a relative path (../home/run/srv.sock)" \
+		"\"\$PY\" $CLIENT connect ../home/run/srv.sock"
+	refused "sendto by address" "\"\$PY\" $CLIENT sendto $DEC/srv.sock"
+	refused "sendmsg by address" "\"\$PY\" $CLIENT sendmsg $DEC/srv.sock"
+	refused "socat UNIX-CONNECT" "socat -u UNIX-CONNECT:$DEC/srv.sock - 2>&1 | grep -q 'Permission denied' && echo ERRNO 13"
+
+	before=$(count)
+	run_txfs -- --json --check false -- bash -c "exec 1>&2; \"\$PY\" $CLIENT race $DEC/srv.sock 3000"
+	if [ "$(count)" = "$before" ] && grep -q '^RACE inside=[1-9]' "$RUN_ERR"; then
+		ok "[$WHO] 3000 connects while another thread swaps the address: none reached the decoy ($(grep '^RACE' "$RUN_ERR"))"
+	else
+		fail "[$WHO] address-swap race: accepted $before -> $(count): $(grep -v 'current directory' "$RUN_ERR" | head -c 300)"
+	fi
+
+	printf '# txfs run may reach the decoy listener\nallow connect %s/*.sock\n' "$DEC" >"$T/connect.policy"
+	chmod 644 "$T/connect.policy"
+	before=$(count)
+	new_state
+	run_txfs -- --json --check false --policy "$T/connect.policy" -- bash -c \
+		"exec 1>&2; \"\$PY\" $CLIENT connect $DEC/srv.sock"
+	if grep -q '^CONNECTED SERVER$' "$RUN_ERR" && [ "$(count)" = $((before + 1)) ]; then
+		ok "[$WHO] allowed by 'allow connect $DEC/*.sock'"
+	else
+		fail "[$WHO] allow connect: $(grep -v 'current directory' "$RUN_ERR" | head -c 300)"
+	fi
+
+	new_state
+	run_txfs -- --json --check false -- "$PY" -c '
+import socket, sys
+srv = socket.socket(socket.AF_UNIX); srv.bind("in.sock"); srv.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect("in.sock"); a, _ = srv.accept()
+c.sendall(b"ping"); a.sendall(a.recv(4).upper())
+sys.exit(0 if c.recv(4) == b"PING" else 1)'
+	check_eq "[$WHO] a listener inside the workspace is reachable" 0 "$(jget exit)"
+	stop_server
+}
+
+for_each_user body
+finish
