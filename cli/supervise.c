@@ -140,12 +140,43 @@ int sup_getfd(struct sup_call *c, uint64_t fd)
 	return r;
 }
 
+/*
+ * Paths that name the caller itself ("/proc/self/...", "/dev/fd/...") would
+ * name the supervisor here: aim them at the caller's /proc entry. (A
+ * symlink further down the path that leads into /proc/self still resolves
+ * in our context; what it yields is checked like anything else.)
+ */
+static const char *own_proc(const struct sup_call *c, const char *path, char *buf,
+			    size_t size)
+{
+	static const struct { const char *prefix; const char *sub; } map[] = {
+		{ "/proc/self/", "" }, { "/proc/thread-self/", "" },
+		{ "/dev/fd/", "fd/" }, { "/proc/self", "" }, { "/dev/fd", "fd" },
+	};
+	size_t i, n;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		n = strlen(map[i].prefix);
+		if (strncmp(path, map[i].prefix, n) != 0 ||
+		    (path[n] != '\0' && map[i].prefix[n - 1] != '/'))
+			continue;
+		if ((size_t)snprintf(buf, size, "/proc/%u/%s%s", c->n.pid, map[i].sub,
+				     path + n) >= size)
+			return NULL;
+		return buf;
+	}
+	return path;
+}
+
 int sup_open_at(struct sup_call *c, uint64_t dirfd, const char *path, int flags)
 {
-	char cwd[64];
+	char cwd[64], abs[PATH_MAX + 64];
 	int base, fd;
 
 	if (path[0] == '/') {
+		path = own_proc(c, path, abs, sizeof(abs));
+		if (!path)
+			return -ENAMETOOLONG;
 		fd = openat(AT_FDCWD, path, flags | O_CLOEXEC);
 		return fd < 0 ? -errno : fd;
 	}
@@ -385,6 +416,23 @@ static int forbidden_content(struct sup *s, int fd)
 	return rc;
 }
 
+/* fd is one of the files the rules name, by its path: the daemon refuses
+ * that exec by name itself, and logs the veto with its rule line. */
+static bool named_file(struct sup *s, int fd)
+{
+	char real[PATH_MAX];
+	bool named = false;
+	size_t i;
+
+	if (sup_fd_path(fd, real, sizeof(real)) < 0 || !sup_beneath(real, s->o.workspace))
+		return false;
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < s->nfiles && !named; i++)
+		named = strcmp(real, s->files[i].path) == 0;
+	pthread_mutex_unlock(&s->lock);
+	return named;
+}
+
 /*
  * execve(path, ...) / execveat(dirfd, path, ..., flags). The kernel
  * continues unless the file's content is forbidden. Returns 1 (replied) or
@@ -407,7 +455,7 @@ static int handle_exec(struct sup_call *c)
 				 O_PATH | ((flags & AT_SYMLINK_NOFOLLOW) ? O_NOFOLLOW : 0));
 	if (fd < 0)
 		return reply_continue(c->s, c->n.id), 1;
-	rc = forbidden_content(c->s, fd);
+	rc = named_file(c->s, fd) ? 0 : forbidden_content(c->s, fd);
 	if (rc != 0) {
 		if (sup_fd_path(fd, real, sizeof(real)) < 0)
 			snprintf(real, sizeof(real), "%s", path);
@@ -494,7 +542,11 @@ int sup_child(const struct sup *s, int report_fd, int ack_fd)
 	if (!ctx)
 		return -ENOMEM;
 	(void)seccomp_attr_set(ctx, SCMP_FLTATR_API_SYSRAWRC, 1);
-	rc = add_rules(ctx, s, notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EACCES));
+	/* As confine.c's filter: foreign ABIs fail with EPERM (libseccomp's
+	 * default, KILL, would take precedence over that filter's EPERM). */
+	rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(EPERM));
+	if (rc == 0)
+		rc = add_rules(ctx, s, notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EACCES));
 	if (rc == 0)
 		rc = seccomp_load(ctx);
 	if (rc == 0 && notify) {
