@@ -535,10 +535,16 @@ static int write_all(int fd, const void *p, size_t n)
 int sup_child(const struct sup *s, int report_fd, int ack_fd)
 {
 	bool notify = sup_supported() == 1;
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-	int rc, fd = -1;
+	scmp_filter_ctx ctx;
+	int rc, fd[2] = { -1, -1 };	/* listener, helper */
 	char ack;
 
+	if (notify && s->landlock_abi >= 6) {
+		fd[1] = sup_helper_start();
+		if (fd[1] < 0)
+			return fd[1];
+	}
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
 		return -ENOMEM;
 	(void)seccomp_attr_set(ctx, SCMP_FLTATR_API_SYSRAWRC, 1);
@@ -550,20 +556,22 @@ int sup_child(const struct sup *s, int report_fd, int ack_fd)
 	if (rc == 0)
 		rc = seccomp_load(ctx);
 	if (rc == 0 && notify) {
-		fd = seccomp_notify_fd(ctx);
-		if (fd < 0)
-			rc = fd;
+		fd[0] = seccomp_notify_fd(ctx);
+		if (fd[0] < 0)
+			rc = fd[0];
 	}
 	seccomp_release(ctx);
 	if (rc == 0)
-		rc = write_all(report_fd, &fd, sizeof(fd));
+		rc = write_all(report_fd, fd, sizeof(fd));
 	close(report_fd);
-	/* Read is not filtered: no deadlock while the parent takes the fd. */
-	if (rc == 0 && fd >= 0 && read(ack_fd, &ack, 1) != 1)
+	/* Read is not filtered: no deadlock while the parent takes the fds. */
+	if (rc == 0 && fd[0] >= 0 && read(ack_fd, &ack, 1) != 1)
 		rc = -EPIPE;
 	close(ack_fd);
-	if (fd >= 0)
-		close(fd);
+	if (fd[0] >= 0)
+		close(fd[0]);
+	if (fd[1] >= 0)
+		close(fd[1]);
 	return rc;
 }
 
@@ -614,31 +622,35 @@ static void *loop(void *arg)
 
 int sup_attach(struct sup *s, pid_t child, int report_fd, int ack_fd)
 {
-	int fd = -1, pfd = -1, rc = 0;
+	int fd[2] = { -1, -1 }, pfd = -1, rc = 0;
 	ssize_t n;
 
 	s->root = child;
 	do
-		n = read(report_fd, &fd, sizeof(fd));
+		n = read(report_fd, fd, sizeof(fd));
 	while (n < 0 && errno == EINTR);
 	close(report_fd);
 	if (n != (ssize_t)sizeof(fd)) {
 		rc = -EPIPE;	/* the child failed and said why */
 		goto out;
 	}
-	if (fd < 0)
+	if (fd[0] < 0)
 		goto out;	/* the refusing fallback filter */
 	pfd = (int)syscall(SYS_pidfd_open, child, 0);
 	if (pfd < 0) {
 		rc = -errno;
 		goto out;
 	}
-	s->listener = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
-	if (s->listener < 0) {
+	s->listener = (int)syscall(SYS_pidfd_getfd, pfd, fd[0], 0);
+	if (s->listener >= 0 && fd[1] >= 0)
+		s->helper = (int)syscall(SYS_pidfd_getfd, pfd, fd[1], 0);
+	if (s->listener < 0 || (fd[1] >= 0 && s->helper < 0)) {
 		rc = -errno;
 		goto out;
 	}
 	(void)fcntl(s->listener, F_SETFD, FD_CLOEXEC);
+	if (s->helper >= 0)
+		(void)fcntl(s->helper, F_SETFD, FD_CLOEXEC);
 	if (pipe2(s->stop_pipe, O_CLOEXEC) < 0) {
 		rc = -errno;
 		goto out;
@@ -710,8 +722,9 @@ int sup_new(const struct sup_opts *o, struct sup **out)
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
-	s->listener = s->stop_pipe[0] = s->stop_pipe[1] = -1;
+	s->listener = s->stop_pipe[0] = s->stop_pipe[1] = s->helper = -1;
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->helper_lock, NULL);
 	s->o = *o;
 	s->o.workspace = keep(s, realpath(o->workspace, buf) ? buf : o->workspace);
 	s->o.writable = keep_list(s, o->writable, o->n_writable, true, &rc);
@@ -751,6 +764,8 @@ void sup_free(struct sup *s, struct sup_stats *st)
 		return;
 	if (s->listener >= 0)
 		close(s->listener);
+	if (s->helper >= 0)
+		close(s->helper);	/* the helper exits */
 	for (i = 0; i < 2; i++)
 		if (s->stop_pipe[i] >= 0)
 			close(s->stop_pipe[i]);
@@ -762,6 +777,7 @@ void sup_free(struct sup *s, struct sup_stats *st)
 	free(s->files);
 	free(s->hashes);
 	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->helper_lock);
 	free(s);
 }
 

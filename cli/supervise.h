@@ -17,13 +17,14 @@
  *     checked, and the connect/send performed on "/proc/self/fd/N" (the
  *     checked inode). Allowed: beneath the workspace; paths matching an
  *     `allow connect GLOB` policy rule (fnmatch, FNM_PATHNAME, on the real
- *     path); sockets beneath another writable root (/tmp ...) when the
- *     listening process is a descendant of the command (SO_PEERCRED after
- *     connecting; otherwise closed and refused). Else EACCES. Abstract
- *     addresses with Landlock ABI >= 6: the same peer check (Landlock's
- *     scope does not apply to the supervisor). Non-unix addresses: EACCES
- *     with no_network, else performed as given. sendmmsg: ENOSYS.
- *     Datagrams sent by address go only to the workspace or allowed paths.
+ *     path).
+ *     Else EACCES (sockets in /tmp too, even the command's own: who made a
+ *     socket file cannot be known race-free). Abstract addresses with
+ *     Landlock ABI >= 6: connected by a helper inside the sandbox's domain
+ *     (supervise_helper.c), so Landlock's scope applies; datagrams by
+ *     address to them: EACCES. Below ABI 6 abstract addresses are
+ *     performed as given (as without the supervisor). Non-unix addresses:
+ *     EACCES with no_network, else performed as given. sendmmsg: ENOSYS.
  *   chmod/fchmod/fchmodat, chown/fchown/lchown/fchownat, utime/utimes/
  *     futimesat/utimensat, {,l,f}setxattr, {,l,f}removexattr: the object is
  *     opened O_PATH relative to the caller's dirfd or current folder (fd
@@ -35,9 +36,10 @@
  *     opened, and when its size equals a forbidden file's size, hashed
  *     (SHA-256); equal content -> EACCES, else the kernel continues.
  *
- * Without user notification (or pidfd_getfd) in the kernel, all of the
- * above except exec is refused outright (EACCES; sendmmsg ENOSYS) unless
- * allow_weaker, and exec deny by content is not enforced.
+ * Without user notification (or pidfd_getfd) in the kernel (before 5.6):
+ * connect, sendto with an address and the metadata calls are refused
+ * outright (EACCES), sendmmsg gets ENOSYS; sendmsg (its address is in
+ * memory) stays allowed and exec deny by content is not enforced.
  */
 #ifndef TXFS_SUPERVISE_H
 #define TXFS_SUPERVISE_H

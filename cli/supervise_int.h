@@ -44,6 +44,8 @@ struct sup {
 	size_t nhashes;
 	atomic_ulong notifications, refused;
 	atomic_int workers;	/* detached threads still using listener */
+	int helper;		/* socket to the in-domain helper, or -1 */
+	pthread_mutex_t helper_lock;
 };
 
 /* One notification being handled. */
@@ -86,5 +88,13 @@ bool sup_inside(const struct sup *s, pid_t pid);
  */
 int sup_handle_socket(struct sup_call *c);
 int sup_handle_meta(struct sup_call *c);
+
+/* ---- supervise_helper.c --------------------------------------------------------- */
+
+/* In the child, confined, before the notify filter: start the helper;
+ * returns our end of its socket or -errno. */
+int sup_helper_start(void);
+/* connect(sock, addr) performed by the helper: 0 or -errno. */
+int sup_helper_connect(struct sup *s, int sock, const void *addr, socklen_t len);
 
 #endif /* TXFS_SUPERVISE_INT_H */

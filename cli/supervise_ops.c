@@ -34,7 +34,7 @@
 struct sock_job {
 	struct sup *s;
 	uint64_t id;
-	bool connect;
+	bool connect, via_helper;
 	int sock, obj;		/* our copies; obj: checked socket file or -1 */
 	struct sockaddr_storage addr;
 	socklen_t addrlen;	/* 0: no address (send on a connected socket) */
@@ -123,10 +123,15 @@ static int dest(struct sup_call *c, struct sock_job *j, const struct sockaddr_st
 		return 0;	/* unnamed: autobind or disconnect */
 	if (un->sun_path[0] == '\0') {
 		/* Abstract: Landlock ABI 6 scopes them to the sandbox, a scope
-		 * the supervisor (outside it) cannot apply: refused then. */
-		if (c->s->landlock_abi >= 6)
-			return sup_veto(c->s, c, "connect to", "(abstract unix socket)",
-					"abstract sockets are scoped to the sandbox");
+		 * the supervisor (outside it) cannot apply: the helper inside
+		 * the domain connects (supervise_helper.c); a datagram by
+		 * address cannot be handed over that way: refused. */
+		if (c->s->landlock_abi < 6)
+			return 0;
+		if (!j->connect)
+			return sup_veto(c->s, c, "send to", "(abstract unix socket)",
+					"datagrams by address to abstract sockets");
+		j->via_helper = true;
 		return 0;
 	}
 	return dest_unix_path(c, j, un, strnlen(un->sun_path, len - off));
@@ -143,6 +148,8 @@ static int64_t perform(struct sock_job *j)
 	};
 	ssize_t n;
 
+	if (j->via_helper)
+		return sup_helper_connect(j->s, j->sock, &j->addr, j->addrlen);
 	if (j->connect)
 		return connect(j->sock, (struct sockaddr *)&j->addr, j->addrlen) < 0 ? -errno : 0;
 	n = sendmsg(j->sock, &m, j->flags | MSG_NOSIGNAL);

@@ -40,17 +40,18 @@ start_server() {
 }
 count() { wc -l <"$DEC/count" 2>/dev/null | tr -d ' '; }
 
-# refused TAG CMD [TXFS-RUN-OPTIONS...]: CMD (bash) prints ERRNO 13, the
-# listener accepted nothing.
+# refused TAG CMD [TXFS-RUN-OPTIONS...]: CMD (bash) prints ERRNO $ERRNO
+# (13: EACCES), the listener accepted nothing.
+ERRNO=13
 refused() {
 	local tag="[$WHO] $1" cmd=$2 before
 	shift 2
 	before=$(count)
 	run_txfs -- --json --check false "$@" -- bash -c "exec 1>&2; $cmd"
-	if grep -q '^ERRNO 13$' "$RUN_ERR" && [ "$(count)" = "$before" ]; then
-		ok "$tag: EACCES, nothing accepted"
+	if grep -q "^ERRNO $ERRNO\$" "$RUN_ERR" && [ "$(count)" = "$before" ]; then
+		ok "$tag: errno $ERRNO, nothing accepted"
 	else
-		fail "$tag: expected ERRNO 13 and no connection (accepted $before -> $(count)): $(grep -v 'current directory' "$RUN_ERR" | head -c 300)"
+		fail "$tag: expected ERRNO $ERRNO and no connection (accepted $before -> $(count)): $(grep -v 'current directory' "$RUN_ERR" | head -c 300)"
 	fi
 }
 
@@ -100,7 +101,39 @@ c.sendall(b"ping"); a.sendall(a.recv(4).upper())
 sys.exit(0 if c.recv(4) == b"PING" else 1)'
 	check_eq "[$WHO] a listener inside the workspace is reachable" 0 "$(jget exit)"
 	stop_server
+
+	# Abstract sockets (Landlock ABI >= 6 scopes them): the connect is made
+	# by the helper inside the sandbox's domain, so outside ones fail with
+	# Landlock's EPERM and the command's own ones work.
+	[ "$(landlock_abi)" -ge 6 ] || return 0
+	local name=txfs-sup-$$-$WHO
+	"${AS[@]}" "$PY" "$T/sup/unix_server.py" "@$name" "$DEC/count" "$DEC/pid" &
+	BG_PIDS+=("$!")
+	for i in $(seq 100); do [ -s "$DEC/pid" ] && grep -q "@$name" /proc/net/unix && break; sleep 0.1; done
+	SERVER_PID=$(cat "$DEC/pid")
+	out=$(as_run "$PY" "$CLIENT" connect "@$name")
+	check_eq "[$WHO] unconfined, the abstract decoy listener answers" "CONNECTED SERVER" "$out"
+	ERRNO=1 refused "connect to an abstract socket outside the sandbox" "\"\$PY\" $CLIENT connect @$name"
+	new_state
+	run_txfs -- --json --check false -- "$PY" -c '
+import socket, sys
+n = "\0txfs-sup-inside-%d" % id(sys)
+srv = socket.socket(socket.AF_UNIX); srv.bind(n); srv.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect(n); a, _ = srv.accept()
+c.sendall(b"ping"); a.sendall(a.recv(4).upper())
+sys.exit(0 if c.recv(4) == b"PING" else 1)'
+	check_eq "[$WHO] an abstract listener of the command itself is reachable" 0 "$(jget exit)"
+	stop_server
 }
+
+# The rule's syntax: absolute paths only, errors as FILE:LINE:COL.
+printf '# bad\nallow connect run/x.sock\n' >"$T/bad.policy"
+out=$("$TXFS_BIN" policy check "$T/bad.policy" 2>&1)
+if [ $? != 0 ] && printf '%s' "$out" | grep -q "bad.policy:2:15: .*absolute"; then
+	ok "'allow connect run/x.sock' refused at bad.policy:2:15"
+else
+	fail "'allow connect' with a relative path: $out"
+fi
 
 for_each_user body
 finish

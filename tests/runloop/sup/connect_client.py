@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# connect_client.py MODE PATH: connect to the unix socket PATH from inside
+# connect_client.py MODE PATH: connect to the unix socket PATH (@NAME: an
+# abstract one) from inside
 # `txfs run` and print "CONNECTED <reply>" or "ERRNO <n>". MODE:
 #   connect   socket.connect
 #   sendto    an AF_UNIX datagram sent by address (sendto)
@@ -10,6 +11,8 @@
 import ctypes, os, socket, struct, sys, threading
 
 mode, path = sys.argv[1], sys.argv[2]
+if path.startswith("@"):   # "@name": the abstract socket "\0name"
+    path = "\0" + path[1:]
 
 
 def plain():

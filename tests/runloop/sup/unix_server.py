@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# unix_server.py PATH COUNTFILE PIDFILE: a pathname unix socket listener for
+# unix_server.py PATH COUNTFILE PIDFILE: a unix socket listener (PATH, or
+# @NAME for an abstract one) for
 # the supervisor scenarios. Answers "SERVER\n" to every connection and
 # appends one line to COUNTFILE per accepted connection; exits by itself
 # after 150 s (the scenario also kills it by the pid in PIDFILE).
@@ -8,13 +9,18 @@ import os, socket, sys, time
 path, count, pidfile = sys.argv[1:4]
 with open(pidfile, "w") as f:
     f.write(str(os.getpid()))
-try:
-    os.unlink(path)
-except FileNotFoundError:
-    pass
+abstract = path.startswith("@")   # "@name": the abstract socket "\0name"
+if abstract:
+    path = "\0" + path[1:]
+else:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 s = socket.socket(socket.AF_UNIX)
 s.bind(path)
-os.chmod(path, 0o777)
+if not abstract:
+    os.chmod(path, 0o777)
 s.listen(128)
 s.settimeout(1)
 end = time.time() + 150
