@@ -258,7 +258,7 @@ static int run_confined(struct run_ctx *r, char *const *argv, bool shell)
 		.connect_allow = (const char *const *)r->sup.connect,
 		.n_connect_allow = r->sup.nconnect,
 		.exec_deny = (const char *const *)r->sup.exec, .n_exec_deny = r->sup.nexec,
-		.no_network = r->network_denied, .quiet = r->o.json,
+		.no_network = r->network_denied, .quiet = r->o.json, .state = r->state,
 	};
 	struct sup *sup = NULL;
 	int status, sent = 0, sfd[4];	/* report pipe [0] [1], ack pipe [2] [3] */

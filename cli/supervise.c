@@ -224,7 +224,13 @@ bool sup_beneath(const char *path, const char *root)
 int sup_veto(struct sup *s, const struct sup_call *c, const char *what,
 	     const char *path, const char *why)
 {
+	struct audit_caller who = { .pid = (pid_t)c->n.pid, .uid = getuid() };
+	char op[64];
+
 	atomic_fetch_add(&s->refused, 1);
+	/* op: "run-connect", "run-exec", "run-metadata" (the first word). */
+	snprintf(op, sizeof(op), "run-%.*s", (int)strcspn(what, " "), what);
+	(void)audit_veto(s->audit, op, path, NULL, EACCES, &who);
 	if (!s->o.quiet) {
 		pthread_mutex_lock(&s->lock);
 		fprintf(stderr, "txfs: run: refused %s %s (pid %u): %s\n", what,
@@ -713,6 +719,19 @@ static const char *const *keep_list(struct sup *s, const char *const *in, size_t
 	return out;
 }
 
+/* The daemon's audit log, appended to (O_APPEND, one write a record) beside
+ * the daemon; not fatal when it cannot be opened. */
+static void open_audit(struct sup *s, const char *state)
+{
+	int dfd = open(state, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (dfd < 0)
+		return;
+	if (audit_open(dfd, "audit.log", 0, &s->audit) < 0)
+		s->audit = NULL;
+	close(dfd);
+}
+
 int sup_new(const struct sup_opts *o, struct sup **out)
 {
 	struct sup *s = calloc(1, sizeof(*s));
@@ -727,6 +746,7 @@ int sup_new(const struct sup_opts *o, struct sup **out)
 	pthread_mutex_init(&s->helper_lock, NULL);
 	s->o = *o;
 	s->o.workspace = keep(s, realpath(o->workspace, buf) ? buf : o->workspace);
+	s->o.state = NULL;	/* used in sup_new only */
 	s->o.writable = keep_list(s, o->writable, o->n_writable, true, &rc);
 	s->o.connect_allow = keep_list(s, o->connect_allow, o->n_connect_allow, false, &rc);
 	s->o.exec_deny = keep_list(s, o->exec_deny, o->n_exec_deny, false, &rc);
@@ -734,6 +754,8 @@ int sup_new(const struct sup_opts *o, struct sup **out)
 		rc = -ENOMEM;
 	if (rc == 0)
 		rc = add_exec_files(s);
+	if (rc == 0 && o->state)
+		open_audit(s, o->state);
 	if (rc == 0)
 		(void)confine_probe(&s->landlock_abi);
 	if (rc < 0) {
@@ -778,6 +800,7 @@ void sup_free(struct sup *s, struct sup_stats *st)
 	free(s->hashes);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->helper_lock);
+	audit_close(s->audit);
 	free(s);
 }
 

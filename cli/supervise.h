@@ -58,6 +58,7 @@ struct sup_opts {
 	size_t n_exec_deny;
 	bool no_network;
 	bool quiet;				/* no veto lines on stderr */
+	const char *state;			/* vetoes go to its audit.log; NULL: not logged */
 };
 
 struct sup_stats {

@@ -45,6 +45,7 @@ struct sup {
 	atomic_ulong notifications, refused;
 	atomic_int workers;	/* detached threads still using listener */
 	int helper;		/* socket to the in-domain helper, or -1 */
+	struct audit *audit;	/* STATE/audit.log, or NULL */
 	pthread_mutex_t helper_lock;
 };
 

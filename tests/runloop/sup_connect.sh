@@ -63,6 +63,11 @@ body() {
 	check_eq "[$WHO] unconfined, the decoy listener answers" "CONNECTED SERVER" "$out"
 
 	refused "connect by path" "\"\$PY\" $CLIENT connect $DEC/srv.sock"
+	if audit_has '"event":"veto","op":"run-connect","path":"[^"]*/srv\.sock"'; then
+		ok "[$WHO] the refused connect is in STATE/audit.log"
+	else
+		fail "[$WHO] no run-connect veto in STATE/audit.log: $(tail -c 300 "$STATE/audit.log")"
+	fi
 	refused "connect by path, --no-network" "\"\$PY\" $CLIENT connect $DEC/srv.sock" --no-network
 	refused "connect through a symlink in /tmp" \
 		"l=\$(mktemp -u /tmp/txfs-sup-XXXXXX); ln -s $DEC/srv.sock \$l; \"\$PY\" $CLIENT connect \$l; rm -f \$l"
@@ -79,6 +84,17 @@ body() {
 	else
 		fail "[$WHO] address-swap race: accepted $before -> $(count): $(grep -v 'current directory' "$RUN_ERR" | head -c 300)"
 	fi
+
+	# The supervisor's listener cannot be stolen (pidfd_getfd on txfs run:
+	# Landlock refuses ptrace-mode access to processes outside the domain).
+	run_txfs -- --json --check false -- "$PY" -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+pfd = libc.syscall(434, os.getppid(), 0)
+got = [n for n in range(64) if pfd >= 0 and libc.syscall(438, pfd, n, 0) >= 0]
+print("GOT", got, file=sys.stderr)
+sys.exit(1 if got else 0)'
+	check_eq "[$WHO] pidfd_getfd of txfs run's descriptors (the listener) refused" 0 "$(jget exit)"
 
 	printf '# txfs run may reach the decoy listener\nallow connect %s/*.sock\n' "$DEC" >"$T/connect.policy"
 	chmod 644 "$T/connect.policy"

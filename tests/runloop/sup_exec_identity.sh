@@ -56,6 +56,11 @@ body() {
 	else
 		fail "[$WHO] exec by content: $n of 7 refused: $(grep -E 'rc=|evil-ran' "$RUN_ERR" | tr '\n' ' ' | head -c 500)"
 	fi
+	if audit_has '"event":"veto","op":"run-exec","path":"/tmp/txfs-sup-'; then
+		ok "[$WHO] the refused exec of the copy is in STATE/audit.log"
+	else
+		fail "[$WHO] no run-exec veto in STATE/audit.log: $(tail -c 300 "$STATE/audit.log")"
+	fi
 	if grep -q 'execv errno 13' "$RUN_ERR" && grep -q 'fexecve errno 13' "$RUN_ERR"; then
 		ok "[$WHO] execv and fexecve fail with EACCES"
 	else

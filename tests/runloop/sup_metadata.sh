@@ -77,6 +77,11 @@ body() {
 	else
 		ok "[$WHO] the fd forms fail with EACCES (13)"
 	fi
+	if audit_has '"event":"veto","op":"run-metadata","path":"[^"]*/notes\.txt"'; then
+		ok "[$WHO] the refused changes are in STATE/audit.log"
+	else
+		fail "[$WHO] no run-metadata veto in STATE/audit.log: $(tail -c 300 "$STATE/audit.log")"
+	fi
 	after=$(meta "$HOME_DECOY/notes.txt")
 	check_eq "[$WHO] the decoy's mode, owner, times and xattrs are unchanged" "$before" "$after"
 
