@@ -60,6 +60,8 @@ struct sup_call {
 
 /* Reply: error 0 with val, or -err. Returns 0 or -errno of the ioctl. */
 int sup_reply(struct sup *s, uint64_t id, int64_t val, int err);
+/* Let the kernel continue the call (exec only: see supervise.c). */
+int sup_continue(struct sup *s, uint64_t id);
 /* 0 while the notification is still pending (the target waits). */
 int sup_valid(struct sup_call *c);
 /* Copy len bytes at addr of the target. 0 or -EFAULT/-ESRCH. */
@@ -89,6 +91,13 @@ bool sup_inside(const struct sup *s, pid_t pid);
  */
 int sup_handle_socket(struct sup_call *c);
 int sup_handle_meta(struct sup_call *c);
+
+/* ---- supervise_exec.c ------------------------------------------------------------ */
+
+/* Hash the files of o.exec_deny (sup_new). 0 or -ENOMEM. */
+int sup_exec_load(struct sup *s);
+/* execve/execveat: 1 (replied) or a negative errno to reply. */
+int sup_handle_exec(struct sup_call *c);
 
 /* ---- supervise_helper.c --------------------------------------------------------- */
 
