@@ -25,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -336,6 +338,46 @@ static int write_all(int fd, const void *p, size_t n)
 	return w == (ssize_t)n ? 0 : -EIO;
 }
 
+/*
+ * Load ctx with a listener, waiting killably once a notification is
+ * received (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, Linux 5.19): otherwise
+ * a signal during a call the supervisor has already performed (a send)
+ * would make the kernel restart it and the supervisor perform it twice.
+ * libseccomp 2.5.4 cannot set that flag: the program is exported and
+ * loaded here. Returns the listener or -errno.
+ */
+static int load_notify(scmp_filter_ctx ctx)
+{
+	struct sock_fprog prog;
+	void *buf = NULL;
+	off_t size;
+	int mfd = memfd_create("txfs-sup-bpf", MFD_CLOEXEC), fd = -ENOMEM, rc;
+
+	if (mfd < 0)
+		return -errno;
+	rc = seccomp_export_bpf(ctx, mfd);
+	size = rc == 0 ? lseek(mfd, 0, SEEK_END) : -1;
+	if (size > 0 && size % 8 == 0 && size <= 8 * 65535)
+		buf = malloc((size_t)size);
+	if (buf && pread(mfd, buf, (size_t)size, 0) == size) {
+		prog.len = (unsigned short)(size / 8);
+		prog.filter = buf;
+		fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+				  SECCOMP_FILTER_FLAG_NEW_LISTENER |
+				  SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
+		if (fd < 0 && errno == EINVAL)	/* before 5.19 */
+			fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+					  SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+		if (fd < 0)
+			fd = -errno;
+	} else if (rc < 0) {
+		fd = rc;
+	}
+	free(buf);
+	close(mfd);
+	return fd;
+}
+
 int sup_child(const struct sup *s, int report_fd, int ack_fd)
 {
 	bool notify = sup_supported() == 1;
@@ -357,12 +399,11 @@ int sup_child(const struct sup *s, int report_fd, int ack_fd)
 	rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(EPERM));
 	if (rc == 0)
 		rc = add_rules(ctx, s, notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EACCES));
-	if (rc == 0)
-		rc = seccomp_load(ctx);
 	if (rc == 0 && notify) {
-		fd[0] = seccomp_notify_fd(ctx);
-		if (fd[0] < 0)
-			rc = fd[0];
+		fd[0] = load_notify(ctx);
+		rc = fd[0] < 0 ? fd[0] : 0;
+	} else if (rc == 0) {
+		rc = seccomp_load(ctx);
 	}
 	seccomp_release(ctx);
 	if (rc == 0)
