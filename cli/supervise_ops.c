@@ -40,6 +40,7 @@ struct sock_job {
 	socklen_t addrlen;	/* 0: no address (send on a connected socket) */
 	char *data, *control;
 	size_t len, controllen;
+	size_t sent;		/* sent by try_now() before blocking */
 	int flags;
 	int fds[CONTROL_MAX / sizeof(int)];
 	size_t nfds;		/* SCM_RIGHTS descriptors taken from the target */
@@ -160,6 +161,9 @@ static void finish_job(struct sock_job *j)
 {
 	int64_t r = perform(j);
 
+	if (j->sent > 0)	/* a first part went out in try_now() */
+		r = r < 0 ? (int64_t)j->sent : r + (int64_t)j->sent;
+
 	(void)sup_reply(j->s, j->id, r < 0 ? 0 : r, r < 0 ? (int)r : 0);
 	job_free(j);
 }
@@ -174,6 +178,32 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/*
+ * A send on a blocking socket, tried without blocking first (the common
+ * case, and no thread to start). Returns 1 when done (replied), 0 when the
+ * rest must block: then j holds what is left and j->sent what went out.
+ */
+static int try_now(struct sock_job *j)
+{
+	int64_t r;
+
+	j->flags |= MSG_DONTWAIT;
+	r = perform(j);
+	j->flags &= ~MSG_DONTWAIT;
+	if (r == -EAGAIN)
+		return 0;
+	if (r >= 0 && (size_t)r < j->len) {	/* stream: the rest blocks */
+		memmove(j->data, j->data + r, j->len - (size_t)r);
+		j->len -= (size_t)r;
+		j->sent = (size_t)r;
+		j->controllen = 0;	/* went with the first part */
+		return 0;
+	}
+	(void)sup_reply(j->s, j->id, r < 0 ? 0 : r, r < 0 ? (int)r : 0);
+	job_free(j);
+	return 1;
+}
+
 /* Perform now, or in a worker when the call could block. */
 static int dispatch(struct sock_job *j)
 {
@@ -185,6 +215,8 @@ static int dispatch(struct sock_job *j)
 		finish_job(j);
 		return 1;
 	}
+	if (!j->connect && !j->via_helper && try_now(j))
+		return 1;
 	atomic_fetch_add(&j->s->workers, 1);
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);

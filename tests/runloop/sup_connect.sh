@@ -85,6 +85,30 @@ body() {
 		fail "[$WHO] address-swap race: accepted $before -> $(count): $(grep -v 'current directory' "$RUN_ERR" | head -c 300)"
 	fi
 
+	# sendmsg is performed by the supervisor: 4 MiB through a blocking
+	# socketpair whose reader is slower (partial sends, then blocking)
+	# arrive intact and in order, and SCM_RIGHTS descriptors are passed.
+	run_txfs -- --json --check false -- "$PY" -c '
+import array, os, socket, sys, threading
+a, b = socket.socketpair()
+data = os.urandom(4 << 20)
+got = bytearray()
+def rd():
+    while len(got) < len(data):
+        got.extend(b.recv(65536))
+t = threading.Thread(target=rd); t.start()
+sent = 0
+while sent < len(data):
+    sent += a.sendmsg([data[sent:]])
+t.join()
+r, w = os.pipe()
+a.sendmsg([b"F"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [w]))])
+msg, anc, _, _ = b.recvmsg(1, socket.CMSG_SPACE(4))
+fd = array.array("i", anc[0][2])[0]
+os.write(fd, b"via-passed-fd")
+sys.exit(0 if bytes(got) == data and os.read(r, 20) == b"via-passed-fd" else 1)'
+	check_eq "[$WHO] sendmsg: 4 MiB intact through a blocking socket, SCM_RIGHTS passed" 0 "$(jget exit)"
+
 	# The supervisor's listener cannot be stolen (pidfd_getfd on txfs run:
 	# Landlock refuses ptrace-mode access to processes outside the domain).
 	run_txfs -- --json --check false -- "$PY" -c '
