@@ -290,7 +290,7 @@ static int add_rules(scmp_filter_ctx ctx, const struct sup *s, uint32_t act)
 #ifdef NR_FCHMODAT2
 		NR_FCHMODAT2, NR_SETXATTRAT, NR_REMOVEXATTRAT,
 #endif
-		SCMP_SYS(sendmmsg),
+		-1,	/* end */
 	};
 	size_t i;
 	int rc = 0;
@@ -298,7 +298,7 @@ static int add_rules(scmp_filter_ctx ctx, const struct sup *s, uint32_t act)
 	for (i = 0; i < sizeof(meta_calls) / sizeof(meta_calls[0]) && rc == 0; i++)
 		if (meta_calls[i] >= 0)
 			rc = seccomp_rule_add(ctx, act, meta_calls[i], 0);
-	for (i = 0; i < sizeof(nosys) / sizeof(nosys[0]) && rc == 0; i++)
+	for (i = 0; nosys[i] >= 0 && rc == 0; i++)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nosys[i], 0);
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, act, SCMP_SYS(connect), 0);
@@ -308,6 +308,9 @@ static int add_rules(scmp_filter_ctx ctx, const struct sup *s, uint32_t act)
 	 * where refusing it would refuse all sendmsg). */
 	if (rc == 0 && act == SCMP_ACT_NOTIFY)
 		rc = seccomp_rule_add(ctx, act, SCMP_SYS(sendmsg), 0);
+	if (rc == 0)	/* the same; ENOSYS in the fallback */
+		rc = seccomp_rule_add(ctx, act == SCMP_ACT_NOTIFY ? act : SCMP_ACT_ERRNO(ENOSYS),
+				      SCMP_SYS(sendmmsg), 0);
 	if (rc == 0 && act == SCMP_ACT_NOTIFY && s->nhashes > 0) {
 		rc = seccomp_rule_add(ctx, act, SCMP_SYS(execve), 0);
 		if (rc == 0)

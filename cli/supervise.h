@@ -24,7 +24,8 @@
  *     (supervise_helper.c), so Landlock's scope applies; datagrams by
  *     address to them: EACCES. Below ABI 6 abstract addresses are
  *     performed as given (as without the supervisor). Non-unix addresses:
- *     EACCES with no_network, else performed as given. sendmmsg: ENOSYS.
+ *     EACCES with no_network, else performed as given. sendmmsg: each
+ *     message as a sendmsg (up to 64 a call), msg_len written back.
  *   chmod/fchmod/fchmodat, chown/fchown/lchown/fchownat, utime/utimes/
  *     futimesat/utimensat, {,l,f}setxattr, {,l,f}removexattr: the object is
  *     opened O_PATH relative to the caller's dirfd or current folder (fd

@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -283,16 +284,16 @@ static int read_iov(struct sup_call *c, struct sock_job *j, uint64_t iov, uint64
 	return 0;
 }
 
-/* sendmsg(fd, msg, flags): every field read once. */
-static int read_sendmsg(struct sup_call *c, struct sock_job *j, struct sockaddr_storage *raw,
-			size_t *rawlen)
+/* The struct msghdr at addr: every field read once. */
+static int read_sendmsg(struct sup_call *c, struct sock_job *j, uint64_t addr, int flags,
+			struct sockaddr_storage *raw, size_t *rawlen)
 {
 	struct msghdr m;
-	int rc = sup_read(c, c->n.data.args[1], &m, sizeof(m));
+	int rc = sup_read(c, addr, &m, sizeof(m));
 
 	if (rc < 0)
 		return rc;
-	j->flags = (int)c->n.data.args[2];
+	j->flags = flags;
 	*rawlen = m.msg_name ? m.msg_namelen : 0;
 	if (*rawlen > sizeof(*raw))
 		return -EINVAL;
@@ -333,6 +334,135 @@ static int read_sendto(struct sup_call *c, struct sock_job *j, struct sockaddr_s
 	return sup_read(c, a[1], j->data, len);
 }
 
+/* ---- sendmmsg: each message as a sendmsg ------------------------------------- */
+
+#define MMSG_MAX 64	/* messages handled per call; the caller sends the rest */
+
+struct mmsg_job {
+	struct sup_call c;	/* copy: id and pid, for the msg_len writes */
+	uint64_t vec;
+	unsigned n;
+	int sock;
+	struct sock_job *m[MMSG_MAX];
+};
+
+static void mmsg_free(struct mmsg_job *mj)
+{
+	unsigned i;
+
+	for (i = 0; i < mj->n; i++) {
+		mj->m[i]->sock = -1;	/* mj->sock, shared */
+		job_free(mj->m[i]);
+	}
+	if (mj->sock >= 0)
+		close(mj->sock);
+	free(mj);
+}
+
+/* Send them in order; store each msg_len in the caller's array as the
+ * kernel does; reply with the count (or the first message's error). */
+static void mmsg_finish(struct mmsg_job *mj)
+{
+	struct sup *s = mj->c.s;
+	int64_t r = 0;
+	unsigned i;
+
+	for (i = 0; i < mj->n; i++) {
+		size_t off = i * sizeof(struct mmsghdr) + offsetof(struct mmsghdr, msg_len);
+		unsigned len32;
+		int64_t n = perform(mj->m[i]);
+		struct iovec l = { .iov_base = &len32, .iov_len = sizeof(len32) };
+		struct iovec rv = { .iov_base = (void *)(uintptr_t)(mj->vec + off),
+				    .iov_len = sizeof(len32) };
+
+		if (n < 0) {
+			r = i ? (int64_t)i : n;
+			break;
+		}
+		len32 = (unsigned)n;
+		if (sup_valid(&mj->c) < 0 ||
+		    process_vm_writev((pid_t)mj->c.n.pid, &l, 1, &rv, 1, 0) != sizeof(len32)) {
+			r = i ? (int64_t)i : -EFAULT;
+			break;
+		}
+		r = i + 1;
+	}
+	(void)sup_reply(s, mj->c.n.id, r < 0 ? 0 : r, r < 0 ? (int)r : 0);
+	mmsg_free(mj);
+}
+
+static void *mmsg_worker(void *arg)
+{
+	struct mmsg_job *mj = arg;
+	struct sup *s = mj->c.s;
+
+	mmsg_finish(mj);
+	atomic_fetch_sub(&s->workers, 1);
+	return NULL;
+}
+
+/* sendmmsg(fd, vec, vlen, flags): glibc's resolver needs it (A and AAAA in
+ * one call, with no fallback), so it is performed, not refused. */
+static int handle_sendmmsg(struct sup_call *c)
+{
+	const __u64 *a = c->n.data.args;
+	struct mmsg_job *mj = calloc(1, sizeof(*mj));
+	int flags = (int)a[3], rc = 0, fl;
+	pthread_attr_t at;
+	pthread_t t;
+
+	if (!mj)
+		return -ENOMEM;
+	mj->c = *c;
+	mj->c.pidfd = -1;
+	mj->vec = a[1];
+	mj->sock = sup_getfd(c, (uint32_t)a[0]);
+	if (mj->sock < 0) {
+		rc = mj->sock;
+		goto out_free;
+	}
+	for (; mj->n < (a[2] > MMSG_MAX ? MMSG_MAX : a[2]) && rc == 0; mj->n++) {
+		struct sockaddr_storage raw;
+		size_t rawlen = 0;
+		struct sock_job *j = calloc(1, sizeof(*j));
+
+		if (!j) {
+			rc = -ENOMEM;
+			break;
+		}
+		j->s = c->s;
+		j->id = c->n.id;
+		j->obj = -1;
+		j->sock = mj->sock;
+		mj->m[mj->n] = j;
+		rc = read_sendmsg(c, j, mj->vec + mj->n * sizeof(struct mmsghdr), flags,
+				  &raw, &rawlen);
+		if (rc == 0)
+			rc = sup_valid(c);
+		if (rc == 0 && rawlen > 0)
+			rc = dest(c, j, &raw, rawlen);
+	}
+	if (rc < 0)
+		goto out_free;
+	fl = fcntl(mj->sock, F_GETFL);
+	if ((fl >= 0 && (fl & O_NONBLOCK)) || (flags & MSG_DONTWAIT)) {
+		mmsg_finish(mj);
+		return 1;
+	}
+	atomic_fetch_add(&c->s->workers, 1);
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &at, mmsg_worker, mj) != 0) {
+		atomic_fetch_sub(&c->s->workers, 1);
+		mmsg_finish(mj);
+	}
+	pthread_attr_destroy(&at);
+	return 1;
+out_free:
+	mmsg_free(mj);
+	return rc;
+}
+
 int sup_handle_socket(struct sup_call *c)
 {
 	int nr = c->n.data.nr;
@@ -341,6 +471,8 @@ int sup_handle_socket(struct sup_call *c)
 	size_t rawlen = 0;
 	int rc;
 
+	if (nr == SCMP_SYS(sendmmsg))
+		return handle_sendmmsg(c);
 	if (nr != SCMP_SYS(connect) && nr != SCMP_SYS(sendto) && nr != SCMP_SYS(sendmsg))
 		return 0;
 	j = calloc(1, sizeof(*j));
@@ -356,7 +488,7 @@ int sup_handle_socket(struct sup_call *c)
 	} else if (nr == SCMP_SYS(sendto)) {
 		rc = read_sendto(c, j, &raw, &rawlen);
 	} else {
-		rc = read_sendmsg(c, j, &raw, &rawlen);
+		rc = read_sendmsg(c, j, c->n.data.args[1], (int)c->n.data.args[2], &raw, &rawlen);
 	}
 	if (rc == 0) {
 		j->sock = sup_getfd(c, (uint32_t)c->n.data.args[0]);

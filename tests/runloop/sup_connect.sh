@@ -7,7 +7,7 @@
 # running user, on a pathname under the decoy home, counting the
 # connections it accepts) is reachable unconfined, and from txfs run:
 #   refused: by its path, with --no-network, through a symlink in /tmp,
-#     by a relative path, by sendto and sendmsg, and while another thread
+#     by a relative path, by sendto, sendmsg, sendmmsg, socat, and while another thread
 #     keeps switching the address buffer between it and a listener inside
 #     the workspace (the listener's count proves nothing got through);
 #   reached: with a policy rule `allow connect DECOY/*.sock`;
@@ -75,6 +75,7 @@ body() {
 		"\"\$PY\" $CLIENT connect ../home/run/srv.sock"
 	refused "sendto by address" "\"\$PY\" $CLIENT sendto $DEC/srv.sock"
 	refused "sendmsg by address" "\"\$PY\" $CLIENT sendmsg $DEC/srv.sock"
+	refused "sendmmsg by address" "\"\$PY\" $T/sup/mmsg_client.py $DEC/srv.sock"
 	refused "socat UNIX-CONNECT" "socat -u UNIX-CONNECT:$DEC/srv.sock - 2>&1 | grep -q 'Permission denied' && echo ERRNO 13"
 
 	before=$(count)
@@ -108,6 +109,15 @@ fd = array.array("i", anc[0][2])[0]
 os.write(fd, b"via-passed-fd")
 sys.exit(0 if bytes(got) == data and os.read(r, 20) == b"via-passed-fd" else 1)'
 	check_eq "[$WHO] sendmsg: 4 MiB intact through a blocking socket, SCM_RIGHTS passed" 0 "$(jget exit)"
+
+	# sendmmsg (glibc's resolver sends A and AAAA queries with it) is
+	# performed too, msg_len stored in the caller's array.
+	run_txfs -- --json --check false -- bash -c "exec 1>&2; \"\$PY\" $T/sup/mmsg_client.py"
+	if grep -q '^MMSG n=2 len=5,7 got=first,second! ' "$RUN_ERR"; then
+		ok "[$WHO] sendmmsg of two datagrams on a socketpair works"
+	else
+		fail "[$WHO] sendmmsg: $(grep -v 'current directory' "$RUN_ERR" | head -c 300)"
+	fi
 
 	# The supervisor's listener cannot be stolen (pidfd_getfd on txfs run:
 	# Landlock refuses ptrace-mode access to processes outside the domain).
