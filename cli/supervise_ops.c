@@ -613,8 +613,11 @@ static int meta_act(struct sup_call *c, const struct meta_call *m, int obj)
 	return -ENOSYS;
 }
 
-/* The object of the call as our fd. */
-static int meta_object(struct sup_call *c, const struct meta_call *m, char *path)
+/* The object of the call as our fd; *from_fd: taken from the caller's
+ * descriptor table (not named by a path, which we resolve in our own
+ * context: "/proc/<our pid>/fd/N" would name our descriptors). */
+static int meta_object(struct sup_call *c, const struct meta_call *m, char *path,
+		       bool *from_fd)
 {
 	const __u64 *a = c->n.data.args;
 	uint64_t flags = m->flags >= 0 ? a[m->flags] : 0;
@@ -622,6 +625,7 @@ static int meta_object(struct sup_call *c, const struct meta_call *m, char *path
 	bool follow = m->follow && !(flags & AT_SYMLINK_NOFOLLOW);
 	int rc;
 
+	*from_fd = true;
 	if (m->path < 0 || (c->n.data.nr == SCMP_SYS(utimensat) && a[m->path] == 0)) {
 		strcpy(path, "(descriptor)");
 		return sup_getfd(c, (uint32_t)dirfd);
@@ -634,6 +638,7 @@ static int meta_object(struct sup_call *c, const struct meta_call *m, char *path
 			return -ENOENT;
 		return sup_getfd(c, (uint32_t)dirfd);
 	}
+	*from_fd = false;
 	return sup_open_at(c, dirfd, path, O_PATH | (follow ? 0 : O_NOFOLLOW));
 }
 
@@ -643,21 +648,21 @@ int sup_handle_meta(struct sup_call *c)
 	char path[PATH_MAX], real[PATH_MAX];
 	size_t i;
 	int obj, rc;
-	bool ok = false;
+	bool ok = false, from_fd = false;
 
 	for (i = 0; i < sizeof(meta) / sizeof(meta[0]) && !m; i++)
 		if (meta[i].nr == c->n.data.nr)
 			m = &meta[i];
 	if (!m)
 		return 0;
-	obj = meta_object(c, m, path);
+	obj = meta_object(c, m, path, &from_fd);
 	if (obj < 0)
 		return obj;
 	rc = sup_valid(c);
 	if (rc == 0)
 		rc = sup_fd_path(obj, real, sizeof(real));
-	if (rc == 0 && real[0] != '/')
-		ok = true;	/* pipe:, socket:, anon_inode: - no file outside */
+	if (rc == 0 && real[0] != '/' && from_fd)
+		ok = true;	/* the caller's pipe:, socket:, anon_inode: */
 	for (i = 0; rc == 0 && !ok && i < c->s->o.n_writable; i++)
 		ok = sup_beneath(real, c->s->o.writable[i]);
 	if (rc == 0 && !ok)
