@@ -63,6 +63,7 @@ struct run_ctx {
 	const char *writable[4];
 	size_t nwritable;
 	struct sup_lists sup;	/* the supervisor's policy part (supervise.h) */
+	struct sup_opts so;	/* the supervisor's options */
 };
 
 static volatile sig_atomic_t got_signal;
@@ -164,7 +165,7 @@ static int load_policy(struct run_ctx *r)
 	policy_free(p);
 	if (rc)
 		cli_err(rc, "run: policy");
-	return 0;
+	return rc;
 }
 
 static int mount_ws(struct run_ctx *r)
@@ -209,7 +210,7 @@ static void add_writable(struct run_ctx *r, const char *path)
 /* The child: confine, enter the workspace, hand over the supervisor's
  * listener (sup_child), exec. Never returns. */
 static void child(struct run_ctx *r, char *const *argv, bool shell,
-		  const struct sup *sup, int sup_fds[4])
+		  struct sup *sup)
 {
 	struct confine_opts co = {
 		.writable = r->writable, .n_writable = r->nwritable,
@@ -236,9 +237,7 @@ static void child(struct run_ctx *r, char *const *argv, bool shell,
 	}
 	if (why && !r->o.json)
 		fprintf(stderr, "txfs: run: note: %s\n", why);
-	close(sup_fds[0]);
-	close(sup_fds[3]);
-	if ((rc = sup_child(sup, sup_fds[1], sup_fds[2]))) {
+	if ((rc = sup_child(sup))) {
 		cli_err(rc, "run: cannot start the supervisor");
 		_exit(126);
 	}
@@ -253,29 +252,20 @@ static void child(struct run_ctx *r, char *const *argv, bool shell,
 /* Run one confined command; its exit status (128+N for signal N). */
 static int run_confined(struct run_ctx *r, char *const *argv, bool shell)
 {
-	struct sup_opts so = {
-		.workspace = r->ws, .writable = r->writable, .n_writable = r->nwritable,
-		.connect_allow = (const char *const *)r->sup.connect,
-		.n_connect_allow = r->sup.nconnect,
-		.exec_deny = (const char *const *)r->sup.exec, .n_exec_deny = r->sup.nexec,
-		.no_network = r->network_denied, .quiet = r->o.json, .state = r->state,
-	};
 	struct sup *sup = NULL;
-	int status, sent = 0, sfd[4];	/* report pipe [0] [1], ack pipe [2] [3] */
+	int status, sent = 0;
 	pid_t pid;
 
-	if (sup_new(&so, &sup) || pipe2(sfd, O_CLOEXEC) || pipe2(sfd + 2, O_CLOEXEC)) {
-		cli_err(errno, "run: supervisor");
+	if ((status = sup_new(&r->so, &sup))) {	/* supervise.h */
+		cli_err(-status, "run: supervisor");
 		return 126;
 	}
 	pid = fork();
 	if (pid < 0)
-		return 126;
+		return sup_free(sup, NULL), 126;
 	if (pid == 0)
-		child(r, argv, shell, sup, sfd);
-	close(sfd[1]);
-	close(sfd[2]);
-	status = sup_attach(sup, pid, sfd[0], sfd[3]);
+		child(r, argv, shell, sup);
+	status = sup_attach(sup, pid);
 	if (status && status != -EPIPE)	/* EPIPE: the child said why */
 		cli_err(-status, "run: supervisor (the command was not run)");
 	setpgid(pid, pid);
@@ -395,6 +385,13 @@ static int setup(struct run_ctx *r, int argc, char **argv)
 	add_writable(r, "/tmp");
 	add_writable(r, getenv("TMPDIR"));
 	add_writable(r, "/dev/shm");
+	r->so = (struct sup_opts){
+		.workspace = r->ws, .writable = r->writable, .n_writable = r->nwritable,
+		.connect_allow = (const char *const *)r->sup.connect,
+		.n_connect_allow = r->sup.nconnect,
+		.exec_deny = (const char *const *)r->sup.exec, .n_exec_deny = r->sup.nexec,
+		.no_network = r->network_denied, .quiet = r->o.json, .state = r->state,
+	};
 	return 0;
 }
 

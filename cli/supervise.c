@@ -381,13 +381,16 @@ static int load_notify(scmp_filter_ctx ctx)
 	return fd;
 }
 
-int sup_child(const struct sup *s, int report_fd, int ack_fd)
+int sup_child(struct sup *s)
 {
+	int report_fd = s->pipes[1], ack_fd = s->pipes[2];
 	bool notify = sup_supported() == 1;
 	scmp_filter_ctx ctx;
 	int rc, fd[2] = { -1, -1 };	/* listener, helper */
 	char ack;
 
+	close(s->pipes[0]);
+	close(s->pipes[3]);
 	if (notify && s->landlock_abi >= 6) {
 		fd[1] = sup_helper_start();
 		if (fd[1] < 0)
@@ -468,10 +471,15 @@ static void *loop(void *arg)
 	return NULL;
 }
 
-int sup_attach(struct sup *s, pid_t child, int report_fd, int ack_fd)
+int sup_attach(struct sup *s, pid_t child)
 {
 	int fd[2] = { -1, -1 }, pfd = -1, rc = 0;
+	int report_fd = s->pipes[0], ack_fd = s->pipes[3];
 	ssize_t n;
+
+	close(s->pipes[1]);
+	close(s->pipes[2]);
+	s->pipes[0] = s->pipes[1] = s->pipes[2] = s->pipes[3] = -1;
 
 	s->root = child;
 	do
@@ -584,6 +592,7 @@ int sup_new(const struct sup_opts *o, struct sup **out)
 	if (!s)
 		return -ENOMEM;
 	s->listener = s->stop_pipe[0] = s->stop_pipe[1] = s->helper = -1;
+	s->pipes[0] = s->pipes[1] = s->pipes[2] = s->pipes[3] = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->helper_lock, NULL);
 	s->o = *o;
@@ -598,6 +607,8 @@ int sup_new(const struct sup_opts *o, struct sup **out)
 		rc = sup_exec_load(s);
 	if (rc == 0 && o->state)
 		open_audit(s, o->state);
+	if (rc == 0 && (pipe2(s->pipes, O_CLOEXEC) < 0 || pipe2(s->pipes + 2, O_CLOEXEC) < 0))
+		rc = -errno;
 	if (rc == 0)
 		(void)confine_probe(&s->landlock_abi);
 	if (rc < 0) {
@@ -633,6 +644,9 @@ void sup_free(struct sup *s, struct sup_stats *st)
 	for (i = 0; i < 2; i++)
 		if (s->stop_pipe[i] >= 0)
 			close(s->stop_pipe[i]);
+	for (i = 0; i < 4; i++)
+		if (s->pipes[i] >= 0)
+			close(s->pipes[i]);
 	for (i = 0; i < s->nfiles; i++)
 		free(s->files[i].path);
 	for (i = 0; i < s->nown; i++)

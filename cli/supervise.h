@@ -86,7 +86,8 @@ void sup_lists_free(struct sup_lists *l);
 
 /*
  * Prepare in the parent, before fork: copy o, take the content hashes of
- * the exec deny files. Returns 0 or a negative errno (*out NULL then).
+ * the exec deny files, make the hand-over pipes. Returns 0 or a negative
+ * errno (*out NULL then).
  */
 int sup_new(const struct sup_opts *o, struct sup **out);
 
@@ -95,19 +96,20 @@ int sup_supported(void);
 
 /*
  * In the child after confine_apply(), single-threaded: load the notify
- * filter, write the listener's fd number to report_fd, wait for one byte
- * on ack_fd (the parent holds a copy of the listener then), close the
- * listener, report_fd and ack_fd. Without kernel support: load the refusing
- * filter instead and write -1. Returns 0 or a negative errno (then _exit).
+ * filter, report the listener's fd number to the parent through a pipe
+ * made by sup_new (write(2) is not filtered: no deadlock), wait for its ack
+ * (the parent holds a copy of the listener then, taken with pidfd_getfd),
+ * close what the parent took. Without kernel support: load the refusing
+ * filter instead and report -1. Returns 0 or a negative errno (then _exit).
  */
-int sup_child(const struct sup *s, int report_fd, int ack_fd);
+int sup_child(struct sup *s);
 
 /*
- * In the parent after fork: read the fd number from report_fd, take the
- * listener from child (pidfd_getfd), ack on ack_fd, start the thread; the
- * tree below child is "inside" for the peer checks. Closes both fds.
+ * In the parent after fork: take the listener from child, ack, start the
+ * thread. -EPIPE when the child failed before reporting (it said why);
+ * without the ack the child exits, so nothing runs unsupervised.
  */
-int sup_attach(struct sup *s, pid_t child, int report_fd, int ack_fd);
+int sup_attach(struct sup *s, pid_t child);
 
 /* Stop the thread (if started), fill *st (may be NULL), free s. */
 void sup_free(struct sup *s, struct sup_stats *st);

@@ -35,6 +35,7 @@ struct sup {
 	int landlock_abi;
 	pid_t root;		/* the confined child */
 	int listener, stop_pipe[2];
+	int pipes[4];		/* report [0] read [1] write, ack [2] read [3] write */
 	pthread_t thread;
 	bool started;
 	pthread_mutex_t lock;	/* exec tables, vetoes printed */
