@@ -71,6 +71,8 @@ print("ESCAPED: /proc/txfs-run/fd", esc) if esc else print("refused: /proc/txfs-
 PYEOF
 '
 
+mkdir -p "$T/sup" && cp "$(dirname "$0")"/sup/*.py "$T/sup/" && chmod -R a+rX "$T/sup"
+
 body() {
 	local before after n
 	ws_fixture
@@ -93,6 +95,13 @@ body() {
 		ok "[$WHO] the refused changes are in STATE/audit.log"
 	else
 		fail "[$WHO] no run-metadata veto in STATE/audit.log: $(tail -c 300 "$STATE/audit.log")"
+	fi
+	run_txfs -- --json --check false -- bash -c \
+		"exec 1>&2; \"\$PY\" \"\$T/sup/chmod_race.py\" $HOME_DECOY/notes.txt 3000"
+	if grep -q '^RACE inside=[1-9][0-9]* refused=[1-9]' "$RUN_ERR"; then
+		ok "[$WHO] 3000 chmods while another thread swaps the path: $(grep '^RACE' "$RUN_ERR")"
+	else
+		fail "[$WHO] chmod path-swap race: $(grep -v 'current directory' "$RUN_ERR" | head -c 300)"
 	fi
 	after=$(meta "$HOME_DECOY/notes.txt")
 	check_eq "[$WHO] the decoy's mode, owner, times and xattrs are unchanged" "$before" "$after"
