@@ -28,6 +28,7 @@
 #include <linux/filter.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -331,12 +332,14 @@ int sup_supported(void)
 	return 1;
 }
 
+/* The hand-over channels are socket pairs so that a peer gone gives EPIPE,
+ * never a SIGPIPE that would kill txfs run before it rolls back. */
 static int write_all(int fd, const void *p, size_t n)
 {
 	ssize_t w;
 
 	do
-		w = write(fd, p, n);
+		w = send(fd, p, n, MSG_NOSIGNAL);
 	while (w < 0 && errno == EINTR);
 	return w == (ssize_t)n ? 0 : -EIO;
 }
@@ -507,7 +510,7 @@ int sup_attach(struct sup *s, pid_t child)
 	(void)fcntl(s->listener, F_SETFD, FD_CLOEXEC);
 	if (s->helper >= 0)
 		(void)fcntl(s->helper, F_SETFD, FD_CLOEXEC);
-	if (pipe2(s->stop_pipe, O_CLOEXEC) < 0) {
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s->stop_pipe) < 0) {
 		rc = -errno;
 		goto out;
 	}
@@ -607,7 +610,8 @@ int sup_new(const struct sup_opts *o, struct sup **out)
 		rc = sup_exec_load(s);
 	if (rc == 0 && o->state)
 		open_audit(s, o->state);
-	if (rc == 0 && (pipe2(s->pipes, O_CLOEXEC) < 0 || pipe2(s->pipes + 2, O_CLOEXEC) < 0))
+	if (rc == 0 && (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s->pipes) < 0 ||
+			socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s->pipes + 2) < 0))
 		rc = -errno;
 	if (rc == 0)
 		(void)confine_probe(&s->landlock_abi);

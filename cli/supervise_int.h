@@ -35,7 +35,8 @@ struct sup {
 	int landlock_abi;
 	pid_t root;		/* the confined child */
 	int listener, stop_pipe[2];
-	int pipes[4];		/* report [0] read [1] write, ack [2] read [3] write */
+	int pipes[4];		/* socket pairs: report [0] parent [1] child,
+				 * ack [2] child [3] parent */
 	pthread_t thread;
 	bool started;
 	pthread_mutex_t lock;	/* exec tables, vetoes printed */

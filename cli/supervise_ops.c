@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <signal.h>
 #include <limits.h>
 #include <seccomp.h>
 #include <stddef.h>
@@ -36,6 +37,7 @@ struct sock_job {
 	struct sup *s;
 	uint64_t id;
 	bool connect, via_helper;
+	pid_t pid;		/* the caller (thread id) */
 	int sock, obj;		/* our copies; obj: checked socket file or -1 */
 	struct sockaddr_storage addr;
 	socklen_t addrlen;	/* 0: no address (send on a connected socket) */
@@ -158,9 +160,19 @@ static int64_t perform(struct sock_job *j)
 	return n < 0 ? -errno : n;
 }
 
+/* The kernel would have sent SIGPIPE to the caller (we send with
+ * MSG_NOSIGNAL, which must not kill txfs run). */
+static void sigpipe(const struct sock_job *j, int64_t r)
+{
+	if (r == -EPIPE && !j->connect && !(j->flags & MSG_NOSIGNAL))
+		(void)kill(j->pid, SIGPIPE);
+}
+
 static void finish_job(struct sock_job *j)
 {
 	int64_t r = perform(j);
+
+	sigpipe(j, r);
 
 	if (j->sent > 0)	/* a first part went out in try_now() */
 		r = r < 0 ? (int64_t)j->sent : r + (int64_t)j->sent;
@@ -191,6 +203,7 @@ static int try_now(struct sock_job *j)
 	j->flags |= MSG_DONTWAIT;
 	r = perform(j);
 	j->flags &= ~MSG_DONTWAIT;
+	sigpipe(j, r);
 	if (r == -EAGAIN)
 		return 0;
 	if (r >= 0 && (size_t)r < j->len) {	/* stream: the rest blocks */
@@ -239,9 +252,15 @@ static int take_rights(struct sup_call *c, struct sock_job *j)
 		size_t n, i;
 		int *fd = (int *)(void *)CMSG_DATA(cm);
 
+		/* cmsg_len is the target's: within our copy, or refused. */
+		if (cm->cmsg_len < CMSG_LEN(0) ||
+		    cm->cmsg_len > j->controllen - (size_t)((char *)cm - j->control))
+			return -EINVAL;
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
 			continue;
 		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		if (n > sizeof(j->fds) / sizeof(j->fds[0]) - j->nfds)
+			return -EINVAL;
 		for (i = 0; i < n; i++) {
 			int ours = sup_getfd(c, (uint32_t)fd[i]);
 
@@ -254,15 +273,32 @@ static int take_rights(struct sup_call *c, struct sock_job *j)
 	return 0;
 }
 
+static int read_iov_data(struct sup_call *c, struct sock_job *j, uint64_t iov,
+			 uint64_t iovlen, struct iovec *v);
+
 /* Copy the iovecs of the target into one buffer (at most SEND_MAX). */
 static int read_iov(struct sup_call *c, struct sock_job *j, uint64_t iov, uint64_t iovlen)
 {
-	struct iovec v[64];
+	struct iovec *v;
+	int rc;
+
+	if (iovlen > UIO_MAXIOV)
+		return -EMSGSIZE;
+	v = malloc((size_t)iovlen * sizeof(*v) + 1);
+	if (!v)
+		return -ENOMEM;
+	rc = read_iov_data(c, j, iov, iovlen, v);
+	free(v);
+	return rc;
+}
+
+/* read_iov() with v, room for iovlen entries. */
+static int read_iov_data(struct sup_call *c, struct sock_job *j, uint64_t iov,
+			 uint64_t iovlen, struct iovec *v)
+{
 	size_t i, total = 0;
 	int rc;
 
-	if (iovlen > 64)
-		return -EMSGSIZE;
 	rc = sup_read(c, iov, v, (size_t)iovlen * sizeof(v[0]));
 	for (i = 0; rc == 0 && i < iovlen; i++)
 		total += v[i].iov_len > SEND_MAX ? SEND_MAX : v[i].iov_len;
@@ -480,6 +516,7 @@ int sup_handle_socket(struct sup_call *c)
 		return -ENOMEM;
 	j->s = c->s;
 	j->id = c->n.id;
+	j->pid = (pid_t)c->n.pid;
 	j->sock = j->obj = -1;
 	j->connect = nr == SCMP_SYS(connect);
 	if (j->connect) {

@@ -119,6 +119,12 @@ sys.exit(0 if bytes(got) == data and os.read(r, 20) == b"via-passed-fd" else 1)'
 		fail "[$WHO] sendmmsg: $(grep -v 'current directory' "$RUN_ERR" | head -c 300)"
 	fi
 
+	# Hostile cmsg_len values: the same answers as without the supervisor.
+	out=$(as_run "$PY" "$T/sup/cmsg_evil.py")
+	run_txfs -- --json --check false -- bash -c "exec 1>&2; \"\$PY\" $T/sup/cmsg_evil.py"
+	check_eq "[$WHO] sendmsg with hostile cmsg_len: same results as unconfined" "$out" \
+		"$(grep '^CMSG' "$RUN_ERR")"
+
 	# The supervisor's listener cannot be stolen (pidfd_getfd on txfs run:
 	# Landlock refuses ptrace-mode access to processes outside the domain).
 	run_txfs -- --json --check false -- "$PY" -c '
