@@ -10,6 +10,8 @@
 #     by a relative path, by sendto, sendmsg, sendmmsg, socat, and while another thread
 #     keeps switching the address buffer between it and a listener inside
 #     the workspace (the listener's count proves nothing got through);
+#   refused: tmux -S DECOY/tmux.sock new-window 'touch victim' (the issue's
+#     escape through a tmux server of the user), nothing created;
 #   reached: with a policy rule `allow connect DECOY/*.sock`;
 #   a listener inside the workspace stays reachable.
 # As root and as the unprivileged test user.
@@ -157,6 +159,24 @@ c.sendall(b"ping"); a.sendall(a.recv(4).upper())
 sys.exit(0 if c.recv(4) == b"PING" else 1)'
 	check_eq "[$WHO] a listener inside the workspace is reachable" 0 "$(jget exit)"
 	stop_server
+
+	# The issue's case: a tmux server of the user (on a socket under the
+	# decoy home) would run a command unconfined for the confined one.
+	if command -v tmux >/dev/null; then
+		TMUX_SOCK=$DEC/tmux.sock
+		as_run env -i PATH=/usr/bin:/bin HOME="$HOME_DECOY" TERM=dumb \
+			tmux -S "$TMUX_SOCK" new-session -d -s decoy 'sleep 100' ||
+			fail "[$WHO] the decoy tmux server did not start"
+		run_txfs -- --json --check false -- bash -c \
+			"exec 1>&2; tmux -S $TMUX_SOCK new-window -d 'touch $DEC/victim'; echo tmux-rc=\$?"
+		sleep 0.5
+		if [ ! -e "$DEC/victim" ] && grep -q '^tmux-rc=[1-9]' "$RUN_ERR"; then
+			ok "[$WHO] tmux -S DECOY/tmux.sock new-window 'touch victim': refused, nothing ran"
+		else
+			fail "[$WHO] tmux new-window through the user's server: victim $( [ -e "$DEC/victim" ] && echo created || echo absent): $(grep -v 'current directory' "$RUN_ERR" | head -c 300)"
+		fi
+		as_run tmux -S "$TMUX_SOCK" kill-server 2>/dev/null
+	fi
 
 	# Abstract sockets (Landlock ABI >= 6 scopes them): the connect is made
 	# by the helper inside the sandbox's domain, so outside ones fail with
