@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/filter.h>
+#include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -285,6 +286,12 @@ static const int meta_calls[] = {
 	SCMP_SYS(removexattr), SCMP_SYS(lremovexattr), SCMP_SYS(fremovexattr),
 };
 
+/* Inode flags, generation, project attributes (the kernel compares the
+ * request as an unsigned int: low 32 bits). */
+static const scmp_datum_t flag_ioctls[] = {
+	(uint32_t)FS_IOC_SETFLAGS, (uint32_t)FS_IOC_SETVERSION, (uint32_t)FS_IOC_FSSETXATTR,
+};
+
 static int add_rules(scmp_filter_ctx ctx, const struct sup *s, uint32_t act)
 {
 	static const int nosys[] = {
@@ -301,6 +308,9 @@ static int add_rules(scmp_filter_ctx ctx, const struct sup *s, uint32_t act)
 			rc = seccomp_rule_add(ctx, act, meta_calls[i], 0);
 	for (i = 0; nosys[i] >= 0 && rc == 0; i++)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nosys[i], 0);
+	for (i = 0; i < sizeof(flag_ioctls) / sizeof(flag_ioctls[0]) && rc == 0; i++)
+		rc = seccomp_rule_add(ctx, act, SCMP_SYS(ioctl), 1,
+				      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, flag_ioctls[i]));
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, act, SCMP_SYS(connect), 0);
 	if (rc == 0)	/* without an address: nothing to decide */
@@ -438,7 +448,8 @@ static void handle(struct sup *s, struct sup_call *c)
 	atomic_fetch_add(&s->notifications, 1);
 	if (c->n.data.nr == SCMP_SYS(execve) || c->n.data.nr == SCMP_SYS(execveat))
 		rc = sup_handle_exec(c);
-	else if ((rc = sup_handle_socket(c)) == 0 && (rc = sup_handle_meta(c)) == 0)
+	else if ((rc = sup_handle_socket(c)) == 0 && (rc = sup_handle_meta(c)) == 0 &&
+		 (rc = sup_handle_ioctl(c)) == 0)
 		rc = -ENOSYS;
 	if (rc < 0)
 		(void)sup_reply(s, c->n.id, 0, rc);

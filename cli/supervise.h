@@ -32,7 +32,9 @@
  *     forms: the caller's descriptor via pidfd_getfd), its real path must
  *     be beneath a writable root, and the change is made on that
  *     descriptor. Else EACCES. fchmodat2, setxattrat, removexattrat: ENOSYS
- *     (libc falls back).
+ *     (libc falls back). ioctl FS_IOC_SETFLAGS, FS_IOC_SETVERSION,
+ *     FS_IOC_FSSETXATTR (chattr): the same check on the descriptor, the
+ *     ioctl made on our copy with our copy of the argument.
  *   execve/execveat, only when exec deny files exist: the program is
  *     opened, and when its size equals a forbidden file's size, hashed
  *     (SHA-256); equal content -> EACCES, else the kernel continues.

@@ -93,6 +93,7 @@ bool sup_inside(const struct sup *s, pid_t pid);
  */
 int sup_handle_socket(struct sup_call *c);
 int sup_handle_meta(struct sup_call *c);
+int sup_handle_ioctl(struct sup_call *c);
 
 /* ---- supervise_exec.c ------------------------------------------------------------ */
 

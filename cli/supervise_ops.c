@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -711,4 +713,52 @@ int sup_handle_meta(struct sup_call *c)
 	if (rc < 0)
 		return rc;
 	return sup_reply(c->s, c->n.id, 0, 0) == 0 ? 1 : 1;
+}
+
+/* ---- inode flags (chattr) ---------------------------------------------------------- */
+
+/*
+ * ioctl(fd, FS_IOC_SETFLAGS | FS_IOC_SETVERSION | FS_IOC_FSSETXATTR, arg):
+ * inode flags (chattr +d/+A/..., +i/+a with CAP_LINUX_IMMUTABLE), the
+ * generation and the project attributes, settable on a descriptor opened
+ * for reading. The filter notifies only these requests; the file must be
+ * beneath a writable root, and the ioctl is made on our copy of the
+ * descriptor with our copy of the argument.
+ */
+int sup_handle_ioctl(struct sup_call *c)
+{
+	const __u64 *a = c->n.data.args;
+	unsigned cmd = (unsigned)a[1];
+	union { int i; struct fsxattr x; } arg;
+	size_t len = cmd == (unsigned)FS_IOC_FSSETXATTR ? sizeof(arg.x) : sizeof(arg.i);
+	char real[PATH_MAX];
+	bool ok = false;
+	size_t i;
+	int fd, rc;
+
+	if (c->n.data.nr != SCMP_SYS(ioctl) || (cmd != (unsigned)FS_IOC_SETFLAGS &&
+	    cmd != (unsigned)FS_IOC_SETVERSION && cmd != (unsigned)FS_IOC_FSSETXATTR))
+		return 0;
+	rc = sup_read(c, a[2], &arg, len);
+	if (rc < 0)
+		return rc;
+	fd = sup_getfd(c, (uint32_t)a[0]);
+	if (fd < 0)
+		return fd;
+	rc = sup_valid(c);
+	if (rc == 0)
+		rc = sup_fd_path(fd, real, sizeof(real));
+	ok = rc == 0 && real[0] != '/';	/* the caller's pipe or socket */
+	for (i = 0; rc == 0 && !ok && i < c->s->o.n_writable; i++)
+		ok = sup_beneath(real, c->s->o.writable[i]);
+	if (rc == 0 && !ok)
+		rc = sup_veto(c->s, c, "metadata change of", real,
+			      "inode flags outside the writable paths");
+	if (rc == 0 && ioctl(fd, (unsigned long)cmd, &arg) < 0)
+		rc = -errno;
+	close(fd);
+	if (rc < 0)
+		return rc;
+	(void)sup_reply(c->s, c->n.id, 0, 0);
+	return 1;
 }

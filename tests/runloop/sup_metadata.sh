@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# sup_metadata - issue 9 point 5: under `txfs run`, chmod, chown, utimes
-# and xattr changes of files outside the writable paths are refused (EACCES)
+# sup_metadata - issue 9 point 5: under `txfs run`, chmod, chown, utimes,
+# xattr and inode-flag (chattr) changes of files outside the writable paths
+# are refused (EACCES)
 # by the supervisor (cli/supervise_ops.c), in their path, relative path,
 # dirfd, fd and symlink forms, and the decoy's mode, owner, times (mtime
 # and ctime) and xattrs are unchanged afterwards; the same changes inside
@@ -13,9 +14,10 @@ require_landlock
 [ -n "$PY" ] || skip "python3 is needed"
 command -v setfattr >/dev/null || skip "setfattr (attr) is needed"
 
-# meta FILE: mode, owner, group, mtime, ctime and user xattrs of FILE.
+# meta FILE: mode, owner, group, mtime, ctime, inode flags and user xattrs.
 meta() {
 	stat -c '%a %u %g %Y %Z' "$1"
+	lsattr -d "$1" 2>/dev/null | cut -d' ' -f1
 	getfattr -d --absolute-names "$1" 2>/dev/null | grep -v '^#'
 }
 
@@ -28,6 +30,7 @@ try touch -h -d @1 "$D"
 try setfattr -n user.x -v 1 "$D"
 try setfattr -x user.keep "$D"
 try chown "$(id -u):$(id -g)" "$D"
+try chattr +d "$D"
 try chmod 777 ../home/notes.txt
 try chgrp "$(id -g)" ../home/notes.txt
 l=$(mktemp -u /tmp/txfs-sup-XXXXXX); ln -s "$D" "$l"
@@ -81,10 +84,10 @@ body() {
 	before=$(meta "$HOME_DECOY/notes.txt")
 	run_txfs DECOY_HOME="$HOME_DECOY" -- --json --check false -- bash -c "exec 1>&2; $ATTEMPTS"
 	n=$(grep -c '^refused' "$RUN_ERR")
-	if [ "$n" = 22 ] && ! grep -q ESCAPED "$RUN_ERR"; then
-		ok "[$WHO] 22 metadata changes of a decoy outside refused"
+	if [ "$n" = 23 ] && ! grep -q ESCAPED "$RUN_ERR"; then
+		ok "[$WHO] 23 metadata changes of a decoy outside refused"
 	else
-		fail "[$WHO] metadata outside: $n of 22 refused: $(grep -E 'ESCAPED|Traceback|Error' "$RUN_ERR" | head -c 400)"
+		fail "[$WHO] metadata outside: $n of 23 refused: $(grep -E 'ESCAPED|Traceback|Error' "$RUN_ERR" | head -c 400)"
 	fi
 	if grep '^refused: f' "$RUN_ERR" | grep -qv ' 13$'; then
 		fail "[$WHO] an fd form failed with another errno than EACCES: $(grep '^refused: f' "$RUN_ERR" | grep -v ' 13$' | head -3)"
