@@ -253,6 +253,7 @@ static void child(struct run_ctx *r, char *const *argv, bool shell,
 static int run_confined(struct run_ctx *r, char *const *argv, bool shell)
 {
 	struct sup *sup = NULL;
+	struct sup_stats st;
 	int status, sent = 0;
 	pid_t pid;
 
@@ -283,7 +284,10 @@ static int run_confined(struct run_ctx *r, char *const *argv, bool shell)
 		}
 	}
 	alarm(0);
-	sup_free(sup, NULL);
+	sup_free(sup, &st);
+	if (st.refused && !r->o.json)
+		fprintf(stderr, "txfs: run: the supervisor refused %lu of %lu calls "
+			"(in the audit log: txfs log)\n", st.refused, st.notifications);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);

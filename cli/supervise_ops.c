@@ -681,6 +681,24 @@ static int meta_object(struct sup_call *c, const struct meta_call *m, char *path
 	return sup_open_at(c, dirfd, path, O_PATH | (follow ? 0 : O_NOFOLLOW));
 }
 
+/*
+ * Metadata of real may change: beneath a writable root, and for the shared
+ * ones (/tmp, /dev/shm, $TMPDIR) strictly beneath: their own mode, owner
+ * and times are the system's (`chmod 600 /tmp` as root would break every
+ * other user). The workspace root itself goes through the mount (staged).
+ */
+static bool meta_allowed(const struct sup *s, const char *real)
+{
+	size_t i;
+
+	if (sup_beneath(real, s->o.workspace))
+		return true;
+	for (i = 0; i < s->o.n_writable; i++)
+		if (sup_beneath(real, s->o.writable[i]) && strcmp(real, s->o.writable[i]) != 0)
+			return true;
+	return false;
+}
+
 int sup_handle_meta(struct sup_call *c)
 {
 	const struct meta_call *m = NULL;
@@ -700,10 +718,9 @@ int sup_handle_meta(struct sup_call *c)
 	rc = sup_valid(c);
 	if (rc == 0)
 		rc = sup_fd_path(obj, real, sizeof(real));
-	if (rc == 0 && real[0] != '/' && from_fd)
-		ok = true;	/* the caller's pipe:, socket:, anon_inode: */
-	for (i = 0; rc == 0 && !ok && i < c->s->o.n_writable; i++)
-		ok = sup_beneath(real, c->s->o.writable[i]);
+	if (rc == 0)
+		ok = (real[0] != '/' && from_fd) ||	/* the caller's pipe:, socket: */
+		     meta_allowed(c->s, real);
 	if (rc == 0 && !ok)
 		rc = sup_veto(c->s, c, "metadata change of", real,
 			      "outside the writable paths");
@@ -733,7 +750,6 @@ int sup_handle_ioctl(struct sup_call *c)
 	size_t len = cmd == (unsigned)FS_IOC_FSSETXATTR ? sizeof(arg.x) : sizeof(arg.i);
 	char real[PATH_MAX];
 	bool ok = false;
-	size_t i;
 	int fd, rc;
 
 	if (c->n.data.nr != SCMP_SYS(ioctl) || (cmd != (unsigned)FS_IOC_SETFLAGS &&
@@ -748,9 +764,8 @@ int sup_handle_ioctl(struct sup_call *c)
 	rc = sup_valid(c);
 	if (rc == 0)
 		rc = sup_fd_path(fd, real, sizeof(real));
-	ok = rc == 0 && real[0] != '/';	/* the caller's pipe or socket */
-	for (i = 0; rc == 0 && !ok && i < c->s->o.n_writable; i++)
-		ok = sup_beneath(real, c->s->o.writable[i]);
+	ok = rc == 0 && (real[0] != '/' ||	/* the caller's pipe or socket */
+			 meta_allowed(c->s, real));
 	if (rc == 0 && !ok)
 		rc = sup_veto(c->s, c, "metadata change of", real,
 			      "inode flags outside the writable paths");
