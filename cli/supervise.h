@@ -30,7 +30,8 @@
  *     futimesat/utimensat, {,l,f}setxattr, {,l,f}removexattr: the object is
  *     opened O_PATH relative to the caller's dirfd or current folder (fd
  *     forms: the caller's descriptor via pidfd_getfd), its real path must
- *     be beneath a writable root, and the change is made on that
+ *     be beneath the workspace or strictly beneath another writable root
+ *     (/tmp itself is the system's), and the change is made on that
  *     descriptor. Else EACCES. fchmodat2, setxattrat, removexattrat: ENOSYS
  *     (libc falls back). ioctl FS_IOC_SETFLAGS, FS_IOC_SETVERSION,
  *     FS_IOC_FSSETXATTR (chattr): the same check on the descriptor, the
