@@ -33,6 +33,7 @@
 #include "cli.h"
 #include "confine.h"
 #include "proctree.h"
+#include "supervise.h"
 #include "../fs/mount.h"
 #include "../policy/policy.h"
 
@@ -69,6 +70,8 @@ struct run_ctx {
 	struct proctree pt;	/* every process CMD starts (proctree.h) */
 	unsigned stopped;	/* leftovers stopped after CMD and --check */
 	bool tree_failed;	/* some could not be stopped: never commit */
+	struct sup_lists sup;	/* the supervisor's policy part (supervise.h) */
+	struct sup_opts so;	/* the supervisor's options */
 };
 
 static volatile sig_atomic_t got_signal;
@@ -166,8 +169,11 @@ static int load_policy(struct run_ctx *r)
 		return rc;
 	}
 	r->network_denied = r->o.no_network || policy_network_denied(p);
+	rc = sup_lists_from_policy(p, r->ws, &r->sup);
 	policy_free(p);
-	return 0;
+	if (rc)
+		cli_err(rc, "run: policy");
+	return rc;
 }
 
 static int mount_ws(struct run_ctx *r)
@@ -209,8 +215,10 @@ static void add_writable(struct run_ctx *r, const char *path)
 		r->writable[r->nwritable++] = path;
 }
 
-/* The child: confine, enter the workspace, exec. Never returns. */
-static void child(struct run_ctx *r, char *const *argv, bool shell)
+/* The child: confine, enter the workspace, hand over the supervisor's
+ * listener (sup_child), exec. Never returns. */
+static void child(struct run_ctx *r, char *const *argv, bool shell,
+		  struct sup *sup)
 {
 	struct confine_opts co = {
 		.writable = r->writable, .n_writable = r->nwritable,
@@ -238,6 +246,10 @@ static void child(struct run_ctx *r, char *const *argv, bool shell)
 	}
 	if (why && !r->o.json)
 		fprintf(stderr, "txfs: run: note: %s\n", why);
+	if ((rc = sup_child(sup))) {
+		cli_err(rc, "run: cannot start the supervisor");
+		_exit(126);
+	}
 	if (shell)
 		execl("/bin/sh", "sh", "-c", argv[0], (char *)NULL);
 	else
@@ -249,13 +261,23 @@ static void child(struct run_ctx *r, char *const *argv, bool shell)
 /* Run one confined command; its exit status (128+N for signal N). */
 static int run_confined(struct run_ctx *r, char *const *argv, bool shell)
 {
-	pid_t pid = fork();
+	struct sup *sup = NULL;
+	struct sup_stats st;
 	int status, sent = 0;
+	pid_t pid;
 
-	if (pid < 0)
+	if ((status = sup_new(&r->so, &sup))) {	/* supervise.h */
+		cli_err(-status, "run: supervisor");
 		return 126;
+	}
+	pid = fork();
+	if (pid < 0)
+		return sup_free(sup, NULL), 126;
 	if (pid == 0)
-		child(r, argv, shell);
+		child(r, argv, shell, sup);
+	status = sup_attach(sup, pid);
+	if (status && status != -EPIPE)	/* EPIPE: the child said why */
+		cli_err(-status, "run: supervisor (the command was not run)");
 	setpgid(pid, pid);
 	for (;;) {
 		pid_t w = waitpid(pid, &status, 0);
@@ -271,6 +293,10 @@ static int run_confined(struct run_ctx *r, char *const *argv, bool shell)
 		}
 	}
 	alarm(0);
+	sup_free(sup, &st);
+	if (st.refused && !r->o.json)
+		fprintf(stderr, "txfs: run: the supervisor refused %lu of %lu calls "
+			"(in the audit log: txfs log)\n", st.refused, st.notifications);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
@@ -378,6 +404,13 @@ static int setup(struct run_ctx *r, int argc, char **argv)
 	add_writable(r, "/tmp");
 	add_writable(r, getenv("TMPDIR"));
 	add_writable(r, "/dev/shm");
+	r->so = (struct sup_opts){
+		.workspace = r->ws, .writable = r->writable, .n_writable = r->nwritable,
+		.connect_allow = (const char *const *)r->sup.connect,
+		.n_connect_allow = r->sup.nconnect,
+		.exec_deny = (const char *const *)r->sup.exec, .n_exec_deny = r->sup.nexec,
+		.no_network = r->network_denied, .quiet = r->o.json, .state = r->state,
+	};
 	return 0;
 }
 
@@ -482,6 +515,7 @@ int cmd_run(int argc, char **argv)
 	free(o.status_json);
 	free(o.changes);
 	free(o.message);
+	sup_lists_free(&r.sup);
 	if (rc)
 		return 1;
 	if (o.cmd_status != 0)

@@ -53,13 +53,14 @@
  *     cannot read it) for binaries a coding agent does not run; 32-bit
  *     programs therefore cannot run under `txfs run`.
  *
- * Not covered (documented limitations):
- *   - metadata of files outside the writable paths: Landlock has no right for
- *     chmod, chown, utimes, setxattr (ordinary permissions still apply);
- *   - connect() to pathname unix sockets outside the writable paths (no
- *     Landlock right for it up to ABI 7): the daemon's control socket
- *     refuses peers under a seccomp filter by itself (fs/sock.c), which is
- *     why running without seccomp needs allow_weaker;
+ * Not covered here (Landlock has no right for them), but by the supervisor
+ * of `txfs run` (supervise.h), a second, notifying seccomp filter:
+ *   - metadata of files outside the writable paths (chmod, chown, utimes,
+ *     setxattr);
+ *   - connect() to pathname unix sockets outside the workspace; besides,
+ *     the daemon's control socket refuses peers under a seccomp filter by
+ *     itself (fs/sock.c), which is why running without seccomp needs
+ *     allow_weaker;
  *   - with Landlock ABI < 6, signals sent by thread id to the daemon's
  *     threads other than its main one (kill(tid) reaches the whole process);
  *     seccomp cannot know those ids. confine_apply() says so in *why;

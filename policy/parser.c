@@ -203,6 +203,8 @@ static int parse_deny(struct pline *l)
 
 static int parse_allow(struct pline *l)
 {
+	if (connect_rule_is(l->t, l->n))	/* connect.c: for txfs run */
+		return connect_rule_check(l->diag, l->t, l->n);
 	return parse_ops_rule(l, RULE_ALLOW);
 }
 

@@ -140,6 +140,14 @@ bool policy_control_denied(const struct policy *p, const char *verb);
 size_t policy_exec_globs(const struct policy *p, const char *const **globs);
 /* The policy as text, the file's contents as loaded (for .txfs/policy). */
 const char *policy_text(const struct policy *p);
+/*
+ * `allow connect PATH...` (for txfs run): the paths of every such rule, as
+ * written, into a NULL-terminated array *out of *n strings (free with
+ * policy_connect_free). Returns 0 or -ENOMEM.
+ */
+int policy_connect_globs(const struct policy *p, char ***out, size_t *n);
+void policy_connect_free(char **v, size_t n);
+
 const char *policy_name(const struct policy *p);
 /* Number of lines holding a rule (of any kind). */
 size_t policy_rule_count(const struct policy *p);

@@ -105,6 +105,14 @@ struct lexer {
  * -ENOMEM. Lexical errors go to lx->diag. */
 int lexer_line(struct lexer *lx, struct toks *out);
 
+/* ---- connect.c: `allow connect PATH...` ---------------------------------- */
+
+/* The line is an `allow connect` rule. */
+bool connect_rule_is(const struct token *t, size_t n);
+/* Check its paths (errors to d). Returns 0. */
+int connect_rule_check(struct diag *d, const struct token *t, size_t n);
+
+
 /* ---- glob.c: compiled globs -------------------------------------------- */
 
 #define GLOB_MAX_LEN 4096

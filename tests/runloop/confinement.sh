@@ -142,7 +142,9 @@ state_folder() {
 		for i in 1 2 3 4 5 6 7 8 9 10; do
 			out=$("$TXFS" commit "$WS" 2>&1); rc=$?
 			case $rc:$out in
-			1:*confined*) [ $i = 1 ] && echo "txfs commit: exit $rc: $out" ;;
+			# refused by the daemon (a confined peer) or, before it, by
+			# the supervisor of txfs run (ctl.sock is outside the workspace)
+			1:*confined*|1:*Permission\ denied*) [ $i = 1 ] && echo "txfs commit: exit $rc: $out" ;;
 			0:*) echo "SUCCEEDED: txfs commit: $out"; bad=$((bad + 1)) ;;
 			*) echo "UNEXPECTED: txfs commit (try $i): expected exit 1 and a refusal message got exit $rc: $out"; bad=$((bad + 1)) ;;
 			esac
