@@ -211,7 +211,9 @@ int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool isdir,
 	else if (isdir && (rc = dir_empty(fs, op.t, &v)) == 0)
 		/* a folder that is not empty fails as such, not as a veto */
 		rc = guard(fs, POLICY_OP_DELETE, parent, name, c);
-	if (rc == 0) {
+	if (rc == 0 && v.lower_path) {
+		/* a loss for `limit deletes`: an object of the real directory
+		 * (what this transaction made costs nothing) */
 		struct charge ch = { .c = c, .op = "delete", .dir = parent,
 				     .name = name, .deletes = 1 };
 
@@ -333,6 +335,8 @@ static int rename_policy(struct txfs *fs, struct rename_ctx *r,
 				    r->newname, parent, r->name, r->c);
 	if ((rc = guard(fs, POLICY_OP_DELETE, r->newparent, r->newname, r->c)))
 		return rc;
+	if (!r->dst.lower_path)
+		return 0;	/* replacing what this transaction made */
 	struct charge ch = { .c = r->c, .op = "rename", .dir = r->newparent,
 			     .name = r->newname, .deletes = 1 };
 
