@@ -384,9 +384,12 @@ int guard_charge(struct txfs *fs, struct layer_txn *t, const struct charge *ch)
 	if (rc)
 		return rc;
 	if (ch->deletes && policy_has_uncounted(p)) {
+		struct who_arg w = { .fs = fs, .c = ch->c };
+		struct policy_caller who = { .exe = caller_exe_w, .arg = &w };
 		char *path = itab_path(fs, ch->dir, ch->name);
-		bool free_loss = path && policy_delete_uncounted(p, path,
-								 strlen(path));
+		bool free_loss = (path && policy_delete_uncounted(p, path,
+								  strlen(path)))
+				 || policy_delete_uncounted_by(p, &who);
 
 		free(path);
 		if (free_loss)	/* loss charges carry nothing else */

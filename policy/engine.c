@@ -78,6 +78,13 @@ static int build(struct policy *p, const struct parsed *ps)
 		u[i] = ps->unlimited[i];
 	p->unlimited = u;
 	p->nunlimited = ps->nunlimited;
+	u = arena_alloc(&p->arena, ps->nunlimited_by * sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	for (size_t i = 0; i < ps->nunlimited_by; i++)
+		u[i] = ps->unlimited_by[i];
+	p->unlimited_by = u;
+	p->nunlimited_by = ps->nunlimited_by;
 	p->network_denied = ps->network_denied;
 	p->control_denied = ps->control_denied;
 	p->nrules = ps->nstatements;
@@ -419,9 +426,23 @@ bool policy_delete_uncounted(const struct policy *p, const char *path,
 	return false;
 }
 
+bool policy_delete_uncounted_by(const struct policy *p,
+				const struct policy_caller *who)
+{
+	char exe[4096];
+
+	if (!p || !p->nunlimited_by || !who || !who->exe ||
+	    who->exe(who->arg, exe, sizeof(exe)) || exe[0] != '/')
+		return false;
+	for (size_t i = 0; i < p->nunlimited_by; i++)
+		if (glob_match(p->unlimited_by[i], exe + 1, strlen(exe + 1)))
+			return true;
+	return false;
+}
+
 bool policy_has_uncounted(const struct policy *p)
 {
-	return p && p->nunlimited;
+	return p && (p->nunlimited || p->nunlimited_by);
 }
 
 bool policy_network_denied(const struct policy *p)

@@ -118,10 +118,11 @@ static size_t find_by(const struct pline *l, size_t from)
 	return l->n;
 }
 
-/* One executable glob: an absolute path, compiled without its '/'. */
-static int parse_caller(struct pline *l, const struct token *t)
+/* One executable glob into *v: an absolute path, compiled without its
+ * '/'. */
+static int parse_caller(struct pline *l, const struct token *t,
+			const struct glob ***v, size_t *n, size_t *cap)
 {
-	struct parsed *o = l->out;
 	struct token rel = *t;
 	const struct glob *g, **slot;
 	int ret;
@@ -137,8 +138,7 @@ static int parse_caller(struct pline *l, const struct token *t)
 	ret = parse_glob(l, &rel, false, &g);
 	if (ret)
 		return ret == -ENOMEM ? ret : 0;
-	slot = vec_push(&o->callers, &o->ncallers, &o->capcallers,
-			sizeof(*slot));
+	slot = vec_push(v, n, cap, sizeof(*slot));
 	if (!slot)
 		return -ENOMEM;
 	*slot = g;
@@ -176,7 +176,8 @@ static int parse_by(struct pline *l, enum rule_kind kind, size_t at,
 				 "rule");
 			break;
 		}
-		if ((ret = parse_caller(l, &l->t[i])))
+		if ((ret = parse_caller(l, &l->t[i], &l->out->callers,
+					&l->out->ncallers, &l->out->capcallers)))
 			return ret;
 	}
 	r->cn = l->out->ncallers - r->cfirst;
@@ -442,6 +443,40 @@ static void set_limit(struct pline *l, size_t k, uint64_t v)
 	*line = l->t[0].line;
 }
 
+/* `limit deletes N [except GLOB...] [except-by EXE...]`: losses at those
+ * paths, or made by those programs, are not counted. */
+static int parse_uncounted(struct pline *l)
+{
+	struct parsed *o = l->out;
+	size_t by = find_by(l, 3), n = l->n;
+	int ret = 0;
+
+	if (tok_is(&l->t[3], "except")) {
+		if (by < 5)
+			missing(l, &l->t[by - 1], "missing glob after 'except'");
+		l->n = by;
+		ret = parse_globs(l, 4, false, &o->unlimited, &o->nunlimited,
+				  &o->capunlimited);
+		l->n = n;
+	} else if (by != 3) {
+		unexpected(l, 3, "the limit value");
+		return 0;
+	}
+	if (ret || by == n)
+		return ret;
+	if (!tok_is(&l->t[by], "except-by")) {
+		error_at(l, &l->t[by], "a limit takes 'except-by', not "
+			 "'only-by'");
+		return 0;
+	}
+	if (by + 1 == n)
+		missing(l, &l->t[by], "missing program path after 'except-by'");
+	for (size_t i = by + 1; i < n && ret == 0; i++)
+		ret = parse_caller(l, &l->t[i], &o->unlimited_by,
+				   &o->nunlimited_by, &o->capunlimited_by);
+	return ret;
+}
+
 static int parse_limit(struct pline *l)
 {
 	const char *msg;
@@ -468,16 +503,8 @@ static int parse_limit(struct pline *l)
 		diag_error(l->diag, l->t[2].line, l->t[2].col + off, "%s", msg);
 	else
 		set_limit(l, k, v);
-	if (l->n > 3 && tok_is(&l->t[3], "except") &&
-	    limit_kinds[k].size == false && k == 3) {
-		/* limit deletes N except GLOB...: losses there are not
-		 * counted */
-		if (l->n < 5)
-			missing(l, &l->t[3], "missing glob after 'except'");
-		return parse_globs(l, 4, false, &l->out->unlimited,
-				   &l->out->nunlimited,
-				   &l->out->capunlimited);
-	}
+	if (k == 3 && l->n > 3)
+		return parse_uncounted(l);
 	unexpected(l, 3, "the limit value");
 	return 0;
 }
@@ -636,6 +663,7 @@ void parsed_release(struct parsed *ps)
 	free(ps->globs);
 	free(ps->callers);
 	free(ps->unlimited);
+	free(ps->unlimited_by);
 	free(ps->exec);
 	free(ps->exec_line);
 	memset(ps, 0, sizeof(*ps));

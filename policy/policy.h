@@ -158,6 +158,9 @@ const struct policy_limits *policy_limits(const struct policy *p);
 /* `limit deletes N except GLOB...`: is a loss at path not counted? */
 bool policy_delete_uncounted(const struct policy *p, const char *path,
 			     size_t len);
+/* `... except-by EXE...`: is a loss made by who not counted? */
+bool policy_delete_uncounted_by(const struct policy *p,
+				const struct policy_caller *who);
 bool policy_has_uncounted(const struct policy *p);
 bool policy_network_denied(const struct policy *p);
 /* exec deny: path is workspace-relative. */

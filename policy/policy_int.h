@@ -225,6 +225,8 @@ struct parsed {
 	struct policy_limits limits;
 	const struct glob **unlimited;	/* `limit deletes N except GLOB...` */
 	size_t nunlimited, capunlimited;
+	const struct glob **unlimited_by;	/* `... except-by EXE...` */
+	size_t nunlimited_by, capunlimited_by;
 	bool network_denied;
 	uint32_t control_denied;	/* bit i: control_verbs[i] */
 	size_t nstatements;		/* lines holding a rule */
@@ -306,6 +308,8 @@ struct policy {
 	struct policy_limits limits;
 	const struct glob *const *unlimited;	/* not counted as deletes */
 	size_t nunlimited;
+	const struct glob *const *unlimited_by;	/* callers not counted */
+	size_t nunlimited_by;
 	bool network_denied;
 	uint32_t control_denied;
 	const char *const *exec_text;
