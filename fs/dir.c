@@ -265,6 +265,12 @@ static int check_below(void *arg, const char *rel)
 	char *a = path_join(k->src, rel), *b = path_join(k->dst, rel);
 	int rc = a && b ? 0 : -ENOMEM;
 
+	/* a hidden name below: the folder cannot move (the hidden object
+	 * would go with it), and the refusal names nothing and logs
+	 * nothing: EXDEV, as for a folder on another filesystem, so mv
+	 * copies what it sees instead */
+	if (rc == 0 && guard_hidden_path(k->fs, a))
+		rc = -EXDEV;
 	if (rc == 0 && !(rc = guard_path(k->fs, POLICY_OP_DELETE, a, k->c)) &&
 	    !(rc = guard_path(k->fs, POLICY_OP_READ, a, k->c)) &&
 	    !(rc = guard_path(k->fs, POLICY_OP_RENAME, a, k->c)) &&

@@ -307,6 +307,14 @@ bool guard_tree_may(struct txfs *fs, enum policy_op op, uint64_t dir,
 	return may;
 }
 
+bool guard_hidden_path(struct txfs *fs, const char *path)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+
+	return p && fs->has_hide && path &&
+	       policy_is_hidden(p, path, strlen(path));
+}
+
 bool guard_hidden(struct txfs *fs, uint64_t dir, const char *name)
 {
 	const struct policy *p = atomic_load(&fs->policy);

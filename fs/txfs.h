@@ -380,6 +380,8 @@ int guard_exec(struct txfs *fs, const char *path, const struct req_ctx *c);
 char *guard_note(struct txfs *fs);
 /* Is name in dir hidden by the policy (lookup must say ENOENT)? */
 bool guard_hidden(struct txfs *fs, uint64_t dir, const char *name);
+/* The same for a merged path. */
+bool guard_hidden_path(struct txfs *fs, const char *path);
 
 /* ---- sock.c: the control socket in the state folder ---- */
 
