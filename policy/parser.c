@@ -194,7 +194,7 @@ static int add_rule(struct pline *l, enum rule_kind kind, uint32_t ops,
 	struct rule *slot;
 	int ret;
 
-	if (by == from)
+	if (by == from && by < n)
 		missing(l, &l->t[from - 1], "missing glob before the caller "
 			"condition");
 	l->n = by;	/* the globs end where the condition starts */
