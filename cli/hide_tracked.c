@@ -7,7 +7,8 @@
  * the mount shows it deleted (` D .env`), so `git commit -a` records its
  * deletion. The warning is given by the command line (txfs mount, txfs
  * policy check --workspace), which asks git itself, before any mount:
- * `git ls-files` (the index) and `git log --all --name-only` (history).
+ * `git ls-files` (the index) and `git log --all --name-only
+ * --diff-filter=A` (paths added in the newest HISTORY_MAX commits).
  * The daemon's request path never runs git.
  *
  * git runs with hooks, fsmonitor and pagers off (it only reads), its
@@ -25,6 +26,9 @@
 #include "policy.h"
 
 #define SHOW_MAX 20	/* paths named; the rest are counted */
+/* commits of history looked at (newest first): a mount of a huge
+ * repository must not wait for a walk of all its history */
+#define HISTORY_MAX "10000"
 
 /* The NUL-separated output of `git -C ws ARGS...` into *out. */
 static int git_output(const char *ws, const char *const *args, char **out,
@@ -125,7 +129,10 @@ int warn_hidden_tracked(const char *ws, const struct policy *p,
 {
 	static const char *const index_args[] = { "ls-files", "-z", NULL };
 	static const char *const log_args[] = { "log", "--all", "--format=",
-						"--name-only", "-z", NULL };
+						"--name-only",
+						"--diff-filter=A", "-z",
+						"--max-count=" HISTORY_MAX,
+						NULL };
 	char *idx = NULL, *log = NULL, **v = NULL;
 	size_t ilen = 0, llen = 0, n = 0, cap = 0, shown = 0;
 	struct policy_verdict verdict;
