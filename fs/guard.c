@@ -195,6 +195,12 @@ static void veto(struct txfs *fs, enum policy_op op, const char *path,
 			   &who);
 }
 
+/* The caller of a request, for struct policy_caller. */
+struct who_arg {
+	const struct txfs *fs;
+	const struct req_ctx *c;
+};
+
 /*
  * The executable of the process that made the request, for rules with a
  * caller condition: read from /proc/PID/exe by the daemon at the time of
@@ -205,7 +211,7 @@ static void veto(struct txfs *fs, enum policy_op op, const char *path,
  */
 static int caller_exe(void *arg, char *buf, size_t size)
 {
-	const struct req_ctx *c = arg;
+	const struct req_ctx *c = ((const struct who_arg *)arg)->c;
 	char proc[64];
 	ssize_t n;
 
@@ -223,11 +229,6 @@ static int caller_exe(void *arg, char *buf, size_t size)
 
 /* The caller's working folder relative to the mount (see struct
  * policy_caller), read like its executable. */
-struct who_arg {
-	const struct txfs *fs;
-	const struct req_ctx *c;
-};
-
 static int caller_cwd(void *arg, char *buf, size_t size)
 {
 	const struct who_arg *w = arg;
@@ -253,17 +254,12 @@ static int caller_cwd(void *arg, char *buf, size_t size)
 	return -ENOENT;
 }
 
-static int caller_exe_w(void *arg, char *buf, size_t size)
-{
-	return caller_exe((void *)((const struct who_arg *)arg)->c, buf, size);
-}
-
 int guard_path(struct txfs *fs, enum policy_op op, const char *path,
 	       const struct req_ctx *c)
 {
 	const struct policy *p = atomic_load(&fs->policy);
 	struct who_arg w = { .fs = fs, .c = c };
-	struct policy_caller who = { .exe = caller_exe_w, .cwd = caller_cwd,
+	struct policy_caller who = { .exe = caller_exe, .cwd = caller_cwd,
 				     .arg = &w };
 	struct policy_verdict v;
 	int rc;
@@ -393,7 +389,7 @@ int guard_charge(struct txfs *fs, struct layer_txn *t, const struct charge *ch)
 		return rc;
 	if (ch->deletes && policy_has_uncounted(p)) {
 		struct who_arg w = { .fs = fs, .c = ch->c };
-		struct policy_caller who = { .exe = caller_exe_w, .arg = &w };
+		struct policy_caller who = { .exe = caller_exe, .arg = &w };
 		char *path = itab_path(fs, ch->dir, ch->name);
 		bool free_loss = (path && policy_delete_uncounted(p, path,
 								  strlen(path)))
