@@ -33,6 +33,13 @@ int cmd_run(int argc, char **argv);
 int cli_request(const char *state, int argc, char **argv, int *err,
 		char **out, size_t *outlen);
 
+struct policy;
+/* hide_tracked.c: warn on stderr about each path a hide rule of p hides
+ * that git tracks in workspace ws (index or history); policy_file names
+ * the policy in the messages. Returns 1 if it warned, else 0. */
+int warn_hidden_tracked(const char *ws, const struct policy *p,
+			const char *policy_file);
+
 /* Print "txfs: what: why" (why from errno value err, or a string). */
 void cli_err(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "policy.h"
 #include "../fs/mount.h"
 
 static const char mount_usage[] =
@@ -112,6 +113,22 @@ static void warn_users(const char *ws)
 	free(real);
 }
 
+/* Before mounting: a hide rule over a file git tracks (hide_tracked.c).
+ * A policy that does not load is left to the daemon to report. */
+static void warn_hide_tracked(const struct txfs_opts *o)
+{
+	struct policy *p = NULL;
+	char *msg = NULL;
+	int rc = o->policy ? policy_load_file(o->policy, &p, &msg) :
+			     policy_load_default(&p);
+
+	free(msg);
+	if (rc == 0)
+		warn_hidden_tracked(o->workspace, p,
+				    o->policy ? o->policy : "default.policy");
+	policy_free(p);
+}
+
 int cmd_mount(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -161,6 +178,7 @@ int cmd_mount(int argc, char **argv)
 	}
 	o.workspace = argv[optind];
 	warn_users(o.workspace);
+	warn_hide_tracked(&o);
 	o.mountpoint = argc - optind == 2 ? argv[optind + 1] : NULL;
 	o.fuse_opts = fuse[0] ? fuse : NULL;
 	rc = txfs_run_mount(&o);

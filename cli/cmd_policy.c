@@ -23,12 +23,14 @@
 #include "policy.h"
 
 static const char usage[] =
-	"usage: txfs policy check FILE\n"
+	"usage: txfs policy check [--workspace DIR] FILE\n"
 	"       txfs policy test FILE OP PATH\n"
 	"       txfs policy default\n"
 	"       txfs policy reload MNT\n"
 	"\n"
-	"  check    validate FILE; print every mistake as FILE:LINE:COL\n"
+	"  check    validate FILE; print every mistake as FILE:LINE:COL;\n"
+	"           with --workspace DIR, also warn about each path a hide\n"
+	"           rule hides that git tracks in DIR (index or history)\n"
 	"  test     print what FILE decides for operation OP on PATH\n"
 	"           (OP: read, write, create, delete, rename, chmod, chown,\n"
 	"           truncate, link, symlink, mkdir, xattr; PATH relative to\n"
@@ -69,14 +71,27 @@ static int load(const char *cmd, const char *file, struct policy **p)
 
 static int policy_check_cmd(int argc, char **argv)
 {
+	const char *ws = NULL, *file = NULL;
 	struct policy *p;
 
-	if (argc != 2)
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--workspace") && i + 1 < argc)
+			ws = argv[++i];
+		else if (!strncmp(argv[i], "--workspace=", 12))
+			ws = argv[i] + 12;
+		else if (!file && argv[i][0] != '-')
+			file = argv[i];
+		else
+			return usage_error("check: unexpected '%s'", argv[i]);
+	}
+	if (!file)
 		return usage_error("%s needs exactly one FILE", "check");
-	if (load("check", argv[1], &p))
+	if (load("check", file, &p))
 		return 1;
-	printf("%s: ok, %zu rule%s\n", argv[1], policy_rule_count(p),
+	printf("%s: ok, %zu rule%s\n", file, policy_rule_count(p),
 	       policy_rule_count(p) == 1 ? "" : "s");
+	if (ws)
+		warn_hidden_tracked(ws, p, file);
 	policy_free(p);
 	return 0;
 }

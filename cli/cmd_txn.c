@@ -429,6 +429,7 @@ int cmd_policy_reload(int argc, char **argv)
 struct change {
 	char kind;
 	char *old, *new;	/* paths; NULL when absent */
+	bool review;		/* a flag rule matches: needs review */
 };
 
 static bool under(const char *path, int n, char **filters)
@@ -451,6 +452,7 @@ static int parse_change(char *line, struct change *c)
 {
 	char *tab = strchr(line, '\t'), *arrow;
 
+	c->review = tab && strstr(tab + 1, "needs review");
 	if (tab)
 		*tab = '\0';
 	if (strlen(line) < 3 || line[1] != ' ')
@@ -621,14 +623,15 @@ int cmd_diff(int argc, char **argv)
 			   argv + o.first + 1))
 			continue;
 		if (o.name_status) {
-			printf("%c\t%s%s%s\n", c.kind, c.old ? c.old : c.new,
+			printf("%c\t%s%s%s%s\n", c.kind, c.old ? c.old : c.new,
 			       c.kind == 'R' ? "\t" : "",
-			       c.kind == 'R' ? c.new : "");
+			       c.kind == 'R' ? c.new : "",
+			       c.review ? "\t(needs review)" : "");
 		} else if (c.kind == 'R') {
 			/* a rename as a deletion and a creation: applies
 			 * with patch -p1 and git apply alike */
-			struct change del = { 'D', c.old, NULL };
-			struct change add = { 'A', NULL, c.new };
+			struct change del = { 'D', c.old, NULL, c.review };
+			struct change add = { 'A', NULL, c.new, c.review };
 
 			if (diff_one(state, argv[o.first], &del, &o) ||
 			    diff_one(state, argv[o.first], &add, &o))

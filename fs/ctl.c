@@ -208,6 +208,11 @@ static int gen_status_any(struct txfs *fs, char **buf, size_t *len,
 			(unsigned long long)atomic_load(&fs->vetoes),
 			fs->ws_path, fs->mnt_path, fs->state_path,
 			(int)getpid());
+		char *note = guard_note(fs);
+
+		if (note)
+			fputs(note, f);
+		free(note);
 	}
 	fclose(f);
 	if (rc) {
@@ -253,13 +258,16 @@ static int gen_policy(struct txfs *fs, char **buf, size_t *len)
 
 static int gen_ctl(struct txfs *fs, char **buf, size_t *len)
 {
+	char *note = guard_note(fs);	/* outside ctl_lock */
 	int rc;
 
 	pthread_mutex_lock(&fs->ctl_lock);
-	rc = gen_text(buf, len, "%s", fs->last_report ? fs->last_report :
+	rc = gen_text(buf, len, "%s%s", fs->last_report ? fs->last_report :
 		      "no command yet: write commit, rollback, savepoint NAME, "
-		      "rollback NAME or release NAME to this file\n");
+		      "rollback NAME or release NAME to this file\n",
+		      note ? note : "");
 	pthread_mutex_unlock(&fs->ctl_lock);
+	free(note);
 	return rc;
 }
 

@@ -211,7 +211,9 @@ int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool isdir,
 	else if (isdir && (rc = dir_empty(fs, op.t, &v)) == 0)
 		/* a folder that is not empty fails as such, not as a veto */
 		rc = guard(fs, POLICY_OP_DELETE, parent, name, c);
-	if (rc == 0) {
+	if (rc == 0 && v.lower_path) {
+		/* a loss for `limit deletes`: an object of the real directory
+		 * (what this transaction made costs nothing) */
 		struct charge ch = { .c = c, .op = "delete", .dir = parent,
 				     .name = name, .deletes = 1 };
 
@@ -263,6 +265,12 @@ static int check_below(void *arg, const char *rel)
 	char *a = path_join(k->src, rel), *b = path_join(k->dst, rel);
 	int rc = a && b ? 0 : -ENOMEM;
 
+	/* a hidden name below: the folder cannot move (the hidden object
+	 * would go with it), and the refusal names nothing and logs
+	 * nothing: EXDEV, as for a folder on another filesystem, so mv
+	 * copies what it sees instead */
+	if (rc == 0 && guard_hidden_path(k->fs, a))
+		rc = -EXDEV;
 	if (rc == 0 && !(rc = guard_path(k->fs, POLICY_OP_DELETE, a, k->c)) &&
 	    !(rc = guard_path(k->fs, POLICY_OP_READ, a, k->c)) &&
 	    !(rc = guard_path(k->fs, POLICY_OP_RENAME, a, k->c)) &&
@@ -333,6 +341,8 @@ static int rename_policy(struct txfs *fs, struct rename_ctx *r,
 				    r->newname, parent, r->name, r->c);
 	if ((rc = guard(fs, POLICY_OP_DELETE, r->newparent, r->newname, r->c)))
 		return rc;
+	if (!r->dst.lower_path)
+		return 0;	/* replacing what this transaction made */
 	struct charge ch = { .c = r->c, .op = "rename", .dir = r->newparent,
 			     .name = r->newname, .deletes = 1 };
 

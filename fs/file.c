@@ -359,6 +359,14 @@ int file_truncate(struct txfs *fs, struct layer_txn *t, struct tview *v,
 
 	if (rc2)
 		return rc2;
+	/* a loss for `limit deletes`: bytes of the real file still in place
+	 * are cut (so the first truncation of a real file counts, later ones
+	 * cost nothing) */
+	if ((rec->flags & LI_LOWER) && size < rec->lower_valid) {
+		ch.deletes = 1;
+		if ((rc2 = guard_charge(fs, t, &ch)))
+			return rc2;
+	}
 	if (size < rec->size) {
 		uint64_t b = size / BS, keep = size % BS;
 		const void *data;

@@ -19,6 +19,13 @@
 
 #define AUDIT_MAX (8u << 20)
 
+/* What an agent is told when `limit deletes` refuses a loss. */
+#define GUARD_HINT "only losses of real data (removing, truncating or " \
+	"replacing what exists outside this transaction) are refused now; " \
+	"creating, writing and removing what this transaction made still " \
+	"work. Commit what is wanted (echo commit > .txfs/ctl) and go on, " \
+	"or roll back (echo rollback > .txfs/ctl); either starts a new count"
+
 static int report(int *fd, const char *msg)
 {
 	if (*fd >= 0) {
@@ -188,10 +195,72 @@ static void veto(struct txfs *fs, enum policy_op op, const char *path,
 			   &who);
 }
 
+/* The caller of a request, for struct policy_caller. */
+struct who_arg {
+	const struct txfs *fs;
+	const struct req_ctx *c;
+};
+
+/*
+ * The executable of the process that made the request, for rules with a
+ * caller condition: read from /proc/PID/exe by the daemon at the time of
+ * the check, never from anything the caller says, and not cached (a pid
+ * may be reused). The pid is the requesting thread's, blocked in the
+ * syscall while the check runs. Unreadable (the process is gone, not
+ * dumpable, pid 0): the caller matches no program.
+ */
+static int caller_exe(void *arg, char *buf, size_t size)
+{
+	const struct req_ctx *c = ((const struct who_arg *)arg)->c;
+	char proc[64];
+	ssize_t n;
+
+	if (!c || c->pid <= 0 || size < 2)
+		return -ESRCH;
+	snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)c->pid);
+	n = readlink(proc, buf, size - 1);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= size - 1)
+		return -ENAMETOOLONG;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* The caller's working folder relative to the mount (see struct
+ * policy_caller), read like its executable. */
+static int caller_cwd(void *arg, char *buf, size_t size)
+{
+	const struct who_arg *w = arg;
+	const char *mnt = w->fs->mnt_path;
+	char proc[64], cwd[4096];
+	size_t m = mnt ? strlen(mnt) : 0, n;
+	ssize_t r;
+
+	if (!w->c || w->c->pid <= 0 || !mnt)
+		return -ESRCH;
+	snprintf(proc, sizeof(proc), "/proc/%d/cwd", (int)w->c->pid);
+	r = readlink(proc, cwd, sizeof(cwd) - 1);
+	if (r < 0)
+		return -errno;
+	n = (size_t)r;
+	cwd[n] = '\0';
+	if (n >= m && !memcmp(cwd, mnt, m) && (n == m || cwd[m] == '/')) {
+		snprintf(buf, size, "%s", n == m ? "" : cwd + m + 1);
+		return 0;
+	}
+	if (n < m && !memcmp(cwd, mnt, n) && (n == 1 || mnt[n] == '/'))
+		return 1;	/* above the mount point */
+	return -ENOENT;
+}
+
 int guard_path(struct txfs *fs, enum policy_op op, const char *path,
 	       const struct req_ctx *c)
 {
 	const struct policy *p = atomic_load(&fs->policy);
+	struct who_arg w = { .fs = fs, .c = c };
+	struct policy_caller who = { .exe = caller_exe, .cwd = caller_cwd,
+				     .arg = &w };
 	struct policy_verdict v;
 	int rc;
 
@@ -199,7 +268,7 @@ int guard_path(struct txfs *fs, enum policy_op op, const char *path,
 		return 0;
 	if (!path)
 		return -EACCES;	/* unknown place: refuse, never guess */
-	rc = policy_check(p, op, path, strlen(path), &v);
+	rc = policy_check_by(p, op, path, strlen(path), &who, &v);
 	if (rc)
 		veto(fs, op, path, &v, c);
 	return rc;
@@ -232,6 +301,14 @@ bool guard_tree_may(struct txfs *fs, enum policy_op op, uint64_t dir,
 	may = !path || policy_check_tree(p, op, path, strlen(path), NULL) != 0;
 	free(path);
 	return may;
+}
+
+bool guard_hidden_path(struct txfs *fs, const char *path)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+
+	return p && fs->has_hide && path &&
+	       policy_is_hidden(p, path, strlen(path));
 }
 
 bool guard_hidden(struct txfs *fs, uint64_t dir, const char *name)
@@ -289,11 +366,11 @@ static int over(struct txfs *fs, const struct charge *ch, const char *what,
 		audit_veto(fs->audit, ch->op, path ? path : "?", &v, err, &who);
 		snprintf(fields, sizeof(fields),
 			 "\"limit\":\"%s\",\"max\":%llu,\"rule\":\"%s:%u\","
-			 "\"op\":\"%s\",\"errno\":\"%s\","
-			 "\"hint\":\"commit or roll back, or raise `limit %s` "
-			 "in the policy\"", what, (unsigned long long)max,
-			 policy_name(p), line, ch->op,
-			 err == EDQUOT ? "EDQUOT" : "EACCES", what);
+			 "\"op\":\"%s\",\"errno\":\"%s\",\"hint\":\"%s\"",
+			 what, (unsigned long long)max, policy_name(p), line,
+			 ch->op, err == EDQUOT ? "EDQUOT" : "EACCES",
+			 err == EDQUOT ? "commit or roll back, or raise the "
+			 "limit in the policy" : GUARD_HINT);
 		json_path_field(fields, sizeof(fields), path);
 		audit_event(fs->audit, "guard", fields, &who);
 	}
@@ -310,6 +387,18 @@ int guard_charge(struct txfs *fs, struct layer_txn *t, const struct charge *ch)
 
 	if (rc)
 		return rc;
+	if (ch->deletes && policy_has_uncounted(p)) {
+		struct who_arg w = { .fs = fs, .c = ch->c };
+		struct policy_caller who = { .exe = caller_exe, .arg = &w };
+		char *path = itab_path(fs, ch->dir, ch->name);
+		bool free_loss = (path && policy_delete_uncounted(p, path,
+								  strlen(path)))
+				 || policy_delete_uncounted_by(p, &who);
+
+		free(path);
+		if (free_loss)	/* loss charges carry nothing else */
+			return 0;
+	}
 	n.deletes += ch->deletes;
 	n.files += ch->files;
 	n.bytes += ch->bytes;
@@ -348,4 +437,29 @@ int guard_exec(struct txfs *fs, const char *path, const struct req_ctx *c)
 	if (fs->audit)
 		audit_veto(fs->audit, "exec", path, &v, EACCES, &who);
 	return -EACCES;
+}
+
+char *guard_note(struct txfs *fs)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	const struct policy_limits *lim = p ? policy_limits(p) : NULL;
+	struct layer_counters n = { 0 };
+	struct layer_txn *t;
+	char *msg = NULL;
+
+	if (!lim || lim->deletes == UINT64_MAX ||
+	    layer_begin(fs->layer, false, &t))
+		return NULL;
+	if (layer_counters_get(t, &n))
+		n.deletes = 0;
+	layer_txn_end(t);
+	if (n.deletes < lim->deletes)
+		return NULL;
+	if (asprintf(&msg, "guard: `limit deletes %llu` (%s:%u) reached: "
+		     "%llu losses in this transaction; %s.\n",
+		     (unsigned long long)lim->deletes, policy_name(p),
+		     lim->deletes_line, (unsigned long long)n.deletes,
+		     GUARD_HINT) < 0)
+		msg = NULL;
+	return msg;
 }

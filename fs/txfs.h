@@ -377,8 +377,14 @@ int guard_charge(struct txfs *fs, struct layer_txn *t, const struct charge *ch);
 int guard_file_size(struct txfs *fs, uint64_t size, const struct charge *ch);
 /* exec deny: -EACCES (logged) if path may not be executed. */
 int guard_exec(struct txfs *fs, const char *path, const struct req_ctx *c);
+/* When `limit deletes` is reached in the open transaction, a malloc'd
+ * note saying so and what to do (for .txfs/ctl and .txfs/status), else
+ * NULL. */
+char *guard_note(struct txfs *fs);
 /* Is name in dir hidden by the policy (lookup must say ENOENT)? */
 bool guard_hidden(struct txfs *fs, uint64_t dir, const char *name);
+/* The same for a merged path. */
+bool guard_hidden_path(struct txfs *fs, const char *path);
 
 /* ---- sock.c: the control socket in the state folder ---- */
 

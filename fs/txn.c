@@ -169,6 +169,27 @@ static void audit(struct txfs *fs, const char *event, const char *fmt, ...)
 
 /* --- changes and counts --------------------------------------------- */
 
+/* The names an object gained by hard link beyond its primary one (finals
+ * past [0] all come from layer entries): each is a new name ("A"), checked against the flag rules at that name (a link
+ * into .git/hooks/ needs review wherever its primary name is). */
+static void extra_names(const struct cobj *o, struct txn_counts *c, FILE *out,
+			const struct policy *pol, FILE *flagged)
+{
+	for (size_t j = 1; j < o->nfinals; j++) {
+		const char *path = o->finals[j];	/* a layer entry */
+		bool flag = pol && policy_is_flagged(pol, path, strlen(path));
+
+		c->added++;
+		c->flagged += flag;
+		if (flag && flagged)
+			fprintf(flagged, "%s%s", c->flagged > 1 ? ", " : "",
+				path);
+		if (out)
+			fprintf(out, "A %s%s\n", path,
+				flag ? "\t(needs review)" : "");
+	}
+}
+
 /* Count (and list in out, and the flagged ones in flagged) the changes. */
 static void changes_count(struct plan *p, struct txn_counts *c, FILE *out,
 			  const struct policy *pol, FILE *flagged)
@@ -200,13 +221,14 @@ static void changes_count(struct plan *p, struct txn_counts *c, FILE *out,
 		if (flag && flagged)
 			fprintf(flagged, "%s%s", c->flagged > 1 ? ", " : "",
 				path);
-		if (!out)
-			continue;
-		if (kind == 'R')
-			fprintf(out, "R %s -> %s", o->lower, path);
-		else
-			fprintf(out, "%c %s", kind, path);
-		fputs(flag ? "\t(needs review)\n" : "\n", out);
+		if (out) {
+			if (kind == 'R')
+				fprintf(out, "R %s -> %s", o->lower, path);
+			else
+				fprintf(out, "%c %s", kind, path);
+			fputs(flag ? "\t(needs review)\n" : "\n", out);
+		}
+		extra_names(o, c, out, pol, flagged);
 	}
 }
 

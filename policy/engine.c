@@ -69,6 +69,22 @@ static int build(struct policy *p, const struct parsed *ps)
 	for (size_t i = 0; i < ps->nrules; i++)
 		p->has_hide |= ps->rules[i].kind == RULE_HIDE;
 	p->limits = ps->limits;
+	const struct glob **u = arena_alloc(&p->arena, ps->nunlimited *
+					    sizeof(*u));
+
+	if (!u)
+		return -ENOMEM;
+	for (size_t i = 0; i < ps->nunlimited; i++)
+		u[i] = ps->unlimited[i];
+	p->unlimited = u;
+	p->nunlimited = ps->nunlimited;
+	u = arena_alloc(&p->arena, ps->nunlimited_by * sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	for (size_t i = 0; i < ps->nunlimited_by; i++)
+		u[i] = ps->unlimited_by[i];
+	p->unlimited_by = u;
+	p->nunlimited_by = ps->nunlimited_by;
 	p->network_denied = ps->network_denied;
 	p->control_denied = ps->control_denied;
 	p->nrules = ps->nstatements;
@@ -211,8 +227,93 @@ static void flag_verdict(const struct policy *p, enum policy_op op,
 	}
 }
 
-int policy_check(const struct policy *p, enum policy_op op,
-		 const char *path, size_t len, struct policy_verdict *v)
+/* The caller's executable, asked for once (the first time a conditioned
+ * rule matches the path). */
+struct caller_exe {
+	const struct policy_caller *who;
+	bool asked, known;
+	char path[4096];
+};
+
+static bool caller_matches(struct caller_exe *ce, const struct entry *e)
+{
+	if (!ce->asked) {
+		ce->asked = true;
+		ce->known = ce->who && ce->who->exe &&
+			    ce->who->exe(ce->who->arg, ce->path,
+					 sizeof(ce->path)) == 0 &&
+			    ce->path[0] == '/';
+	}
+	if (!ce->known)
+		return false;
+	for (uint32_t i = 0; i < e->ncallers; i++)
+		if (glob_match(e->callers[i], ce->path + 1,
+			       strlen(ce->path + 1)))
+			return true;
+	return false;
+}
+
+/* The repository of path: the folder holding its first component named
+ * .git (path itself if none). */
+static size_t repo_root_len(const char *path, size_t len)
+{
+	for (size_t i = 0; i + 4 <= len; i++)
+		if ((i == 0 || path[i - 1] == '/') && !memcmp(path + i, ".git", 4)
+		    && (i + 4 == len || path[i + 4] == '/'))
+			return i ? i - 1 : 0;
+	return len;
+}
+
+/* in-repo: is the caller's working folder strictly above path's
+ * repository (git run from a parent folder: `git clean -ffdx` there
+ * removes nested repositories)? Unknown counts as above. */
+static bool caller_above(const struct policy_caller *who, const char *path,
+			 size_t len)
+{
+	char cwd[4096];
+	size_t root = repo_root_len(path, len), n;
+	int rc = who && who->cwd ? who->cwd(who->arg, cwd, sizeof(cwd))
+				 : -EIO;
+
+	if (rc == -ENOENT)
+		return false;
+	if (rc)
+		return true;
+	n = strlen(cwd);
+	if (n == 0)
+		return root > 0;
+	return n < root && path[n] == '/' && !memcmp(cwd, path, n);
+}
+
+/* The first conditioned entry before `best` that matches path and applies
+ * to the caller, else best. */
+static const struct entry *cond_match(const struct index *ix,
+				      const struct entry *best,
+				      const char *path, size_t len,
+				      const struct policy_caller *who)
+{
+	struct caller_exe ce = { .who = who };
+	const struct entry *e;
+
+	for (uint32_t i = 0; i < ix->ncond; i++) {
+		e = &ix->cond[i];
+		if (best && e->order > best->order)
+			break;
+		if (!glob_match(e->g, path, len))
+			continue;
+		bool by = caller_matches(&ce, e);
+
+		if (by && e->in_repo && caller_above(who, path, len))
+			by = false;
+		if (by == (e->by == BY_ONLY))
+			return e;
+	}
+	return best;
+}
+
+int policy_check_by(const struct policy *p, enum policy_op op,
+		    const char *path, size_t len,
+		    const struct policy_caller *who, struct policy_verdict *v)
 {
 	const struct entry *e = NULL;
 
@@ -220,14 +321,23 @@ int policy_check(const struct policy *p, enum policy_op op,
 		return -EINVAL;
 	if (!path)
 		path = "";
-	if (p)
+	if (p) {
 		e = index_match(&p->by_op[op], path, len);
+		if (p->by_op[op].ncond)
+			e = cond_match(&p->by_op[op], e, path, len, who);
+	}
 	if (v) {
 		verdict(p, e, v);
 		if (p)
 			flag_verdict(p, op, path, len, v);
 	}
 	return e && e->action != POLICY_ALLOW ? -EACCES : 0;
+}
+
+int policy_check(const struct policy *p, enum policy_op op,
+		 const char *path, size_t len, struct policy_verdict *v)
+{
+	return policy_check_by(p, op, path, len, NULL, v);
 }
 
 /*
@@ -239,10 +349,19 @@ int policy_check(const struct policy *p, enum policy_op op,
 static const struct entry *tree_match(const struct index *ix, int want,
 				      const char *path, size_t len)
 {
-	const struct entry *e;
+	const struct entry *e, *c = NULL;
 
+	/* conditioned rules may apply to whoever calls: the first one that
+	 * could match below competes with the unconditioned ones by order */
+	for (uint32_t i = 0; i < ix->ncond && !c; i++)
+		if ((want < 0 || ix->cond[i].action == want) &&
+		    ix->cond[i].action != POLICY_ALLOW &&
+		    glob_match_below(ix->cond[i].g, path, len))
+			c = &ix->cond[i];
 	for (uint32_t i = 0; i < ix->nall; i++) {
 		e = &ix->all[i];
+		if (c && c->order < e->order)
+			return c;
 		if (e->action == POLICY_ALLOW) {
 			if (glob_covers_below(e->g, path, len))
 				return NULL;
@@ -251,7 +370,7 @@ static const struct entry *tree_match(const struct index *ix, int want,
 			return e;
 		}
 	}
-	return NULL;
+	return c;
 }
 
 int policy_check_tree(const struct policy *p, enum policy_op op,
@@ -296,6 +415,34 @@ bool policy_is_flagged(const struct policy *p, const char *path, size_t len)
 const struct policy_limits *policy_limits(const struct policy *p)
 {
 	return p ? &p->limits : &no_limits;
+}
+
+bool policy_delete_uncounted(const struct policy *p, const char *path,
+			     size_t len)
+{
+	for (size_t i = 0; p && path && i < p->nunlimited; i++)
+		if (glob_match(p->unlimited[i], path, len))
+			return true;
+	return false;
+}
+
+bool policy_delete_uncounted_by(const struct policy *p,
+				const struct policy_caller *who)
+{
+	char exe[4096];
+
+	if (!p || !p->nunlimited_by || !who || !who->exe ||
+	    who->exe(who->arg, exe, sizeof(exe)) || exe[0] != '/')
+		return false;
+	for (size_t i = 0; i < p->nunlimited_by; i++)
+		if (glob_match(p->unlimited_by[i], exe + 1, strlen(exe + 1)))
+			return true;
+	return false;
+}
+
+bool policy_has_uncounted(const struct policy *p)
+{
+	return p && (p->nunlimited || p->nunlimited_by);
 }
 
 bool policy_network_denied(const struct policy *p)

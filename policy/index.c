@@ -99,34 +99,60 @@ static uint8_t rule_action(const struct rule *r)
 	return POLICY_ALLOW;
 }
 
-/* Every entry for opmask (or the flags) into ix->all, in file order. */
+static struct entry make_entry(const struct parsed *ps, const struct rule *r,
+			       size_t j, const struct glob *const *callers)
+{
+	return (struct entry){
+		.order = (uint32_t)(r->first + j),
+		.action = rule_action(r),
+		.by = r->by,
+		.in_repo = r->in_repo,
+		.line = r->line,
+		.g = ps->globs[r->first + j],
+		.bigrams = ps->globs[r->first + j]->bigrams,
+		.callers = r->by ? callers + r->cfirst : NULL,
+		.ncallers = (uint32_t)r->cn,
+	};
+}
+
+/* Every entry for opmask (or the flags) into ix->all (unconditioned) or
+ * ix->cond (with a caller condition), each in file order; the caller
+ * globs are copied to the arena (ps is released after the build). */
 static int collect(struct arena *a, const struct parsed *ps, uint32_t opmask,
 		   bool flags, struct index *ix)
 {
-	struct entry *all;
-	uint32_t n = 0;
+	const struct glob **callers;
+	struct entry *all, *cond;
+	uint32_t n = 0, nc = 0;
 
-	for (size_t i = 0; i < ps->nrules; i++)
-		if (rule_applies(&ps->rules[i], opmask, flags))
-			n += (uint32_t)ps->rules[i].n;
+	for (size_t i = 0; i < ps->nrules; i++) {
+		const struct rule *r = &ps->rules[i];
+
+		if (rule_applies(r, opmask, flags))
+			*(r->by ? &nc : &n) += (uint32_t)r->n;
+	}
 	all = arena_alloc(a, n * sizeof(*all));
-	if (!all)
+	cond = arena_alloc(a, nc * sizeof(*cond));
+	callers = arena_alloc(a, ps->ncallers * sizeof(*callers));
+	if (!all || !cond || !callers)
 		return -ENOMEM;
+	for (size_t i = 0; i < ps->ncallers; i++)
+		callers[i] = ps->callers[i];
 	ix->all = all;
 	ix->nall = n;
+	ix->cond = cond;
+	ix->ncond = nc;
 	for (size_t i = 0; i < ps->nrules; i++) {
 		const struct rule *r = &ps->rules[i];
 
 		if (!rule_applies(r, opmask, flags))
 			continue;
-		for (size_t j = 0; j < r->n; j++)
-			*all++ = (struct entry){
-				.order = (uint32_t)(r->first + j),
-				.action = rule_action(r),
-				.line = r->line,
-				.g = ps->globs[r->first + j],
-				.bigrams = ps->globs[r->first + j]->bigrams,
-			};
+		for (size_t j = 0; j < r->n; j++) {
+			if (r->by)
+				*cond++ = make_entry(ps, r, j, callers);
+			else
+				*all++ = make_entry(ps, r, j, callers);
+		}
 	}
 	return 0;
 }

@@ -5,7 +5,15 @@
  *   deny OPS GLOB...       allow OPS GLOB...
  *   hide GLOB...           readonly GLOB...        flag GLOB...
  *   limit bytes|file-size SIZE                     limit files|deletes N
+ *   limit deletes N except GLOB...
  *   network deny           exec deny GLOB...       control deny VERB...
+ *
+ * deny, allow and readonly rules may end with a caller condition:
+ * `except-by EXE...` (the rule does not apply to those programs) or
+ * `only-by EXE...` (it applies to them only); EXE is an absolute path
+ * glob matched against the calling process's executable. `except-by
+ * EXE... in-repo`: the exemption also needs the caller's working folder
+ * not to be above the repository the path is in (see txfs.policy(5)).
  *
  * Each line is parsed on its own through the keyword table; every mistake
  * is reported at the column of the token that is wrong (or just after the
@@ -101,26 +109,105 @@ static int parse_globs(struct pline *l, size_t from, bool and_below,
 	return 0;
 }
 
+/* The index of the first `except-by`/`only-by` token after from, or n. */
+static size_t find_by(const struct pline *l, size_t from)
+{
+	for (size_t i = from; i < l->n; i++)
+		if (tok_is(&l->t[i], "except-by") || tok_is(&l->t[i], "only-by"))
+			return i;
+	return l->n;
+}
+
+/* One executable glob into *v: an absolute path, compiled without its
+ * '/'. */
+static int parse_caller(struct pline *l, const struct token *t,
+			const struct glob ***v, size_t *n, size_t *cap)
+{
+	struct token rel = *t;
+	const struct glob *g, **slot;
+	int ret;
+
+	if (t->len < 2 || t->s[0] != '/') {
+		error_at(l, t, "expected the absolute path of a program (e.g. "
+			 "/usr/bin/git)");
+		return 0;
+	}
+	rel.s++;
+	rel.len--;
+	rel.col++;
+	ret = parse_glob(l, &rel, false, &g);
+	if (ret)
+		return ret == -ENOMEM ? ret : 0;
+	slot = vec_push(v, n, cap, sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	*slot = g;
+	return 0;
+}
+
+/* The caller condition t[at..n) of rule r (at == n: none). */
+static int parse_by(struct pline *l, enum rule_kind kind, size_t at,
+		    struct rule *r)
+{
+	int ret;
+
+	r->cfirst = l->out->ncallers;
+	if (at >= l->n)
+		return 0;
+	if (kind != RULE_DENY && kind != RULE_ALLOW) {
+		error_at(l, &l->t[at], "a caller condition is only allowed on "
+			 "deny, allow and readonly rules");
+		return 0;
+	}
+	r->by = tok_is(&l->t[at], "except-by") ? BY_EXCEPT : BY_ONLY;
+	if (at + 1 >= l->n)
+		missing(l, &l->t[at], "missing program path after the caller "
+			"condition (e.g. 'except-by /usr/bin/git')");
+	for (size_t i = at + 1; i < l->n; i++) {
+		if (tok_is(&l->t[i], "in-repo")) {
+			if (r->by != BY_EXCEPT || i + 1 != l->n || i == at + 1)
+				error_at(l, &l->t[i], "'in-repo' goes last, "
+					 "after the programs of 'except-by'");
+			r->in_repo = true;
+			break;
+		}
+		if (find_by(l, i) == i) {
+			error_at(l, &l->t[i], "only one caller condition per "
+				 "rule");
+			break;
+		}
+		if ((ret = parse_caller(l, &l->t[i], &l->out->callers,
+					&l->out->ncallers, &l->out->capcallers)))
+			return ret;
+	}
+	r->cn = l->out->ncallers - r->cfirst;
+	return 0;
+}
+
 static int add_rule(struct pline *l, enum rule_kind kind, uint32_t ops,
 		    size_t from)
 {
 	struct parsed *o = l->out;
-	size_t first = o->nglobs;
-	struct rule *r;
+	size_t first = o->nglobs, by = find_by(l, from), n = l->n;
+	struct rule r = { .kind = (uint8_t)kind, .ops = ops,
+			  .line = l->t[0].line, .first = first };
+	struct rule *slot;
 	int ret;
 
+	if (by == from && by < n)
+		missing(l, &l->t[from - 1], "missing glob before the caller "
+			"condition");
+	l->n = by;	/* the globs end where the condition starts */
 	ret = parse_globs(l, from, kind == RULE_HIDE, &o->globs, &o->nglobs,
 			  &o->capglobs);
-	if (ret)
+	l->n = n;
+	if (ret || (ret = parse_by(l, kind, by, &r)))
 		return ret;
-	r = vec_push(&o->rules, &o->nrules, &o->caprules, sizeof(*r));
-	if (!r)
+	r.n = o->nglobs - first;
+	slot = vec_push(&o->rules, &o->nrules, &o->caprules, sizeof(*slot));
+	if (!slot)
 		return -ENOMEM;
-	r->kind = (uint8_t)kind;
-	r->ops = ops;
-	r->line = l->t[0].line;
-	r->first = first;
-	r->n = o->nglobs - first;
+	*slot = r;
 	return 0;
 }
 
@@ -358,6 +445,40 @@ static void set_limit(struct pline *l, size_t k, uint64_t v)
 	*line = l->t[0].line;
 }
 
+/* `limit deletes N [except GLOB...] [except-by EXE...]`: losses at those
+ * paths, or made by those programs, are not counted. */
+static int parse_uncounted(struct pline *l)
+{
+	struct parsed *o = l->out;
+	size_t by = find_by(l, 3), n = l->n;
+	int ret = 0;
+
+	if (tok_is(&l->t[3], "except")) {
+		if (by < 5)
+			missing(l, &l->t[by - 1], "missing glob after 'except'");
+		l->n = by;
+		ret = parse_globs(l, 4, false, &o->unlimited, &o->nunlimited,
+				  &o->capunlimited);
+		l->n = n;
+	} else if (by != 3) {
+		unexpected(l, 3, "the limit value");
+		return 0;
+	}
+	if (ret || by == n)
+		return ret;
+	if (!tok_is(&l->t[by], "except-by")) {
+		error_at(l, &l->t[by], "a limit takes 'except-by', not "
+			 "'only-by'");
+		return 0;
+	}
+	if (by + 1 == n)
+		missing(l, &l->t[by], "missing program path after 'except-by'");
+	for (size_t i = by + 1; i < n && ret == 0; i++)
+		ret = parse_caller(l, &l->t[i], &o->unlimited_by,
+				   &o->nunlimited_by, &o->capunlimited_by);
+	return ret;
+}
+
 static int parse_limit(struct pline *l)
 {
 	const char *msg;
@@ -384,6 +505,8 @@ static int parse_limit(struct pline *l)
 		diag_error(l->diag, l->t[2].line, l->t[2].col + off, "%s", msg);
 	else
 		set_limit(l, k, v);
+	if (k == 3 && l->n > 3)
+		return parse_uncounted(l);
 	unexpected(l, 3, "the limit value");
 	return 0;
 }
@@ -540,6 +663,9 @@ void parsed_release(struct parsed *ps)
 {
 	free(ps->rules);
 	free(ps->globs);
+	free(ps->callers);
+	free(ps->unlimited);
+	free(ps->unlimited_by);
 	free(ps->exec);
 	free(ps->exec_line);
 	memset(ps, 0, sizeof(*ps));

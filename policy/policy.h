@@ -103,6 +103,31 @@ int policy_check(const struct policy *p, enum policy_op op,
 		 const char *path, size_t len, struct policy_verdict *v);
 
 /*
+ * The calling program, for rules with a caller condition (`except-by`,
+ * `only-by`). exe writes the absolute path of the caller's executable into
+ * buf (NUL-terminated) and returns 0, or a negative errno when it cannot
+ * be known: then the caller matches no program (an except-by rule applies
+ * to it, an only-by rule does not). It is called at most once per check,
+ * and only when a conditioned rule matches the path.
+ */
+struct policy_caller {
+	int (*exe)(void *arg, char *buf, size_t size);
+	/* The caller's working folder, for `in-repo`: 0 with buf the
+	 * workspace-relative path ("" for the root); 1 when it is above the
+	 * workspace root (a strict ancestor of the mount point); -ENOENT when
+	 * it is elsewhere, outside; another negative errno when unknown
+	 * (taken as above). May be NULL (unknown). */
+	int (*cwd)(void *arg, char *buf, size_t size);
+	void *arg;
+};
+
+/* policy_check for caller who (NULL: an unknown program). policy_check is
+ * policy_check_by with who NULL. */
+int policy_check_by(const struct policy *p, enum policy_op op,
+		    const char *path, size_t len,
+		    const struct policy_caller *who, struct policy_verdict *v);
+
+/*
  * The verdict for an operation on every path strictly below folder
  * `path` (for rename or removal of a whole folder): -EACCES if any deny,
  * readonly or hide rule for op could match some path below it, ignoring
@@ -110,6 +135,8 @@ int policy_check(const struct policy *p, enum policy_op op,
  * that matches every path below `path` (`allow modify build/` before
  * `readonly **` leaves everything below build/ allowed). Fills *v with the
  * rule that decided.
+ *
+ * Rules with a caller condition count as matching whoever calls.
  *
  * Caveat: "could match" knows nothing of the folder's contents, so a rule
  * for any depth (`hide ** /.env`, `readonly **`) refuses every folder; the
@@ -128,6 +155,13 @@ bool policy_hides_below(const struct policy *p, const char *path, size_t len);
 bool policy_is_flagged(const struct policy *p, const char *path, size_t len);
 
 const struct policy_limits *policy_limits(const struct policy *p);
+/* `limit deletes N except GLOB...`: is a loss at path not counted? */
+bool policy_delete_uncounted(const struct policy *p, const char *path,
+			     size_t len);
+/* `... except-by EXE...`: is a loss made by who not counted? */
+bool policy_delete_uncounted_by(const struct policy *p,
+				const struct policy_caller *who);
+bool policy_has_uncounted(const struct policy *p);
 bool policy_network_denied(const struct policy *p);
 /* exec deny: path is workspace-relative. */
 bool policy_exec_denied(const struct policy *p, const char *path, size_t len);

@@ -204,11 +204,19 @@ const struct gcomp *glob_last_lit(const struct glob *g);
 
 enum rule_kind { RULE_DENY, RULE_ALLOW, RULE_HIDE, RULE_FLAG };
 
+/* A caller condition (`except-by EXE...`, `only-by EXE...`): the rule
+ * applies to every caller but those whose executable matches one of the
+ * globs, or only to those. */
+enum rule_by { BY_ANY = 0, BY_EXCEPT, BY_ONLY };
+
 struct rule {
 	uint8_t kind;		/* enum rule_kind; readonly is a deny */
+	uint8_t by;		/* enum rule_by */
+	bool in_repo;		/* except-by ... in-repo */
 	uint32_t ops;		/* mask of 1 << enum policy_op */
 	unsigned line;
 	size_t first, n;	/* globs[first .. first + n) of struct parsed */
+	size_t cfirst, cn;	/* callers[cfirst .. cfirst + cn) */
 };
 
 struct parsed {
@@ -216,11 +224,17 @@ struct parsed {
 	size_t nrules, caprules;
 	const struct glob **globs;
 	size_t nglobs, capglobs;
+	const struct glob **callers;	/* executable globs, without the '/' */
+	size_t ncallers, capcallers;
 	const struct glob **exec;
 	size_t nexec, capexec;
 	unsigned *exec_line;	/* line of exec[i] */
 	size_t nexec_line, capexec_line;
 	struct policy_limits limits;
+	const struct glob **unlimited;	/* `limit deletes N except GLOB...` */
+	size_t nunlimited, capunlimited;
+	const struct glob **unlimited_by;	/* `... except-by EXE...` */
+	size_t nunlimited_by, capunlimited_by;
 	bool network_denied;
 	uint32_t control_denied;	/* bit i: control_verbs[i] */
 	size_t nstatements;		/* lines holding a rule */
@@ -240,9 +254,14 @@ void parsed_release(struct parsed *ps);
 struct entry {
 	uint32_t order;		/* position of the glob in the file */
 	uint8_t action;		/* enum policy_action */
+	uint8_t by;		/* enum rule_by */
+	bool in_repo;		/* the exemption needs the caller in the
+				 * path's repository (not above it) */
 	unsigned line;
 	const struct glob *g;
 	uint64_t bigrams;
+	const struct glob *const *callers;	/* when by != BY_ANY */
+	uint32_t ncallers;
 };
 
 struct bucket {
@@ -261,6 +280,9 @@ struct bucket {
 struct index {
 	const struct entry *all;
 	uint32_t nall;
+	const struct entry *cond;	/* entries of caller-conditioned rules,
+					 * in file order; never in `all` */
+	uint32_t ncond;
 	const struct entry *general;
 	uint32_t ngeneral;
 	const struct bucket *first, *last;	/* NULL when empty */
@@ -269,7 +291,8 @@ struct index {
 
 /* Build ix from the rules of ps that apply: an entry for each glob of each
  * rule r with (r->ops & opmask) and kind != RULE_FLAG, or, when flags is
- * true, of each flag rule. */
+ * true, of each flag rule. Entries of rules with a caller condition go to
+ * ix->cond, the others to ix->all and the lookup tables. */
 int index_build(struct arena *a, const struct parsed *ps, uint32_t opmask,
 		bool flags, struct index *ix);
 /* The first entry in file order whose glob matches path, or NULL. */
@@ -291,6 +314,10 @@ struct policy {
 	struct index flags;
 	bool has_hide;
 	struct policy_limits limits;
+	const struct glob *const *unlimited;	/* not counted as deletes */
+	size_t nunlimited;
+	const struct glob *const *unlimited_by;	/* callers not counted */
+	size_t nunlimited_by;
 	bool network_denied;
 	uint32_t control_denied;
 	const char *const *exec_text;

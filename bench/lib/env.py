@@ -59,7 +59,7 @@ class Ctx:
         self.ptll_bin = self.ptll_err = None
         self.txfs_bin = self.txfs_err = None
         self.txfs_rev = ""
-        self.txfs_policy_nolimit = None
+        self.txfs_policy_w7 = None
         self.tree_files = 0
         self.tree_bytes = 0
         self.notes = []
@@ -213,16 +213,23 @@ def build_txfs(ctx):
     ctx.notes.append("txfs does not build: " + "; ".join(errors))
 
 
+W7_DELETES = 100000
+
+
 def derive_policy(ctx, default):
-    """The default policy without `limit deletes` (peer txfs-nolimit)."""
+    """W7's policy: the default one with `limit deletes` raised to
+    W7_DELETES (its rm -rf removes 5,4xx real files, which the default
+    guard refuses past 1,000 by design); every other line as shipped."""
     if not os.path.exists(default):
         return
-    out = os.path.join(ctx.work, "nolimit.policy")
+    out = os.path.join(ctx.work, "w7.policy")
     with open(default) as f, open(out, "w") as g:
         for line in f:
-            if not line.split("#")[0].split()[:2] == ["limit", "deletes"]:
-                g.write(line)
-    ctx.txfs_policy_nolimit = out
+            words = line.split("#")[0].split()
+            if words[:2] == ["limit", "deletes"] and len(words) > 2:
+                line = line.replace(words[2], str(W7_DELETES), 1)
+            g.write(line)
+    ctx.txfs_policy_w7 = out
 
 
 def prepare_trees(ctx, need):

@@ -4,7 +4,8 @@
 # readdir omits it, it cannot be read (also not through a symlink or a
 # path with ..), a shadowing name cannot be created (EACCES, also with
 # O_EXCL: EACCES, never EEXIST), it cannot be renamed, linked or deleted,
-# nor can the folders that hold it; an `allow read` before the hide makes a
+# nor can the folders that hold it (a rename of such a folder says EXDEV
+# and logs nothing: no veto names a hidden path); an `allow read` before the hide makes a
 # path visible and readable but not writable. A commit of the visible
 # changes next to hidden files never touches the hidden real files.
 . "$(dirname "$0")/../mount/lib.sh"
@@ -90,7 +91,9 @@ py "rmdir the hidden folder" ENOENT rmdir secret
 refused "rmdir a folder that holds only hidden files" 'rmdir keys' 'not empty'
 refused "rm -rf a folder that holds hidden files" 'rm -rf cfg' 'not empty'
 allowed "... its visible file is gone" '! test -e cfg/visible'
-refused "mv a folder that holds hidden files" 'mv app app2'
+py "rename a folder that holds hidden files: EXDEV, as across filesystems" EXDEV rename app app2
+py "... its hidden file stays hidden in place" ENOENT stat app/.env
+check_eq "... the refusal names no hidden path in .txfs/log" 0 "$(grep -c 'app/\.env' "$MNT/.txfs/log")"
 
 # visible changes next to the hidden files, committed
 allowed "edit a visible file beside a hidden one" 'echo "int x;" >> app/main.c'

@@ -118,7 +118,7 @@ static void test_help_and_usage(void **state)
 	(void)state;
 	RUN(&r, "--help");
 	assert_int_equal(r.status, 0);
-	assert_non_null(strstr(r.out, "usage: txfs policy check FILE"));
+	assert_non_null(strstr(r.out, "usage: txfs policy check [--workspace DIR] FILE"));
 	assert_non_null(strstr(r.out, "txfs.policy(5)"));
 	RUN(&r, "test", "-h");
 	assert_int_equal(r.status, 0);

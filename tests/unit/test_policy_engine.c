@@ -415,20 +415,72 @@ static unsigned line_of(const char *text, const char *rule)
 	return 0;
 }
 
+/* A caller for policy_check_by: its executable and working folder. */
+struct fake_caller {
+	const char *exe, *cwd;
+};
+
+static int fake_exe(void *arg, char *buf, size_t size)
+{
+	const struct fake_caller *f = arg;
+
+	snprintf(buf, size, "%s", f->exe);
+	return 0;
+}
+
+static int fake_cwd(void *arg, char *buf, size_t size)
+{
+	const struct fake_caller *f = arg;
+
+	snprintf(buf, size, "%s", f->cwd);
+	return 0;
+}
+
+static int check_as(const struct policy *p, enum policy_op op,
+		    const char *path, const char *exe, const char *cwd)
+{
+	struct fake_caller f = { exe, cwd };
+	struct policy_caller who = { fake_exe, fake_cwd, &f };
+
+	return policy_check_by(p, op, path, strlen(path), &who, NULL);
+}
+
 static void test_default_policy(void **state)
 {
 	struct policy *p = NULL;
 	struct policy_verdict v;
-	unsigned git;
+	unsigned git, in;
 
 	(void)state;
 	assert_int_equal(policy_load_default(&p), 0);
-	git = line_of(policy_text(p), "deny delete,rename **/.git\n");
+	git = line_of(policy_text(p), "deny delete,rename **/.git except-by");
+	in = line_of(policy_text(p), "deny delete,truncate **/.git/* ");
 	expect(p, POLICY_OP_DELETE, ".git", POLICY_DENY, git);
 	expect(p, POLICY_OP_RENAME, ".git", POLICY_DENY, git);
-	expect(p, POLICY_OP_DELETE, ".git/index", POLICY_ALLOW, 0);
+	/* an unknown program (policy_check: no caller) is no git */
+	expect(p, POLICY_OP_DELETE, ".git/index", POLICY_DENY, in);
+	expect(p, POLICY_OP_TRUNCATE, ".git/HEAD", POLICY_DENY, in);
+	expect(p, POLICY_OP_DELETE, ".git/objects/ab/cd", POLICY_DENY, in);
+	expect(p, POLICY_OP_DELETE, ".git/index.lock", POLICY_ALLOW,
+	       line_of(policy_text(p), "allow delete,truncate **/.git/*.lock"));
+	expect(p, POLICY_OP_WRITE, ".git/index", POLICY_ALLOW, 0);
+	expect(p, POLICY_OP_CREATE, ".git/objects/ab/cd", POLICY_ALLOW, 0);
 	expect(p, POLICY_OP_DELETE, "sub/.git", POLICY_DENY, git);
 	expect(p, POLICY_OP_RENAME, "a/b/.git", POLICY_DENY, git);
+	/* the real git, in its repository, is exempt; from a parent folder
+	 * it is not (git clean -ffdx there); copies are not git */
+	assert_int_equal(check_as(p, POLICY_OP_DELETE, ".git/index",
+				  "/usr/bin/git", ""), 0);
+	assert_int_equal(check_as(p, POLICY_OP_DELETE, "sub/.git/index",
+				  "/usr/lib/git-core/git", "sub/x"), 0);
+	assert_int_equal(check_as(p, POLICY_OP_DELETE, "sub/.git/index",
+				  "/usr/bin/git", ""), -EACCES);
+	assert_int_equal(check_as(p, POLICY_OP_DELETE, "sub/.git",
+				  "/usr/bin/git", ""), 0);
+	assert_int_equal(check_as(p, POLICY_OP_DELETE, ".git/index",
+				  "/tmp/git", ""), -EACCES);
+	assert_int_equal(check_as(p, POLICY_OP_DELETE, ".git/index",
+				  "/usr/bin/git-evil", ""), -EACCES);
 	expect(p, POLICY_OP_WRITE, "src/main.c", POLICY_ALLOW, 0);
 	/* a nested repository could be below any folder: the tree check is
 	 * conservative (the filesystem then walks the folder) */

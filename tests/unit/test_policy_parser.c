@@ -101,6 +101,58 @@ static void test_deny_allow_forms(void **state)
 	policy_free(p);
 }
 
+/* Caller conditions: the parsed form, the order with plain rules, and
+ * every mistake at its column. */
+static void test_caller_forms(void **state)
+{
+	struct policy *p = load_ok(
+		"deny delete keep/** except-by /usr/bin/git /usr/lib/git-core/*\n"
+		"allow delete keep/tmp only-by /bin/rm\n"
+		"deny delete keep/tmp\n"
+		"readonly ro/ except-by /usr/bin/make\n"
+		"limit deletes 5 except build/** except-by /usr/bin/git\n");
+	unsigned line;
+
+	(void)state;
+	/* no caller known: except-by applies, only-by does not */
+	assert_int_equal(action(p, POLICY_OP_DELETE, "keep/a", &line),
+			 POLICY_DENY);
+	assert_int_equal(line, 1);
+	assert_int_equal(action(p, POLICY_OP_DELETE, "keep/tmp", &line),
+			 POLICY_DENY);
+	assert_int_equal(line, 1);
+	assert_int_equal(action(p, POLICY_OP_WRITE, "ro/x", &line),
+			 POLICY_DENY);
+	assert_int_equal(line, 4);
+	assert_true(policy_delete_uncounted(p, "build/x.o", 9));
+	assert_false(policy_delete_uncounted(p, "src/x.c", 7));
+	assert_int_equal(policy_limits(p)->deletes, 5);
+	policy_free(p);
+
+	EXPECT("deny delete x except-by",
+	       "t.policy:1:24: missing program path after the caller");
+	EXPECT("deny delete except-by /a",
+	       "t.policy:1:12: missing glob before the caller condition");
+	EXPECT("deny delete x except-by usr/bin/git",
+	       "t.policy:1:25: expected the absolute path of a program");
+	EXPECT("hide x except-by /bin/rm",
+	       "t.policy:1:8: a caller condition is only allowed on deny");
+	EXPECT("flag x only-by /bin/rm",
+	       "t.policy:1:8: a caller condition is only allowed on deny");
+	EXPECT("deny delete x except-by /a only-by /b",
+	       "t.policy:1:28: only one caller condition per rule");
+	EXPECT("deny delete x only-by /a in-repo",
+	       "t.policy:1:26: 'in-repo' goes last");
+	EXPECT("deny delete x except-by /a[",
+	       "t.policy:1:27: unclosed '['");
+	EXPECT("limit deletes 5 except",
+	       "t.policy:1:23: missing glob after 'except'");
+	EXPECT("limit deletes 5 only-by /x",
+	       "t.policy:1:17: a limit takes 'except-by', not 'only-by'");
+	EXPECT("limit files 5 except x",
+	       "t.policy:1:15: unexpected 'except' after 'the limit value'");
+}
+
 /* Every operation name of the language, alone in a deny. */
 static void test_every_op_name(void **state)
 {
@@ -516,6 +568,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_deny_allow_forms),
+		cmocka_unit_test(test_caller_forms),
 		cmocka_unit_test(test_every_op_name),
 		cmocka_unit_test(test_hide_readonly_flag_forms),
 		cmocka_unit_test(test_limit_forms),

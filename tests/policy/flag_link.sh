@@ -1,0 +1,39 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# A new name made by hard link (or rename) into a flagged path is flagged at
+# that name (issue 9 point 9): `ln payload .git/hooks/post-checkout` lists
+# the hook as needing review in .txfs/changes, .txfs/status, txfs status,
+# txfs diff --name-status and the commit report, under the default policy.
+. "$(dirname "$0")/../mount/lib.sh"
+. "$(dirname "$0")/plib.sh"
+
+rm -rf "$WS" && mkdir -p "$WS/.git/hooks"
+echo real >"$WS/realfile"
+default_policy
+txfs_mount || exit 1
+
+allowed "a new payload, hard-linked into .git/hooks" \
+	'printf "#!/bin/sh\necho pwned\n" > payload && chmod +x payload && ln payload .git/hooks/post-checkout'
+allowed "a real file, hard-linked into .git/hooks" 'ln realfile .git/hooks/post-merge'
+allowed "a new file renamed into .git/hooks" 'echo x > p2 && mv p2 .git/hooks/pre-commit'
+changes=$(cat "$MNT/.txfs/changes")
+echo "$changes" | sed 's/^/    changes: /'
+for p in .git/hooks/post-checkout .git/hooks/post-merge .git/hooks/pre-commit; do
+	echo "$changes" | grep -q "^A $p[[:space:]].*needs review" && ok "changes: 'A $p' needs review" ||
+		fail "changes: expected 'A $p (needs review)' got: $changes"
+done
+check_eq "status.json: 3 need review" 3 "$(status_field needs_review)"
+out=$(t 30 "$TXFS" status "$MNT" 2>&1)
+echo "$out" | grep -q "3 need review" && ok "txfs status: 3 need review" || fail "txfs status: $out"
+out=$(t 30 "$TXFS" diff --name-status "$MNT" 2>&1)
+echo "$out" | grep -q "^A	.git/hooks/post-checkout	(needs review)" &&
+	ok "txfs diff --name-status lists the linked hook as needing review" ||
+	fail "txfs diff --name-status: $out"
+out=$(t 60 "$TXFS" commit "$MNT" 2>&1)
+echo "$out" | grep -q "needs review.*\.git/hooks/post-checkout" &&
+	ok "the commit report names the linked hook" || fail "commit report: $out"
+[ -x "$WS/.git/hooks/post-checkout" ] && [ "$(stat -c %h "$WS/payload")" = 2 ] &&
+	ok "committed as a hard link, as it was made" || fail "real: $(ls -li "$WS" "$WS/.git/hooks")"
+txfs_umount
+FINISHED=1
+exit 0
