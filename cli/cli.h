@@ -28,6 +28,9 @@ int cmd_recover(int argc, char **argv);
 int cmd_policy_reload(int argc, char **argv);
 
 int cmd_run(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
+/* The state folder of the mount MNT (from MNT/<ctl>/status.json). */
+int cli_find_state(const char *mnt, const char *ctl, char *out, size_t size);
 /* One request to the daemon whose state folder is `state` (see
  * fs/sock.c): *err its errno (0 ok), *out its text (malloc'd). */
 int cli_request(const char *state, int argc, char **argv, int *err,

@@ -28,7 +28,7 @@
 /* --- talking to the daemon ------------------------------------------ */
 
 /* The value of "state" in MNT/<ctl>/status.json, unescaped. */
-static int find_state(const char *mnt, const char *ctl, char *out,
+int cli_find_state(const char *mnt, const char *ctl, char *out,
 		      size_t size)
 {
 	char path[PATH_MAX], buf[16384];
@@ -135,7 +135,7 @@ static int mnt_request(const char *what, const char *mnt, const char *ctl,
 		       int argc, char **argv, char **out, size_t *len)
 {
 	char state[PATH_MAX];
-	int err = 0, rc = find_state(mnt, ctl, state, sizeof(state));
+	int err = 0, rc = cli_find_state(mnt, ctl, state, sizeof(state));
 
 	if (rc) {
 		cli_err(rc, "%s %s: not a txfs mount (no %s/status.json)", what,
@@ -583,7 +583,7 @@ int cmd_diff(int argc, char **argv)
 		cli_err(0, "diff: missing MNT");
 		return 2;
 	}
-	if ((rc = find_state(argv[o.first], o.ctl, state, sizeof(state)))) {
+	if ((rc = cli_find_state(argv[o.first], o.ctl, state, sizeof(state)))) {
 		cli_err(rc, "diff %s: not a txfs mount", argv[o.first]);
 		return 1;
 	}

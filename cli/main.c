@@ -39,6 +39,8 @@ static const struct command commands[] = {
 	{ "recover", cmd_recover, "finish or discard an interrupted commit" },
 	{ "run", cmd_run, "run a command in a transaction, confined: commit "
 			  "on success" },
+	{ "exec", cmd_exec, "run one command as a nested transaction of a "
+			    "mounted session" },
 	{ "policy", cmd_policy, "check, test or reload a policy" },
 	{ "help", cmd_help, "this help" },
 	{ "version", cmd_version, "print the version" },

@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd_exec.c - `txfs exec`: one command as one nested transaction inside a
+ * mounted session.
+ *
+ *   cmd-begin (the daemon numbers the command N and takes savepoint cmd-N),
+ *   run CMD confined as `txfs run` confines it (confine.c; its cwd is the
+ *   current folder when that is inside the mount, else the mount root),
+ *   stop its whole process tree when it exits, run --check the same way
+ *   when CMD succeeded, then cmd-end: the changes stay staged (CMD and
+ *   the check exited 0) or the session rolls back to cmd-N. Report what
+ *   changed and what was vetoed (one JSON line with --json).
+ *
+ * The exit status is CMD's, or the check's when CMD succeeded; 125 when
+ * txfs itself failed (no mount, daemon unreachable), 2 for wrong usage.
+ * The command cannot commit or roll back: the daemon refuses control
+ * requests from processes under a seccomp filter (fs/sock.c), and the
+ * .txfs/ctl verbs are for the agent's user to deny (`--no-ctl-verbs`).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "confine.h"
+
+static const char exec_usage[] =
+"usage: txfs exec [--check CMD] [--json] [--allow-write PATH]...\n"
+"                 [--env NAME[=VALUE]]... [--clean-env] [--no-network]\n"
+"                 [--allow-weaker] [MNT] -- CMD [ARG...]\n"
+"\n"
+"Run CMD as one nested transaction of the session mounted at MNT\n"
+"(default: the txfs mount holding the current folder): take savepoint\n"
+"cmd-N, run CMD confined as `txfs run` does (writes only inside MNT,\n"
+"/tmp, $TMPDIR, /dev/shm and each --allow-write PATH), stop everything it\n"
+"started, run --check the same way if CMD exited 0, then keep the changes\n"
+"staged (both exited 0) or roll back to cmd-N. Prints what changed and\n"
+"what the policy vetoed (--json: one JSON line on stdout). The exit status\n"
+"is CMD's (or the check's); 125 when txfs failed. --clean-env starts CMD\n"
+"with only PATH, HOME, USER, LANG, TERM and each --env NAME[=VALUE].\n";
+
+#define MAX_WRITABLE 64
+
+struct exec_ctx {
+	const char *check;
+	bool json, no_network, allow_weaker, clean_env;
+	const char *mnt_arg;
+	char **cmd;
+	char mnt[PATH_MAX], state[PATH_MAX], cwd[PATH_MAX];
+	const char *writable[MAX_WRITABLE];
+	size_t nwritable;
+	const char *envs[MAX_WRITABLE];
+	size_t nenvs;
+	pid_t daemon;
+	unsigned long long id, vetoes0;
+};
+
+static int add_path(struct exec_ctx *x, const char *path, bool must)
+{
+	struct stat st;
+
+	if (!path || path[0] != '/' || stat(path, &st) || !S_ISDIR(st.st_mode)) {
+		if (must)
+			cli_err(0, "exec: --allow-write %s: not an absolute "
+				"path of a folder", path ? path : "");
+		return must ? -EINVAL : 0;
+	}
+	if (x->nwritable == MAX_WRITABLE)
+		return -E2BIG;
+	x->writable[x->nwritable++] = path;
+	return 0;
+}
+
+static int parse_exec(int argc, char **argv, struct exec_ctx *x)
+{
+	static const struct option lopts[] = {
+		{ "check", required_argument, NULL, 'k' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "allow-write", required_argument, NULL, 'W' },
+		{ "env", required_argument, NULL, 'e' },
+		{ "clean-env", no_argument, NULL, 'E' },
+		{ "no-network", no_argument, NULL, 'n' },
+		{ "allow-weaker", no_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, dd = 1;
+
+	while (dd < argc && strcmp(argv[dd], "--"))
+		dd++;
+	optind = 1;
+	while ((c = getopt_long(dd, argv, "+h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'k': x->check = optarg; break;
+		case 'j': x->json = true; break;
+		case 'W':
+			if (add_path(x, optarg, true))
+				return 2;
+			break;
+		case 'e':
+			if (x->nenvs < MAX_WRITABLE)
+				x->envs[x->nenvs++] = optarg;
+			break;
+		case 'E': x->clean_env = true; break;
+		case 'n': x->no_network = true; break;
+		case 'w': x->allow_weaker = true; break;
+		case 'h': fputs(exec_usage, stdout); return -1;
+		default:
+			cli_err(0, "exec: unknown option (see txfs exec --help)");
+			return 2;
+		}
+	}
+	if (dd >= argc - 1 || dd - optind > 1) {
+		cli_err(0, "exec: usage: txfs exec [OPTIONS] [MNT] -- CMD ...");
+		return 2;
+	}
+	x->mnt_arg = dd - optind == 1 ? argv[optind] : NULL;
+	x->cmd = argv + dd + 1;
+	return 0;
+}
+
+/* MNT, or the nearest folder above the cwd with .txfs/status.json. */
+static int find_mount(struct exec_ctx *x)
+{
+	char p[PATH_MAX + 32];
+
+	if (!getcwd(x->cwd, sizeof(x->cwd)))
+		return -errno;
+	if (x->mnt_arg)
+		return realpath(x->mnt_arg, x->mnt) ? 0 : -errno;
+	snprintf(x->mnt, sizeof(x->mnt), "%s", x->cwd);
+	for (;;) {
+		char *slash;
+
+		snprintf(p, sizeof(p), "%s/.txfs/status.json", x->mnt);
+		if (access(p, R_OK) == 0)
+			return 0;
+		slash = strrchr(x->mnt, '/');
+		if (!slash || slash == x->mnt)
+			return -ENOENT;
+		*slash = '\0';
+	}
+}
+
+static pid_t read_daemon_pid(const char *state)
+{
+	char path[PATH_MAX + 16], buf[32] = "";
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/daemon.pid", state);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? (pid_t)atoi(buf) : 0;
+}
+
+/* The environment CMD gets with --clean-env. */
+static void clean_env(void)
+{
+	static const char *keep[] = { "PATH", "HOME", "USER", "LOGNAME",
+				      "LANG", "LC_ALL", "TERM", "TMPDIR" };
+	char *saved[8] = { 0 };
+
+	for (size_t i = 0; i < 8; i++)
+		saved[i] = getenv(keep[i]) ? strdup(getenv(keep[i])) : NULL;
+	clearenv();
+	for (size_t i = 0; i < 8; i++)
+		if (saved[i])
+			setenv(keep[i], saved[i], 1);
+	for (size_t i = 0; i < 8; i++)
+		free(saved[i]);
+}
+
+/* Apply --env NAME=VALUE (and NAME: keep it) on the environment. */
+static void apply_env(struct exec_ctx *x)
+{
+	char *vals[MAX_WRITABLE] = { 0 };
+
+	for (size_t i = 0; i < x->nenvs; i++)
+		if (!strchr(x->envs[i], '=') && getenv(x->envs[i]))
+			vals[i] = strdup(getenv(x->envs[i]));
+	if (x->clean_env)
+		clean_env();
+	for (size_t i = 0; i < x->nenvs; i++) {
+		const char *eq = strchr(x->envs[i], '=');
+
+		if (eq) {
+			char *name = strndup(x->envs[i], (size_t)(eq - x->envs[i]));
+
+			if (name)
+				setenv(name, eq + 1, 1);
+			free(name);
+		} else if (vals[i]) {
+			setenv(x->envs[i], vals[i], 1);
+		}
+		free(vals[i]);
+	}
+}
+
+/* The confined child: never returns. */
+static void child(struct exec_ctx *x, char *const *argv, bool shell)
+{
+	struct confine_opts co = {
+		.writable = x->writable, .n_writable = x->nwritable,
+		.daemon_pid = x->daemon, .no_network = x->no_network,
+		.allow_weaker = x->allow_weaker,
+	};
+	const char *why = NULL, *dir = x->cwd;
+	size_t ml = strlen(x->mnt);
+	int rc;
+
+	setpgid(0, 0);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	if (strncmp(x->cwd, x->mnt, ml) || (x->cwd[ml] && x->cwd[ml] != '/'))
+		dir = x->mnt;
+	if (chdir(dir)) {
+		cli_err(errno, "exec: cd %s", dir);
+		_exit(126);
+	}
+	rc = confine_apply(&co, &why);
+	if (rc) {
+		cli_err(0, "exec: cannot confine the command: %s",
+			why ? why : strerror(-rc));
+		_exit(126);
+	}
+	if (shell)
+		execl("/bin/sh", "sh", "-c", argv[0], (char *)NULL);
+	else
+		execvp(argv[0], argv);
+	cli_err(errno, "exec: %s", argv[0]);
+	_exit(127);
+}
+
+/* Kill and reap every process left under us (we are a subreaper): the
+ * command's group, then whatever was re-parented to us. */
+static void reap_tree(pid_t pgid)
+{
+	for (int round = 0; round < 100; round++) {
+		DIR *d;
+		struct dirent *e;
+		bool any = false;
+
+		kill(-pgid, SIGKILL);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		d = opendir("/proc");
+		while (d && (e = readdir(d))) {
+			char p[64], line[128];
+			FILE *f;
+			pid_t pid = (pid_t)atoi(e->d_name);
+
+			if (pid <= 0)
+				continue;
+			snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+			f = fopen(p, "re");
+			if (f && fgets(line, sizeof(line), f)) {
+				char *rp = strrchr(line, ')');
+				int ppid = 0;
+
+				if (rp && sscanf(rp + 2, "%*c %d", &ppid) == 1 &&
+				    ppid == getpid()) {
+					kill(pid, SIGKILL);
+					any = true;
+				}
+			}
+			if (f)
+				fclose(f);
+		}
+		if (d)
+			closedir(d);
+		if (!any && waitpid(-1, NULL, WNOHANG) <= 0)
+			return;
+		while (waitpid(-1, NULL, 0) > 0)
+			;
+	}
+}
+
+/*
+ * Spawn argv confined, wait for it, then stop every process it left.
+ * Returns its exit status (128+N for signal N), 126 when it could not be
+ * started. The one place to switch to cli/proctree.c and supervise.c.
+ */
+static int exec_spawn_wait(struct exec_ctx *x, char *const *argv, bool shell)
+{
+	pid_t pid;
+	int status = 0;
+
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	pid = fork();
+	if (pid < 0)
+		return 126;
+	if (pid == 0)
+		child(x, argv, shell);
+	setpgid(pid, pid);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			status = 126 << 8;
+			break;
+		}
+	reap_tree(pid);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+/* One request to the daemon; its text (malloc'd) or NULL (printed). */
+static char *ask(struct exec_ctx *x, int argc, char **argv)
+{
+	char *out = NULL;
+	size_t len;
+	int err = 0, rc = cli_request(x->state, argc, argv, &err, &out, &len);
+
+	if (rc || err) {
+		cli_err(rc ? rc : -err, "exec: %s: %s", argv[0],
+			out && out[0] ? out : "the daemon refused");
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+static int begin(struct exec_ctx *x)
+{
+	int n = 0;
+	char **req;
+	char *out;
+	int network = 0;
+
+	while (x->cmd[n])
+		n++;
+	req = calloc((size_t)n + 2, sizeof(*req));
+	if (!req)
+		return -ENOMEM;
+	req[0] = "cmd-begin";
+	memcpy(req + 1, x->cmd, (size_t)n * sizeof(*req));
+	out = ask(x, n + 1, req);
+	free(req);
+	if (!out || sscanf(out, "%llu %llu %d", &x->id, &x->vetoes0,
+			   &network) != 3) {
+		free(out);
+		return -EPROTO;
+	}
+	free(out);
+	x->no_network = x->no_network || network;
+	return 0;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Print the daemon's cmd-end object, with what only we know added. */
+static void report(struct exec_ctx *x, const char *end, int check_status,
+		   double ms)
+{
+	json_t *o = json_loads(end, 0, NULL), *ch;
+	size_t i;
+	json_t *v;
+
+	if (!o) {
+		fputs(end, x->json ? stdout : stderr);
+		return;
+	}
+	json_object_set_new(o, "check_exit", json_integer(check_status));
+	json_object_set_new(o, "ms", json_real(ms));
+	if (x->json) {
+		char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+		if (s)
+			printf("%s\n", s);
+		free(s);
+		json_decref(o);
+		return;
+	}
+	ch = json_object_get(o, "changes");
+	fprintf(stderr, "txfs: exec: command %lld %s (exit %lld%s): %zu "
+		"change%s, %lld veto%s\n",
+		(long long)json_integer_value(json_object_get(o, "cmd")),
+		json_string_value(json_object_get(o, "outcome")),
+		(long long)json_integer_value(json_object_get(o, "exit")),
+		check_status >= 0 ? ", check ran" : "", json_array_size(ch),
+		json_array_size(ch) == 1 ? "" : "s",
+		(long long)json_integer_value(json_object_get(o, "vetoes")),
+		json_integer_value(json_object_get(o, "vetoes")) == 1 ? "" :
+		"es");
+	json_array_foreach(ch, i, v)
+		fprintf(stderr, "  %s\n", json_string_value(v));
+	json_decref(o);
+}
+
+static int setup(struct exec_ctx *x, int argc, char **argv)
+{
+	int rc = parse_exec(argc, argv, x);
+
+	if (rc)
+		return rc;
+	if ((rc = find_mount(x))) {
+		cli_err(rc, "exec: %s: no txfs mount (give MNT, or run inside "
+			"one)", x->mnt_arg ? x->mnt_arg : "current folder");
+		return 125;
+	}
+	if ((rc = cli_find_state(x->mnt, ".txfs", x->state,
+				 sizeof(x->state)))) {
+		cli_err(rc, "exec: %s: not a txfs mount", x->mnt);
+		return 125;
+	}
+	x->daemon = read_daemon_pid(x->state);
+	if (add_path(x, x->mnt, false) || add_path(x, "/tmp", false) ||
+	    add_path(x, getenv("TMPDIR"), false) ||
+	    add_path(x, "/dev/shm", false))
+		return 2;
+	apply_env(x);
+	return 0;
+}
+
+int cmd_exec(int argc, char **argv)
+{
+	struct exec_ctx x = { 0 };
+	char ids[32], v0[32], st[16], *end, *req[5];
+	int rc, status, check_status = -1;
+	double t0 = now_ms(), ms;
+
+	rc = setup(&x, argc, argv);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (begin(&x))
+		return 125;
+	status = exec_spawn_wait(&x, x.cmd, false);
+	if (status == 0 && x.check) {
+		char *check[] = { (char *)x.check, NULL };
+
+		check_status = exec_spawn_wait(&x, check, true);
+	}
+	snprintf(ids, sizeof(ids), "%llu", x.id);
+	snprintf(v0, sizeof(v0), "%llu", x.vetoes0);
+	snprintf(st, sizeof(st), "%d", status);
+	req[0] = "cmd-end";
+	req[1] = ids;
+	req[2] = st;
+	req[3] = status == 0 && check_status <= 0 ? "keep" : "rollback";
+	req[4] = v0;
+	end = ask(&x, 5, req);
+	ms = now_ms() - t0;
+	if (!end)
+		return 125;
+	report(&x, end, check_status, ms);
+	free(end);
+	return status ? status : check_status > 0 ? check_status : 0;
+}
