@@ -11,6 +11,7 @@
 #ifndef TXFS_CLI_H
 #define TXFS_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 int cmd_mount(int argc, char **argv);
@@ -29,6 +30,10 @@ int cmd_policy_reload(int argc, char **argv);
 
 int cmd_run(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
+/* cmd_session.c: the audit log text grouped by txfs exec command
+ * (modifies text); txfs rollback MNT --command N. */
+int cli_log_grouped(char *text, bool json);
+int cli_rollback_command(const char *mnt, const char *n);
 /* The state folder of the mount MNT (from MNT/<ctl>/status.json). */
 int cli_find_state(const char *mnt, const char *ctl, char *out, size_t size);
 /* One request to the daemon whose state folder is `state` (see

@@ -370,6 +370,40 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* The vetoes logged while command x->id ran, as "op path (rule)". */
+static json_t *vetoed(struct exec_ctx *x)
+{
+	char *req[1] = { "log" }, *log = ask(x, 1, req);
+	json_t *list = json_array();
+	bool in = false;
+
+	for (char *l = log ? strtok(log, "\n") : NULL; l && list;
+	     l = strtok(NULL, "\n")) {
+		json_t *ev = json_loads(l, 0, NULL);
+		const char *e = json_string_value(json_object_get(ev, "event"));
+		json_int_t c = json_integer_value(json_object_get(ev, "cmd"));
+
+		if (e && !strcmp(e, "cmd-begin"))
+			in = c == (json_int_t)x->id;
+		else if (e && !strcmp(e, "cmd-end"))
+			in = false;
+		else if (in && e && !strcmp(e, "veto")) {
+			char *s = NULL;
+
+			if (asprintf(&s, "%s %s (%s)", json_string_value(
+				json_object_get(ev, "op")) ?: "?",
+				json_string_value(json_object_get(ev, "path")) ?: "?",
+				json_string_value(json_object_get(ev, "rule")) ?:
+				"no rule") > 0)
+				json_array_append_new(list, json_string(s));
+			free(s);
+		}
+		json_decref(ev);
+	}
+	free(log);
+	return list;
+}
+
 /* Print the daemon's cmd-end object, with what only we know added. */
 static void report(struct exec_ctx *x, const char *end, int check_status,
 		   double ms)
@@ -383,6 +417,9 @@ static void report(struct exec_ctx *x, const char *end, int check_status,
 		return;
 	}
 	json_object_set_new(o, "check_exit", json_integer(check_status));
+	json_object_set_new(o, "vetoed",
+			    json_integer_value(json_object_get(o, "vetoes")) ?
+			    vetoed(x) : json_array());
 	json_object_set_new(o, "ms", json_real(ms));
 	if (x->json) {
 		char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -406,6 +443,8 @@ static void report(struct exec_ctx *x, const char *end, int check_status,
 		"es");
 	json_array_foreach(ch, i, v)
 		fprintf(stderr, "  %s\n", json_string_value(v));
+	json_array_foreach(json_object_get(o, "vetoed"), i, v)
+		fprintf(stderr, "  vetoed: %s\n", json_string_value(v));
 	json_decref(o);
 }
 

@@ -154,8 +154,8 @@ static int mnt_request(const char *what, const char *mnt, const char *ctl,
 /* --- option parsing shared by the commands -------------------------- */
 
 struct copts {
-	bool json, force, stat, name_status, help;
-	const char *ctl;
+	bool json, force, stat, name_status, help, raw;
+	const char *ctl, *since, *command;
 	int first;	/* index of the first operand */
 };
 
@@ -167,6 +167,9 @@ static int parse(int argc, char **argv, struct copts *o, const char *usage)
 		{ "stat", no_argument, NULL, 's' },
 		{ "name-status", no_argument, NULL, 'n' },
 		{ "ctl-name", required_argument, NULL, 'c' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "command", required_argument, NULL, 'N' },
+		{ "raw", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -182,6 +185,9 @@ static int parse(int argc, char **argv, struct copts *o, const char *usage)
 		case 's': o->stat = true; break;
 		case 'n': o->name_status = true; break;
 		case 'c': o->ctl = optarg; break;
+		case 'S': o->since = optarg; break;
+		case 'N': o->command = optarg; break;
+		case 'r': o->raw = true; break;
 		case 'h': fputs(usage, stdout); o->help = true; return 0;
 		default:
 			cli_err(0, "%s: unknown option (see --help)", argv[0]);
@@ -250,10 +256,23 @@ int cmd_status(int argc, char **argv)
 
 int cmd_rollback(int argc, char **argv)
 {
+	struct copts o;
+
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "--command", 9)) {
+			if (parse(argc, argv, &o, "") || argc - o.first != 1 ||
+			    !o.command) {
+				cli_err(0, "rollback: usage: txfs rollback MNT "
+					"--command N");
+				return 2;
+			}
+			return cli_rollback_command(argv[o.first], o.command);
+		}
 	return simple(argc, argv,
-		"usage: txfs rollback MNT [SAVEPOINT]\n\n"
+		"usage: txfs rollback MNT [SAVEPOINT | --command N]\n\n"
 		"Discard every staged change (in constant time), or those made\n"
-		"since SAVEPOINT, which stays open.\n", 1, 2, false);
+		"since SAVEPOINT, which stays open. --command N undoes `txfs\n"
+		"exec` command N and every later one.\n", 1, 2, false);
 }
 
 int cmd_savepoint(int argc, char **argv)
@@ -306,9 +325,11 @@ int cmd_commit(int argc, char **argv)
 }
 
 static const char log_usage[] =
-	"usage: txfs log [--json] MNT\n\n"
-	"The audit log: vetoes and transaction events. --json prints the\n"
-	"JSON lines as stored.\n";
+	"usage: txfs log [--json] [--raw] MNT\n\n"
+	"The audit log: vetoes and transaction events, grouped by `txfs exec`\n"
+	"command (number, argv, outcome, exit status, savepoint, changes,\n"
+	"vetoes and the events while it ran). --json prints one JSON object\n"
+	"a command or event; --raw the lines as stored.\n";
 
 /* One JSON line to "time event op path rule". */
 static void log_line(const char *l)
@@ -355,8 +376,13 @@ int cmd_log(int argc, char **argv)
 	err = mnt_request("log", argv[o.first], o.ctl, 1, req, &out, &len);
 	if (err < 0)
 		return 1;
-	if (err || o.json)
+	if (err || o.raw)
 		return finish("log", err, out);
+	if (o.json || strstr(out, "\"event\":\"cmd-")) {
+		rc = cli_log_grouped(out, o.json);
+		free(out);
+		return rc;
+	}
 	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n"))
 		log_line(l);
 	free(out);
@@ -569,10 +595,15 @@ out:
 int cmd_diff(int argc, char **argv)
 {
 	static const char usage[] =
-		"usage: txfs diff [--stat | --name-status] MNT [PATH...]\n\n"
+		"usage: txfs diff [--stat | --name-status] [--since SAVEPOINT |\n"
+		"                 --command N] MNT [PATH...]\n\n"
 		"The staged changes as a unified diff (git style, usable with\n"
-		"`git apply` or `patch -p1` against the real directory).\n";
-	char state[PATH_MAX], *out = NULL, *req[1] = { "changes" };
+		"`git apply` or `patch -p1` against the real directory).\n"
+		"--since limits it to the paths changed since that savepoint,\n"
+		"--command N to those `txfs exec` command N changed (each still\n"
+		"diffed against the real directory).\n";
+	char state[PATH_MAX], *out = NULL, *req[2] = { "changes", NULL },
+	     sp[64];
 	struct copts o;
 	size_t len;
 	int rc = parse(argc, argv, &o, usage), err = 0;
@@ -587,8 +618,15 @@ int cmd_diff(int argc, char **argv)
 		cli_err(rc, "diff %s: not a txfs mount", argv[o.first]);
 		return 1;
 	}
-	if ((rc = cli_request(state, 1, req, &err, &out, &len)) || err) {
-		cli_err(rc ? rc : -err, "diff %s", argv[o.first]);
+	snprintf(sp, sizeof(sp), "%s", o.command ? o.command : "");
+	if (o.since || o.command) {
+		req[0] = o.since ? "changes-since" : "cmd-changes";
+		req[1] = o.since ? (char *)o.since : sp;
+	}
+	if ((rc = cli_request(state, req[1] ? 2 : 1, req, &err, &out, &len)) ||
+	    err) {
+		cli_err(rc ? rc : -err, "diff %s%s%s", argv[o.first],
+			out && out[0] ? ": " : "", out ? out : "");
 		free(out);
 		return 1;
 	}

@@ -17,6 +17,8 @@
  *                              same object (one JSON line).
  *   changes-since NAME         what changed since savepoint NAME, one
  *                              "K path" line each (K: A M D R).
+ *   cmd-changes N              what kept command N changed: since cmd-N,
+ *                              until the savepoint after it (or now).
  *   cmd-rollback N             undo command N and every later one: roll
  *                              back to the oldest savepoint cmd-M, M >= N.
  *
@@ -147,8 +149,10 @@ static int diff_plans(struct plan *before, struct plan *after, json_t *list)
 	return rc;
 }
 
-/* What changed since savepoint `name` as a JSON array of change lines. */
-static int changes_since(struct txfs *fs, const char *name, json_t **out)
+/* What changed since savepoint `name` as a JSON array of change lines;
+ * with `only`, only until the next savepoint (what one command did). */
+static int changes_since(struct txfs *fs, const char *name, bool only,
+			 json_t **out)
 {
 	struct plan before = { 0 }, after = { 0 };
 	struct layer_txn *t;
@@ -163,6 +167,9 @@ static int changes_since(struct txfs *fs, const char *name, json_t **out)
 		rc = -ENOENT;
 		goto out_txn;
 	}
+	if (only && level < layer_sp_level(t) &&
+	    (rc = layer_sp_rollback(t, level + 1)))
+		goto out_txn;
 	if ((rc = plan_build(fs, t, &after, true)) ||
 	    (rc = layer_sp_rollback(t, level)) ||
 	    (rc = plan_build(fs, t, &before, true)))
@@ -267,7 +274,7 @@ static int cmd_end(struct txfs *fs, char **argv, struct txn_report *r)
 	int rc;
 
 	snprintf(sp, sizeof(sp), CMD_SP_PREFIX "%llu", (unsigned long long)id);
-	rc = changes_since(fs, sp, &changes);
+	rc = changes_since(fs, sp, false, &changes);
 	if (rc)
 		return rc;
 	if (undo) {
@@ -339,7 +346,8 @@ static int cmd_rollback(struct txfs *fs, const char *arg,
 	return rc;
 }
 
-static int since(struct txfs *fs, const char *name, struct txn_report *r)
+static int since(struct txfs *fs, const char *name, bool only,
+		 struct txn_report *r)
 {
 	json_t *list = NULL, *v;
 	size_t i;
@@ -348,7 +356,7 @@ static int since(struct txfs *fs, const char *name, struct txn_report *r)
 	FILE *f;
 	int rc;
 
-	rc = changes_since(fs, name, &list);
+	rc = changes_since(fs, name, only, &list);
 	if (rc == -ENOENT && asprintf(&r->text, "no savepoint %s\n", name) < 0)
 		r->text = NULL;
 	if (rc)
@@ -378,7 +386,13 @@ int session_dispatch(struct txfs *fs, int argc, char **argv,
 	if (!strcmp(verb, "cmd-rollback") && argc == 2)
 		return cmd_rollback(fs, argv[1], r);
 	if (!strcmp(verb, "changes-since") && argc == 2)
-		return since(fs, argv[1], r);
+		return since(fs, argv[1], false, r);
+	if (!strcmp(verb, "cmd-changes") && argc == 2) {
+		char sp[64];
+
+		snprintf(sp, sizeof(sp), CMD_SP_PREFIX "%s", argv[1]);
+		return since(fs, sp, true, r);
+	}
 	if (asprintf(&r->text, "bad request '%s'\n", verb) < 0)
 		r->text = NULL;
 	return -EINVAL;
