@@ -260,6 +260,10 @@ static void reap_tree(pid_t pgid)
 		kill(-pgid, SIGKILL);
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
+		/* orphans are re-parented to us before our child's exit is
+		 * reported: no child left means nothing left */
+		if (waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
+			return;
 		d = opendir("/proc");
 		while (d && (e = readdir(d))) {
 			char p[64], line[128];
