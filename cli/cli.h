@@ -30,6 +30,9 @@ int cmd_policy_reload(int argc, char **argv);
 
 int cmd_run(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
+/* agent_env.c: --env NAME[=VALUE]... and --clean-env on our environment
+ * (before the fork: the command inherits it). -1 on a bad entry. */
+int cli_env_apply(const char *const *envs, size_t n, bool clean_env);
 /* cmd_session.c: the audit log text grouped by txfs exec command
  * (modifies text); txfs rollback MNT --command N. */
 int cli_log_grouped(char *text, bool json);

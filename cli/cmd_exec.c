@@ -66,6 +66,7 @@ struct exec_ctx {
 	size_t nenvs;
 	pid_t daemon;
 	unsigned long long id, vetoes0;
+	char *begin_text;	/* cmd-begin's answer: the allow-write paths */
 };
 
 static int add_path(struct exec_ctx *x, const char *path, bool must)
@@ -168,49 +169,6 @@ static pid_t read_daemon_pid(const char *state)
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	return n > 0 ? (pid_t)atoi(buf) : 0;
-}
-
-/* The environment CMD gets with --clean-env. */
-static void clean_env(void)
-{
-	static const char *keep[] = { "PATH", "HOME", "USER", "LOGNAME",
-				      "LANG", "LC_ALL", "TERM", "TMPDIR" };
-	char *saved[8] = { 0 };
-
-	for (size_t i = 0; i < 8; i++)
-		saved[i] = getenv(keep[i]) ? strdup(getenv(keep[i])) : NULL;
-	clearenv();
-	for (size_t i = 0; i < 8; i++)
-		if (saved[i])
-			setenv(keep[i], saved[i], 1);
-	for (size_t i = 0; i < 8; i++)
-		free(saved[i]);
-}
-
-/* Apply --env NAME=VALUE (and NAME: keep it) on the environment. */
-static void apply_env(struct exec_ctx *x)
-{
-	char *vals[MAX_WRITABLE] = { 0 };
-
-	for (size_t i = 0; i < x->nenvs; i++)
-		if (!strchr(x->envs[i], '=') && getenv(x->envs[i]))
-			vals[i] = strdup(getenv(x->envs[i]));
-	if (x->clean_env)
-		clean_env();
-	for (size_t i = 0; i < x->nenvs; i++) {
-		const char *eq = strchr(x->envs[i], '=');
-
-		if (eq) {
-			char *name = strndup(x->envs[i], (size_t)(eq - x->envs[i]));
-
-			if (name)
-				setenv(name, eq + 1, 1);
-			free(name);
-		} else if (vals[i]) {
-			setenv(x->envs[i], vals[i], 1);
-		}
-		free(vals[i]);
-	}
 }
 
 /* The confined child: never returns. */
@@ -361,8 +319,21 @@ static int begin(struct exec_ctx *x)
 		free(out);
 		return -EPROTO;
 	}
-	free(out);
+	x->begin_text = out;
 	x->no_network = x->no_network || network;
+	/* the policy's allow-write folders (missing ones are skipped) */
+	for (char *l = strchr(out, '\n'); l;) {
+		char *e;
+
+		*l++ = '\0';
+		if (!*l)
+			break;
+		e = strchr(l, '\n');
+		if (e)
+			*e = '\0';
+		add_path(x, l, false);
+		l = e;
+	}
 	return 0;
 }
 
@@ -473,7 +444,10 @@ static int setup(struct exec_ctx *x, int argc, char **argv)
 	    add_path(x, getenv("TMPDIR"), false) ||
 	    add_path(x, "/dev/shm", false))
 		return 2;
-	apply_env(x);
+	if (cli_env_apply(x->envs, x->nenvs, x->clean_env)) {
+		cli_err(0, "exec: --env: bad NAME=VALUE");
+		return 2;
+	}
 	return 0;
 }
 
@@ -504,6 +478,7 @@ int cmd_exec(int argc, char **argv)
 	req[3] = status == 0 && check_status <= 0 ? "keep" : "rollback";
 	req[4] = v0;
 	end = ask(&x, 5, req);
+	free(x.begin_text);
 	ms = now_ms() - t0;
 	if (!end)
 		return 125;

@@ -36,6 +36,7 @@
 static const char run_usage[] =
 "usage: txfs run [-C DIR] [--policy FILE] [--state DIR] [--check CMD]\n"
 "                [--keep] [--no-network] [--allow-weaker] [--json]\n"
+"                [--allow-write PATH]... [--env NAME[=VALUE]]... [--clean-env]\n"
 "                -- CMD [ARG...]\n"
 "\n"
 "Mount DIR (default: the current folder) in place, run CMD confined\n"
@@ -45,12 +46,22 @@ static const char run_usage[] =
 "$TMPDIR and /dev/shm (Landlock); no mount, ptrace, bpf, kexec, modules,\n"
 "keyrings, namespaces, io_uring, TIOCSTI (seccomp); --no-network (or the\n"
 "policy's `network deny`) forbids every non-unix socket. If the kernel\n"
-"cannot enforce all of it, txfs run refuses unless --allow-weaker.\n";
+"cannot enforce all of it, txfs run refuses unless --allow-weaker.\n"
+"--allow-write PATH (repeatable; or the policy's `allow-write PATH`) keeps\n"
+"a folder outside DIR writable (an agent's state: ~/.claude, ~/.codex).\n"
+"The environment passes through (API keys); --clean-env keeps only PATH,\n"
+"HOME, USER, LOGNAME, LANG, LC_ALL, TERM, TMPDIR and each --env NAME or\n"
+"NAME=VALUE. CMD never reaches the control socket (seccomp peers are\n"
+"refused).\n";
+
+#define RUN_MAX_EXTRA 64
 
 struct run_opts {
 	const char *dir, *policy, *state, *check;
-	bool keep, no_network, allow_weaker, json;
+	bool keep, no_network, allow_weaker, json, clean_env;
 	char **cmd;
+	const char *allow[RUN_MAX_EXTRA], *envs[RUN_MAX_EXTRA];
+	size_t nallow, nenvs;
 };
 
 struct run_ctx {
@@ -59,8 +70,10 @@ struct run_ctx {
 	char state[PATH_MAX];
 	pid_t daemon;
 	bool network_denied;
-	const char *writable[4];
+	const char *writable[4 + 2 * RUN_MAX_EXTRA];
 	size_t nwritable;
+	char **pol_allow;	/* the policy's allow-write paths */
+	size_t npol_allow;
 };
 
 static volatile sig_atomic_t got_signal;
@@ -80,6 +93,9 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		{ "no-network", no_argument, NULL, 'n' },
 		{ "allow-weaker", no_argument, NULL, 'w' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "allow-write", required_argument, NULL, 'W' },
+		{ "env", required_argument, NULL, 'e' },
+		{ "clean-env", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -97,6 +113,19 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		case 'n': o->no_network = true; break;
 		case 'w': o->allow_weaker = true; break;
 		case 'j': o->json = true; break;
+		case 'W':
+		case 'e':
+			if ((c == 'W' ? o->nallow : o->nenvs) == RUN_MAX_EXTRA) {
+				cli_err(0, "run: too many --%s",
+					c == 'W' ? "allow-write" : "env");
+				return 2;
+			}
+			if (c == 'W')
+				o->allow[o->nallow++] = optarg;
+			else
+				o->envs[o->nenvs++] = optarg;
+			break;
+		case 'E': o->clean_env = true; break;
 		case 'h': fputs(run_usage, stdout); return -1;
 		default:
 			cli_err(0, "run: unknown option (see txfs run --help)");
@@ -158,8 +187,10 @@ static int load_policy(struct run_ctx *r)
 		return rc;
 	}
 	r->network_denied = r->o.no_network || policy_network_denied(p);
+	rc = policy_allow_write(p, getenv("HOME"), &r->pol_allow,
+				&r->npol_allow);
 	policy_free(p);
-	return 0;
+	return rc;
 }
 
 static int mount_ws(struct run_ctx *r)
@@ -197,8 +228,32 @@ static void add_writable(struct run_ctx *r, const char *path)
 	struct stat st;
 
 	if (path && path[0] == '/' && stat(path, &st) == 0 &&
-	    S_ISDIR(st.st_mode) && r->nwritable < 4)
+	    S_ISDIR(st.st_mode) && r->nwritable < 4 + 2 * RUN_MAX_EXTRA)
 		r->writable[r->nwritable++] = path;
+}
+
+/* --allow-write and the policy's allow-write: absolute folders that
+ * exist (a missing one is an error: the agent would fail later). */
+static int add_allowed(struct run_ctx *r)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < r->o.nallow + r->npol_allow; i++) {
+		const char *p = i < r->o.nallow ? r->o.allow[i] :
+			r->pol_allow[i - r->o.nallow];
+
+		if (p[0] != '/' || stat(p, &st) || !S_ISDIR(st.st_mode)) {
+			cli_err(0, "run: allow-write %s: not an absolute path "
+				"of an existing folder", p);
+			return 2;
+		}
+		add_writable(r, p);
+	}
+	if (cli_env_apply(r->o.envs, r->o.nenvs, r->o.clean_env)) {
+		cli_err(0, "run: --env: bad NAME=VALUE");
+		return 2;
+	}
+	return 0;
 }
 
 /* The child: confine, enter the workspace, exec. Never returns. */
@@ -363,7 +418,7 @@ static int setup(struct run_ctx *r, int argc, char **argv)
 	add_writable(r, "/tmp");
 	add_writable(r, getenv("TMPDIR"));
 	add_writable(r, "/dev/shm");
-	return 0;
+	return add_allowed(r);
 }
 
 static double now_s(void)
@@ -404,15 +459,17 @@ int cmd_run(int argc, char **argv)
 	int rc, err;
 
 	rc = setup(&r, argc, argv);
-	if (rc)
+	if (rc) {
+		policy_allow_write_free(r.pol_allow, r.npol_allow);
 		return rc < 0 ? 0 : rc;
+	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGALRM, &sa, NULL);
-	if (chdir("/"))	/* our own cwd must not pin the real folder */
-		return 1;
-	if ((rc = mount_ws(&r))) {
+	if (chdir("/") || (rc = mount_ws(&r))) {	/* our own cwd must
+						 * not pin the real folder */
 		cli_err(rc, "run: mount %s", r.ws);
+		policy_allow_write_free(r.pol_allow, r.npol_allow);
 		return 1;
 	}
 	o.cmd_status = run_confined(&r, r.o.cmd, false);
@@ -431,6 +488,7 @@ int cmd_run(int argc, char **argv)
 	free(o.status_json);
 	free(o.changes);
 	free(o.message);
+	policy_allow_write_free(r.pol_allow, r.npol_allow);
 	if (rc)
 		return 1;
 	if (o.cmd_status != 0)

@@ -9,7 +9,9 @@
  *                              log {"event":"cmd-begin","cmd":N,"argv":[..]}.
  *                              Answers "N VETOES NETWORK\n": the vetoes
  *                              counter now, and 1 when the policy denies the
- *                              network (the client confines accordingly).
+ *                              network (the client confines accordingly),
+ *                              then the policy's allow-write folders, one a
+ *                              line.
  *   cmd-end N EXIT keep|rollback VETOES0
  *                              list what changed since savepoint cmd-N, then
  *                              keep the changes staged or roll back to it,
@@ -218,6 +220,25 @@ static int next_cmd_id(struct txfs *fs, uint64_t *id)
 	return rc;
 }
 
+/* The policy's allow-write folders, one a line after the first. */
+static int add_allow_write(const struct policy *pol, struct txn_report *r)
+{
+	char **paths = NULL, *text;
+	size_t n = 0;
+	int rc = pol ? policy_allow_write(pol, getenv("HOME"), &paths, &n) : 0;
+
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (asprintf(&text, "%s%s\n", r->text, paths[i]) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		free(r->text);
+		r->text = text;
+	}
+	policy_allow_write_free(paths, n);
+	return rc;
+}
+
 static int cmd_begin(struct txfs *fs, int argc, char **argv,
 		     struct txn_report *r)
 {
@@ -247,7 +268,7 @@ static int cmd_begin(struct txfs *fs, int argc, char **argv,
 		     (unsigned long long)vetoes,
 		     pol && policy_network_denied(pol)) < 0)
 		return -ENOMEM;
-	return 0;
+	return add_allow_write(pol, r);
 }
 
 /* Keep the last command's summary for status --json (meta "last_cmd"). */

@@ -140,6 +140,12 @@ bool policy_control_denied(const struct policy *p, const char *verb);
 size_t policy_exec_globs(const struct policy *p, const char *const **globs);
 /* The policy as text, the file's contents as loaded (for .txfs/policy). */
 const char *policy_text(const struct policy *p);
+/* The `allow-write PATH...` rules (allow_write.c): folders outside the
+ * workspace a confined command may write, ~/ expanded against home.
+ * *paths (malloc'd, free with policy_allow_write_free) may be NULL. */
+int policy_allow_write(const struct policy *p, const char *home,
+		       char ***paths, size_t *n);
+void policy_allow_write_free(char **paths, size_t n);
 const char *policy_name(const struct policy *p);
 /* Number of lines holding a rule (of any kind). */
 size_t policy_rule_count(const struct policy *p);
