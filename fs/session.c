@@ -23,6 +23,9 @@
  *                              until the savepoint after it (or now).
  *   cmd-rollback N             undo command N and every later one: roll
  *                              back to the oldest savepoint cmd-M, M >= N.
+ *   control-check VERB         EPERM (and a logged veto) when the policy's
+ *                              `control deny` names VERB: txfs mcp asks
+ *                              before commit, rollback, savepoint, release.
  *
  * The savepoint cmd-N of a command whose changes were kept stays open (it
  * is what cmd-rollback returns to); that of a rolled-back command is
@@ -395,6 +398,22 @@ static int since(struct txfs *fs, const char *name, bool only,
 	return 0;
 }
 
+/* May an agent's tool (txfs mcp) use control verb `verb`? The policy's
+ * `control deny` decides, as for .txfs/ctl; a refusal is a logged veto. */
+static int control_check(struct txfs *fs, const char *verb,
+			 struct txn_report *r)
+{
+	const struct policy *pol = atomic_load(&fs->policy);
+	char why[128];
+
+	if (!pol || !policy_control_denied(pol, verb))
+		return 0;
+	snprintf(why, sizeof(why), "the policy denies it (control deny %s); "
+		 "only the txfs command may do it", verb);
+	txn_refuse(fs, verb, NULL, why, r);
+	return -EPERM;
+}
+
 int session_dispatch(struct txfs *fs, int argc, char **argv,
 		     struct txn_report *r)
 {
@@ -406,6 +425,8 @@ int session_dispatch(struct txfs *fs, int argc, char **argv,
 		return cmd_end(fs, argv, r);
 	if (!strcmp(verb, "cmd-rollback") && argc == 2)
 		return cmd_rollback(fs, argv[1], r);
+	if (!strcmp(verb, "control-check") && argc == 2)
+		return control_check(fs, argv[1], r);
 	if (!strcmp(verb, "changes-since") && argc == 2)
 		return since(fs, argv[1], false, r);
 	if (!strcmp(verb, "cmd-changes") && argc == 2) {
