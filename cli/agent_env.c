@@ -6,7 +6,13 @@
  * LC_ALL, TERM and TMPDIR; each --env NAME keeps NAME, --env NAME=VALUE
  * sets it. Nothing in the environment reaches the control socket: the
  * daemon refuses every peer under a seccomp filter (fs/sock.c).
+ *
+ * An allow-write folder may not hold the state folder nor lie inside it:
+ * the command could otherwise rewrite the staged layer, its undo log (and
+ * so defeat rollbacks) or the audit log.
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,4 +63,30 @@ int cli_env_apply(const char *const *envs, size_t n, bool clean_env)
 	}
 	free(vals);
 	return rc;
+}
+
+/* Is one of the two paths the other or below it? */
+static bool nested(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), l = la < lb ? la : lb;
+
+	if (strncmp(a, b, l))
+		return false;
+	return la == lb || (la < lb ? b[la] == '/' || la == 1 :
+				      a[lb] == '/' || lb == 1);
+}
+
+int cli_allow_write_check(const char *path, const char *state)
+{
+	char rp[PATH_MAX], rs[PATH_MAX];
+
+	if (!realpath(path, rp))
+		return -errno;
+	if (!realpath(state, rs)) {	/* not made yet: compare as given */
+		if (errno != ENOENT || state[0] != '/' ||
+		    strlen(state) >= sizeof(rs))
+			return -EPERM;
+		strcpy(rs, state);
+	}
+	return nested(rp, rs) ? -EPERM : 0;
 }

@@ -34,6 +34,9 @@ int cmd_mcp(int argc, char **argv);
 /* agent_env.c: --env NAME[=VALUE]... and --clean-env on our environment
  * (before the fork: the command inherits it). -1 on a bad entry. */
 int cli_env_apply(const char *const *envs, size_t n, bool clean_env);
+/* 0 when the command may write path: -EPERM when path is the state folder,
+ * holds it or lies inside it; -errno when either cannot be resolved. */
+int cli_allow_write_check(const char *path, const char *state);
 /* cmd_session.c: the audit log text grouped by txfs exec command
  * (modifies text); txfs rollback MNT --command N. */
 int cli_log_grouped(char *text, bool json);

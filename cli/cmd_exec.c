@@ -54,6 +54,14 @@ static const char exec_usage[] =
 
 #define MAX_WRITABLE 64
 
+/* SIGINT, SIGTERM or SIGHUP received: stop the command, roll it back. */
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
 struct exec_ctx {
 	const char *check;
 	bool json, no_network, allow_weaker, clean_env;
@@ -62,9 +70,9 @@ struct exec_ctx {
 	char mnt[PATH_MAX], state[PATH_MAX], cwd[PATH_MAX];
 	const char *writable[MAX_WRITABLE];
 	size_t nwritable;
-	const char *envs[MAX_WRITABLE];
-	size_t nenvs;
-	pid_t daemon;
+	const char *envs[MAX_WRITABLE], *allow[MAX_WRITABLE];
+	size_t nenvs, nallow;
+	pid_t daemon, parent;
 	unsigned long long id, vetoes0;
 	char *begin_text;	/* cmd-begin's answer: the allow-write paths */
 };
@@ -78,6 +86,11 @@ static int add_path(struct exec_ctx *x, const char *path, bool must)
 			cli_err(0, "exec: --allow-write %s: not an absolute "
 				"path of a folder", path ? path : "");
 		return must ? -EINVAL : 0;
+	}
+	if (x->state[0] && cli_allow_write_check(path, x->state) == -EPERM) {
+		cli_err(0, "exec: allow-write %s: refused: it holds or is "
+			"inside the state folder %s", path, x->state);
+		return -EPERM;
 	}
 	if (x->nwritable == MAX_WRITABLE)
 		return -E2BIG;
@@ -108,8 +121,8 @@ static int parse_exec(int argc, char **argv, struct exec_ctx *x)
 		case 'k': x->check = optarg; break;
 		case 'j': x->json = true; break;
 		case 'W':
-			if (add_path(x, optarg, true))
-				return 2;
+			if (x->nallow < MAX_WRITABLE)
+				x->allow[x->nallow++] = optarg;
 			break;
 		case 'e':
 			if (x->nenvs < MAX_WRITABLE)
@@ -186,6 +199,11 @@ static void child(struct exec_ctx *x, char *const *argv, bool shell)
 	setpgid(0, 0);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	/* if txfs exec is killed outright, its command goes too */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != x->parent)	/* it died before the prctl */
+		_exit(126);
 	if (strncmp(x->cwd, x->mnt, ml) || (x->cwd[ml] && x->cwd[ml] != '/'))
 		dir = x->mnt;
 	if (chdir(dir)) {
@@ -265,17 +283,21 @@ static int exec_spawn_wait(struct exec_ctx *x, char *const *argv, bool shell)
 	int status = 0;
 
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	x->parent = getpid();
 	pid = fork();
 	if (pid < 0)
 		return 126;
 	if (pid == 0)
 		child(x, argv, shell);
 	setpgid(pid, pid);
-	while (waitpid(pid, &status, 0) < 0)
+	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			status = 126 << 8;
 			break;
 		}
+		if (got_signal)
+			kill(-pid, SIGKILL);
+	}
 	reap_tree(pid);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
@@ -331,7 +353,8 @@ static int begin(struct exec_ctx *x)
 		e = strchr(l, '\n');
 		if (e)
 			*e = '\0';
-		add_path(x, l, false);
+		if (add_path(x, l, false))
+			return -EPERM;
 		l = e;
 	}
 	return 0;
@@ -444,6 +467,9 @@ static int setup(struct exec_ctx *x, int argc, char **argv)
 	    add_path(x, getenv("TMPDIR"), false) ||
 	    add_path(x, "/dev/shm", false))
 		return 2;
+	for (size_t i = 0; i < x->nallow; i++)
+		if (add_path(x, x->allow[i], true))
+			return 2;
 	if (cli_env_apply(x->envs, x->nenvs, x->clean_env)) {
 		cli_err(0, "exec: --env: bad NAME=VALUE");
 		return 2;
@@ -457,14 +483,22 @@ int cmd_exec(int argc, char **argv)
 	char ids[32], v0[32], st[16], *end, *req[5];
 	int rc, status, check_status = -1;
 	double t0 = now_ms(), ms;
+	struct sigaction sa = { .sa_handler = on_signal };
 
 	rc = setup(&x, argc, argv);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	if (begin(&x))
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (begin(&x)) {
+		free(x.begin_text);
 		return 125;
+	}
 	status = exec_spawn_wait(&x, x.cmd, false);
-	if (status == 0 && x.check) {
+	if (got_signal && status == 0)
+		status = 128 + got_signal;
+	if (status == 0 && x.check && !got_signal) {
 		char *check[] = { (char *)x.check, NULL };
 
 		check_status = exec_spawn_wait(&x, check, true);

@@ -247,6 +247,11 @@ static int add_allowed(struct run_ctx *r)
 				"of an existing folder", p);
 			return 2;
 		}
+		if (cli_allow_write_check(p, r->state) == -EPERM) {
+			cli_err(0, "run: allow-write %s: refused: it holds or "
+				"is inside the state folder %s", p, r->state);
+			return 2;
+		}
 		add_writable(r, p);
 	}
 	if (cli_env_apply(r->o.envs, r->o.nenvs, r->o.clean_env)) {

@@ -87,6 +87,15 @@ body() {
 	outside_intact "[$u] --allow-write"
 	check_eq "[$u] environment passes through (API key)" "key=sk-test foo=foo bar=none" "$(cat "$WS/env.txt" 2>&1)"
 
+	# -- an allow-write folder holding the state folder is refused (the
+	# command could rewrite the layer, its undo log, the audit log)
+	home_fixture
+	run_txfs -- --json --allow-write "$T" -- "$AGENT"
+	check_rc "[$u] --allow-write of a folder holding the state folder: refused" 2
+	grep -q 'state folder' <<<"$ERR" && ok "[$u] ... and says why" || fail "[$u] refusal message: $ERR"
+	run_txfs -- --json --allow-write "$STATE" -- "$AGENT"
+	check_rc "[$u] --allow-write of the state folder itself: refused" 2
+
 	# -- --clean-env --env
 	home_fixture
 	run_txfs ANTHROPIC_API_KEY=sk-test FOO=foo -- --clean-env --env ANTHROPIC_API_KEY --env BAR=bar \
@@ -112,6 +121,8 @@ body() {
 	txfs_as mount --state "$STATE" "$WS" >/dev/null 2>&1 || fail "[$u] mount"
 	ag_exec -- "$AGENT"
 	check_eq "[$u] exec without allow-write: rolled back" rolled-back "$(jget outcome)"
+	ag_exec --allow-write "$T" -- "$AGENT"
+	check_eq "[$u] exec --allow-write of a folder holding the state: refused (2)" 2 "$RC"
 	ag_exec --allow-write "$HOME_DECOY/.claude" --allow-write "$HOME_DECOY/.cache" -- "$AGENT" --evil
 	check_eq "[$u] exec --allow-write: kept" kept "$(jget outcome)"
 	check_eq "[$u] exec --allow-write: nothing else written" "" "$CMDOUT"
