@@ -14,6 +14,11 @@
 #                             # environment, timeout; RC, OUT, ERR
 . "$(dirname "$0")/../runloop/lib.sh"
 
+# A sleep of our own, so that looking for leftovers never sees another
+# test's sleep (other suites may run at the same time).
+SLEEPER=$T/bin/txfs-agent-sleep-$$
+cp "$(command -v sleep)" "$SLEEPER" && chmod 755 "$SLEEPER"
+
 GITC=(git -c user.name=agent -c user.email=agent@example.invalid
 	-c init.defaultBranch=main -c commit.gpgsign=false)
 

@@ -37,7 +37,7 @@ body() {
 	cp -a "$WS" "$m"
 	mount_ws
 	relay < <(timeout -k 5 400 "$PY" "$T/bin/mcp_client.py" session "$WS" "$TXFS_BIN" \
-		"${AS[@]}" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$HOME_DECOY" LC_ALL=C \
+		"${AS[@]}" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$HOME_DECOY" LC_ALL=C SLEEPER="$SLEEPER" \
 		ASAN_OPTIONS="$ASAN_OPTIONS" UBSAN_OPTIONS="$UBSAN_OPTIONS" 2>&1 || echo "FAIL: mcp_client.py session exited $?")
 	(cd "$m" && "${AS[@]}" sh -c "printf '%s\n' '$MAIN1' > main.c && cc -o hello main.c &&
 		sed -i 's/\"hello\"/\"hello, world\"/' main.c && cc -o hello main.c && $TEST;

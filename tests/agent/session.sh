@@ -56,7 +56,7 @@ body() {
 	step 14 rolled-back --check false -- sh -c 'echo junk > junk.txt'
 	step 15 kept -- rm hello
 	step 16 kept -- sh -c 'printf "hello\ntest.log\n" > .gitignore'
-	step 17 kept -- sh -c 'sleep 300 & setsid sleep 301 & echo started'
+	step 17 kept -- sh -c "$SLEEPER 300 & setsid $SLEEPER 301 & echo started"
 	step 18 kept -- "${GITC[@]}" add -A
 	step 19 kept -- "${GITC[@]}" commit -qm 'hello, world'
 	step 20 kept -- sh -c 'git log --oneline | wc -l'
@@ -73,9 +73,9 @@ body() {
 	check_eq "[$WHO] step 14: check_exit" 1 "$(OUT=${OUTS[14]} jget check_exit)"
 	check_eq "[$WHO] step 10: changes" '["A src/main.c", "A src"]' "$(OUT=${OUTS[10]} jget changes)"
 	check_eq "[$WHO] step 20: CMD's output before the report" 2 "$(tr -d ' ' <<<"$CMDOUT")"
-	if pgrep -f 'sleep 30[01]$' >/dev/null; then
-		fail "[$WHO] step 17: a background process outlived its command"
-		pkill -f 'sleep 30[01]$'
+	if pgrep -f "$SLEEPER" >/dev/null; then
+		fail "[$WHO] step 17: a background process outlived its command: $(ps -o pid,ppid,pgid,sid,user,args -p "$(pgrep -d, -f "$SLEEPER")")"
+		pkill -f "$SLEEPER"
 	else
 		ok "[$WHO] step 17: the background processes were stopped"
 	fi
