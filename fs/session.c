@@ -162,6 +162,7 @@ static int changes_since(struct txfs *fs, const char *name, bool only,
 	struct plan before = { 0 }, after = { 0 };
 	struct layer_txn *t;
 	uint32_t level;
+	bool dirty = false;
 	json_t *list = json_array();
 	int rc = list ? layer_begin(fs->layer, true, &t) : -ENOMEM;
 
@@ -172,6 +173,10 @@ static int changes_since(struct txfs *fs, const char *name, bool only,
 		rc = -ENOENT;
 		goto out_txn;
 	}
+	/* nothing recorded since the savepoint: no plans (the common case
+	 * of a command that only reads costs nothing whatever the layer) */
+	if ((rc = layer_sp_changed(t, level, &dirty)) || !dirty)
+		goto out_txn;
 	if (only && level < layer_sp_level(t) &&
 	    (rc = layer_sp_rollback(t, level + 1)))
 		goto out_txn;
