@@ -11,6 +11,10 @@
  *   the check exited 0) or the session rolls back to cmd-N. Report what
  *   changed and what was vetoed (one JSON line with --json).
  *
+ * Commands of one session run one at a time (flock on STATE/exec.lock):
+ * savepoints are a stack, so rolling back a command while a later one runs
+ * would discard the later one's changes too.
+ *
  * The exit status is CMD's, or the check's when CMD succeeded; 125 when
  * txfs itself failed (no mount, daemon unreachable), 2 for wrong usage.
  * The command cannot commit or roll back: the daemon refuses control
@@ -28,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -304,6 +309,25 @@ static int exec_spawn_wait(struct exec_ctx *x, char *const *argv, bool shell)
 	return WEXITSTATUS(status);
 }
 
+/* Wait for the session's other txfs exec commands; the lock goes with
+ * the process (the descriptor is not inherited: O_CLOEXEC). */
+static int lock_session(const struct exec_ctx *x)
+{
+	char path[PATH_MAX + 16];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/exec.lock", x->state);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR || got_signal) {
+			close(fd);
+			return errno == EINTR ? -EINTR : -errno;
+		}
+	return fd;
+}
+
 /* One request to the daemon; its text (malloc'd) or NULL (printed). */
 static char *ask(struct exec_ctx *x, int argc, char **argv)
 {
@@ -481,7 +505,7 @@ int cmd_exec(int argc, char **argv)
 {
 	struct exec_ctx x = { 0 };
 	char ids[32], v0[32], st[16], *end, *req[5];
-	int rc, status, check_status = -1;
+	int rc, status, check_status = -1, lock;
 	double t0 = now_ms(), ms;
 	struct sigaction sa = { .sa_handler = on_signal };
 
@@ -491,8 +515,14 @@ int cmd_exec(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	lock = lock_session(&x);
+	if (lock < 0) {
+		cli_err(lock, "exec: lock %s/exec.lock", x.state);
+		return 125;
+	}
 	if (begin(&x)) {
 		free(x.begin_text);
+		close(lock);
 		return 125;
 	}
 	status = exec_spawn_wait(&x, x.cmd, false);
@@ -512,6 +542,7 @@ int cmd_exec(int argc, char **argv)
 	req[3] = status == 0 && check_status <= 0 ? "keep" : "rollback";
 	req[4] = v0;
 	end = ask(&x, 5, req);
+	close(lock);
 	free(x.begin_text);
 	ms = now_ms() - t0;
 	if (!end)

@@ -6,7 +6,8 @@
 # wrote is gone, no process of it is left); SIGKILL to txfs exec takes its
 # command's top process down too (PR_SET_PDEATHSIG; the descendants of a
 # SIGKILLed txfs exec are not covered: documented, cli/proctree.c's job). A process inside the command cannot
-# start a nested txfs exec (the daemon refuses confined peers: 125).
+# start a nested txfs exec (the daemon refuses confined peers: 125). Two
+# txfs exec at once run one after the other.
 . "$(dirname "$0")/lib.sh"
 
 require_landlock
@@ -58,6 +59,21 @@ body() {
 	done
 	# (an ASan build: LeakSanitizer needs ptrace, which the confinement
 	# denies; it would abort at exit)
+	# two commands at once: the second waits for the first (whose rollback
+	# would otherwise discard the second's change too)
+	timeout -k 5 60 "${AS[@]}" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$HOME_DECOY" \
+		ASAN_OPTIONS="$ASAN_OPTIONS" UBSAN_OPTIONS="$UBSAN_OPTIONS" \
+		sh -c 'cd "$1" && shift && exec "$@"' sh "$WS" \
+		"$TXFS_BIN" exec -- sh -c "echo a > first.txt; $SLEEPER 2; exit 1" </dev/null >/dev/null 2>&1 &
+	BG_PIDS+=("$!")
+	for i in $(seq 100); do as_run test -e "$WS/first.txt" && break; sleep 0.1; done
+	ag_exec -- sh -c 'echo b > second.txt'
+	check_eq "[$u] concurrent: the second command kept" kept "$(jget outcome)"
+	wait "${BG_PIDS[-1]}"
+	as_run test -e "$WS/second.txt" && ! as_run test -e "$WS/first.txt" &&
+		ok "[$u] concurrent: the first rolled back, the second's change survived" ||
+		fail "[$u] concurrent: first.txt/second.txt wrong"
+
 	ag_exec -- sh -c 'export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 		"$0" exec -- sh -c "echo n > nested.txt"; echo "nested=$?"' "$TXFS_BIN"
 	check_eq "[$u] nested txfs exec from a confined command: refused (125)" "nested=125" "$CMDOUT"

@@ -27,6 +27,7 @@ step() {
 		fail "[$WHO] step $n: expected $want got '$got' (exit $RC); out: $(head -c 300 <<<"$OUT"); err: $(head -c 300 <<<"$ERR")"
 	fi
 	OUTS[$n]=$OUT
+	CMDOUTS[$n]=$CMDOUT
 }
 
 MAIN1='#include <stdio.h>
@@ -39,7 +40,7 @@ body() {
 	m=$T/model$SEQ
 	cp -a "$WS" "$m"
 	mount_ws
-	OUTS=()
+	OUTS=() CMDOUTS=()
 	step 1 kept -- cat README.md
 	step 2 kept -- sh -c "printf '%s\n' '$MAIN1' > main.c"
 	step 3 kept -- cc -o hello main.c
@@ -61,6 +62,14 @@ body() {
 	step 19 kept -- "${GITC[@]}" commit -qm 'hello, world'
 	step 20 kept -- sh -c 'git log --oneline | wc -l'
 
+	# a 21st command, undone with rollback --command
+	step 21 kept -- sh -c 'echo extra > extra.txt'
+	as_run test -e "$WS/extra.txt" || fail "[$WHO] step 21: extra.txt missing"
+	txfs_as rollback "$WS" --command 21 >/dev/null 2>&1 || fail "[$WHO] rollback --command 21"
+	as_run test -e "$WS/extra.txt" && fail "[$WHO] rollback --command 21: extra.txt survived" ||
+		ok "[$WHO] rollback --command 21 undid it"
+	as_run test -e "$WS/.gitignore" && ok "[$WHO] ... and only it (step 16 kept)" || fail "[$WHO] rollback --command 21 undid more"
+
 	# per-step details
 	check_eq "[$WHO] step 5: exit of the failing test" 1 "$(OUT=${OUTS[5]} jget exit)"
 	check_eq "[$WHO] step 5: its change listed" '["A test.log"]' "$(OUT=${OUTS[5]} jget changes)"
@@ -72,7 +81,7 @@ body() {
 	fi
 	check_eq "[$WHO] step 14: check_exit" 1 "$(OUT=${OUTS[14]} jget check_exit)"
 	check_eq "[$WHO] step 10: changes" '["A src/main.c", "A src"]' "$(OUT=${OUTS[10]} jget changes)"
-	check_eq "[$WHO] step 20: CMD's output before the report" 2 "$(tr -d ' ' <<<"$CMDOUT")"
+	check_eq "[$WHO] step 20: CMD's output before the report" 2 "$(tr -d ' ' <<<"${CMDOUTS[20]}")"
 	if pgrep -f "$SLEEPER" >/dev/null; then
 		fail "[$WHO] step 17: a background process outlived its command: $(ps -o pid,ppid,pgid,sid,user,args -p "$(pgrep -d, -f "$SLEEPER")")"
 		pkill -f "$SLEEPER"
@@ -88,15 +97,15 @@ body() {
 	lg=$(txfs_as log --json "$WS" | "$PY" -c 'import json, sys
 cmds = [json.loads(l) for l in sys.stdin if "\"cmd\"" in l and "argv" in l]
 print(len(cmds), " ".join("%d:%s:%s" % (c["cmd"], c["outcome"][0], c["exit"]) for c in cmds))')
-	check_eq "[$WHO] txfs log --json: 20 commands, outcomes, exits" \
-		"20 1:k:0 2:k:0 3:k:0 4:k:0 5:r:1 6:k:0 7:k:0 8:k:0 9:r:1 10:k:0 11:k:0 12:k:0 13:k:0 14:r:0 15:k:0 16:k:0 17:k:0 18:k:0 19:k:0 20:k:0" "$lg"
+	check_eq "[$WHO] txfs log --json: the 20 commands (and the undone 21st), outcomes, exits" \
+		"21 1:k:0 2:k:0 3:k:0 4:k:0 5:r:1 6:k:0 7:k:0 8:k:0 9:r:1 10:k:0 11:k:0 12:k:0 13:k:0 14:r:0 15:k:0 16:k:0 17:k:0 18:k:0 19:k:0 20:k:0 21:u:0" "$lg"
 	txfs_as log "$WS" >"$T/log.txt"
 	grep -q '^command 9: rm -rf .git' "$T/log.txt" && grep -q 'veto op=delete path=.git' "$T/log.txt" &&
 		ok "[$WHO] txfs log groups the veto under command 9" ||
 		fail "[$WHO] txfs log text: $(head -c 600 "$T/log.txt")"
 	check_eq "[$WHO] txfs diff --command 16 --name-status" "A	.gitignore" \
 		"$(txfs_as diff --command 16 --name-status "$WS")"
-	check_eq "[$WHO] status --json: last_command" 20 "$(OUT=$(txfs_as status --json "$WS") jget last_command | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["cmd"])')"
+	check_eq "[$WHO] status --json: last_command" 21 "$(OUT=$(txfs_as status --json "$WS") jget last_command | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["cmd"])')"
 
 	# commit the session; the real directory equals the model
 	txfs_as commit "$WS" >/dev/null 2>&1 || fail "[$WHO] txfs commit"
