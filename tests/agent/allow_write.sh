@@ -104,7 +104,15 @@ body() {
 	check_eq "[$u] --clean-env keeps --env NAME, sets --env NAME=VALUE, drops the rest" \
 		"key=sk-test foo=none bar=bar" "$(cat "$WS/env.txt" 2>&1)"
 
-	# -- the policy rule
+	# -- the policy rule: its form is checked (FILE:LINE:COL)
+	printf 'allow-write ~/.claude /opt\nallow-write relative/path\nallow-write\n' >"$T/bad$SEQ.policy"
+	chmod 644 "$T/bad$SEQ.policy"
+	local got rc
+	got=$(txfs_as policy check "$T/bad$SEQ.policy" 2>&1)
+	rc=$?
+	check_eq "[$u] policy check of bad allow-write rules" \
+		"$T/bad$SEQ.policy:2:13: allow-write takes absolute paths or ~/PATH|$T/bad$SEQ.policy:3:12: 'allow-write' needs at least one path|1" \
+		"$(paste -sd'|' <<<"$got")|$rc"
 	home_fixture
 	pol=$T/allow$SEQ.policy
 	printf 'deny delete,rename **/.git\nallow-write ~/.claude ~/.cache   # the agent state\n' >"$pol"
