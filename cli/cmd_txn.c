@@ -154,7 +154,7 @@ static int mnt_request(const char *what, const char *mnt, const char *ctl,
 /* --- option parsing shared by the commands -------------------------- */
 
 struct copts {
-	bool json, force, stat, name_status, help, raw;
+	bool json, force, stat, name_status, help, commands;
 	const char *ctl, *since, *command;
 	int first;	/* index of the first operand */
 };
@@ -169,7 +169,7 @@ static int parse(int argc, char **argv, struct copts *o, const char *usage)
 		{ "ctl-name", required_argument, NULL, 'c' },
 		{ "since", required_argument, NULL, 'S' },
 		{ "command", required_argument, NULL, 'N' },
-		{ "raw", no_argument, NULL, 'r' },
+		{ "commands", no_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -187,7 +187,7 @@ static int parse(int argc, char **argv, struct copts *o, const char *usage)
 		case 'c': o->ctl = optarg; break;
 		case 'S': o->since = optarg; break;
 		case 'N': o->command = optarg; break;
-		case 'r': o->raw = true; break;
+		case 'M': o->commands = true; break;
 		case 'h': fputs(usage, stdout); o->help = true; return 0;
 		default:
 			cli_err(0, "%s: unknown option (see --help)", argv[0]);
@@ -325,11 +325,11 @@ int cmd_commit(int argc, char **argv)
 }
 
 static const char log_usage[] =
-	"usage: txfs log [--json] [--raw] MNT\n\n"
+	"usage: txfs log [--json [--commands]] MNT\n\n"
 	"The audit log: vetoes and transaction events, grouped by `txfs exec`\n"
 	"command (number, argv, outcome, exit status, savepoint, changes,\n"
-	"vetoes and the events while it ran). --json prints one JSON object\n"
-	"a command or event; --raw the lines as stored.\n";
+	"vetoes and the events while it ran). --json prints the JSON lines as\n"
+	"stored; --json --commands one JSON object a command or event.\n";
 
 /* One JSON line to "time event op path rule". */
 static void log_line(const char *l)
@@ -376,9 +376,9 @@ int cmd_log(int argc, char **argv)
 	err = mnt_request("log", argv[o.first], o.ctl, 1, req, &out, &len);
 	if (err < 0)
 		return 1;
-	if (err || o.raw)
+	if (err || (o.json && !o.commands))
 		return finish("log", err, out);
-	if (o.json || strstr(out, "\"event\":\"cmd-")) {
+	if (o.commands || strstr(out, "\"event\":\"cmd-")) {
 		rc = cli_log_grouped(out, o.json);
 		free(out);
 		return rc;

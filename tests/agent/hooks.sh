@@ -79,7 +79,7 @@ body() {
 	hook PreToolUse "$(payload PreToolUse Bash toolu_01)"
 	check_eq "[$u] PreToolUse: exit 0 ($HERR)" 0 "$HRC"
 	check_eq "[$u] PreToolUse: one savepoint" 1 "$(savepoints)"
-	grep -q '"event":"savepoint","name":"tool-toolu_01"' <(txfs_as log --raw "$WS") &&
+	grep -q '"event":"savepoint","name":"tool-toolu_01"' <(txfs_as log --json "$WS") &&
 		ok "[$u] PreToolUse: savepoint tool-toolu_01 in the log" || fail "[$u] savepoint tool-toolu_01 not logged"
 	as_run sh -c 'echo one > "$1/one.txt"' sh "$WS"
 	hook PostToolUse "$(payload PostToolUse Bash toolu_01 "$BASH_OK")"
@@ -136,7 +136,7 @@ body() {
 	check_eq "[$u] txfs-sh -lc: the line's exit status" 3 "$?"
 	exists sh.txt && ! exists y.txt && ok "[$u] txfs-sh: kept the good line, rolled back the failing one" ||
 		fail "[$u] txfs-sh: sh.txt/y.txt"
-	txfs_as log --json "$WS" | grep -q '"argv":\["/bin/sh","-c","echo y > y.txt; exit 3"\].*"outcome":"rolled-back"' &&
+	txfs_as log --json --commands "$WS" | grep -q '"argv":\["/bin/sh","-c","echo y > y.txt; exit 3"\].*"outcome":"rolled-back"' &&
 		ok "[$u] txfs-sh: the line is a command in txfs log" || fail "[$u] txfs-sh: not in the log"
 	timeout -k 5 60 "${AS[@]}" sh -c 'cd "$1" && shift && exec "$@"' sh "$HOME_DECOY" "${sh[@]:${#AS[@]}}" -c 'echo z > z.txt' 2>/dev/null
 	check_eq "[$u] txfs-sh outside a mount: refuses (125)" "125 absent" "$? $([ -e "$HOME_DECOY/z.txt" ] && echo present || echo absent)"

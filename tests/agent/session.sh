@@ -6,7 +6,7 @@
 # back, `rm -rf .git` vetoed by the default policy (rolled back), a retry,
 # a check that fails, a background process that must not survive its
 # command, `git commit`. Checks each step's JSON (exit, outcome, changes,
-# vetoes), `txfs log --json` (the 20 commands with their outcomes),
+# vetoes), `txfs log --json --commands` (the 20 commands with their outcomes),
 # `txfs diff --command N`, `txfs status --json` (last_command), then
 # commits the session and compares the real directory with a model tree
 # built by replaying only the kept steps in a copy, and `git fsck`.
@@ -94,10 +94,10 @@ body() {
 
 	# txfs log: 20 commands with their outcomes
 	local lg
-	lg=$(txfs_as log --json "$WS" | "$PY" -c 'import json, sys
+	lg=$(txfs_as log --json --commands "$WS" | "$PY" -c 'import json, sys
 cmds = [json.loads(l) for l in sys.stdin if "\"cmd\"" in l and "argv" in l]
 print(len(cmds), " ".join("%d:%s:%s" % (c["cmd"], c["outcome"][0], c["exit"]) for c in cmds))')
-	check_eq "[$WHO] txfs log --json: the 20 commands (and the undone 21st), outcomes, exits" \
+	check_eq "[$WHO] txfs log --json --commands: the 20 commands (and the undone 21st), outcomes, exits" \
 		"21 1:k:0 2:k:0 3:k:0 4:k:0 5:r:1 6:k:0 7:k:0 8:k:0 9:r:1 10:k:0 11:k:0 12:k:0 13:k:0 14:r:0 15:k:0 16:k:0 17:k:0 18:k:0 19:k:0 20:k:0 21:u:0" "$lg"
 	txfs_as log "$WS" >"$T/log.txt"
 	grep -q '^command 9: rm -rf .git' "$T/log.txt" && grep -q 'veto op=delete path=.git' "$T/log.txt" &&
