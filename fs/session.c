@@ -346,12 +346,13 @@ static int cmd_rollback(struct txfs *fs, const char *arg,
 	sp_level_of(t, NULL, n ? n : 1, &found);
 	layer_txn_end(t);
 	if (!found) {
-		if (asprintf(&r->text, "command %llu: nothing to undo (no "
-			     "kept command from %llu on)\n",
+		if (asprintf(&r->text, "command %llu: nothing to undo: no "
+			     "command from %llu on is kept in the open "
+			     "transaction (rolled back, undone or committed)\n",
 			     (unsigned long long)n,
 			     (unsigned long long)n) < 0)
 			r->text = NULL;
-		return 0;
+		return -ENOENT;
 	}
 	snprintf(sp, sizeof(sp), CMD_SP_PREFIX "%llu",
 		 (unsigned long long)found);

@@ -69,6 +69,8 @@ body() {
 	as_run test -e "$WS/extra.txt" && fail "[$WHO] rollback --command 21: extra.txt survived" ||
 		ok "[$WHO] rollback --command 21 undid it"
 	as_run test -e "$WS/.gitignore" && ok "[$WHO] ... and only it (step 16 kept)" || fail "[$WHO] rollback --command 21 undid more"
+	txfs_as rollback "$WS" --command 21 >/dev/null 2>&1
+	check_eq "[$WHO] rollback --command 21 again: nothing to undo (exit 1)" 1 "$?"
 
 	# per-step details
 	check_eq "[$WHO] step 5: exit of the failing test" 1 "$(OUT=${OUTS[5]} jget exit)"
