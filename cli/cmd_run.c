@@ -189,6 +189,9 @@ static int load_policy(struct run_ctx *r)
 	r->network_denied = r->o.no_network || policy_network_denied(p);
 	rc = policy_allow_write(p, getenv("HOME"), &r->pol_allow,
 				&r->npol_allow);
+	if (rc)
+		cli_err(rc, "run: the policy's allow-write (a ~/ path needs "
+			"HOME)");
 	policy_free(p);
 	return rc;
 }

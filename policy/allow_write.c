@@ -13,18 +13,24 @@
 
 #include "policy.h"
 
-/* One word of a rule, ~/ expanded against home; NULL when it cannot be. */
-static char *expand(const char *w, size_t n, const char *home)
+/* One word of a rule, ~/ expanded against home, in *out: -EINVAL when
+ * it is neither absolute nor ~/ (or ~/ without an absolute home). */
+static int expand(const char *w, size_t n, const char *home, char **out)
 {
-	char *s = NULL;
-
+	*out = NULL;
 	if (n >= 2 && w[0] == '~' && w[1] == '/') {
-		if (!home || home[0] != '/' ||
-		    asprintf(&s, "%s%.*s", home, (int)n - 1, w + 1) < 0)
-			return NULL;
-		return s;
+		if (!home || home[0] != '/')
+			return -EINVAL;
+		if (asprintf(out, "%s%.*s", home, (int)n - 1, w + 1) < 0) {
+			*out = NULL;
+			return -ENOMEM;
+		}
+		return 0;
 	}
-	return w[0] == '/' ? strndup(w, n) : NULL;
+	if (w[0] != '/')
+		return -EINVAL;
+	*out = strndup(w, n);
+	return *out ? 0 : -ENOMEM;
 }
 
 int policy_allow_write(const struct policy *p, const char *home,
@@ -33,6 +39,7 @@ int policy_allow_write(const struct policy *p, const char *home,
 	const char *t = p ? policy_text(p) : NULL;
 	char **v = NULL;
 	size_t cnt = 0;
+	int rc;
 
 	*paths = NULL;
 	*n = 0;
@@ -54,12 +61,12 @@ int policy_allow_write(const struct policy *p, const char *home,
 				if (c >= end || *c == '#')
 					break;
 				wl = strcspn(c, " \t\n");
-				s = expand(c, wl, home);
-				nv = s ? realloc(v, (cnt + 1) * sizeof(*v)) : NULL;
+				rc = expand(c, wl, home, &s);
+				nv = rc ? NULL : realloc(v, (cnt + 1) * sizeof(*v));
 				if (!nv) {
 					free(s);
 					policy_allow_write_free(v, cnt);
-					return -ENOMEM;
+					return rc ? rc : -ENOMEM;
 				}
 				v = nv;
 				v[cnt++] = s;

@@ -142,7 +142,8 @@ size_t policy_exec_globs(const struct policy *p, const char *const **globs);
 const char *policy_text(const struct policy *p);
 /* The `allow-write PATH...` rules (allow_write.c): folders outside the
  * workspace a confined command may write, ~/ expanded against home.
- * *paths (malloc'd, free with policy_allow_write_free) may be NULL. */
+ * *paths (malloc'd, free with policy_allow_write_free) may be NULL.
+ * Returns 0, -EINVAL for a ~/ path without an absolute home, -ENOMEM. */
 int policy_allow_write(const struct policy *p, const char *home,
 		       char ***paths, size_t *n);
 void policy_allow_write_free(char **paths, size_t n);
