@@ -362,6 +362,7 @@ static int begin(struct exec_ctx *x)
 	free(req);
 	if (!out || sscanf(out, "%llu %llu %d", &x->id, &x->vetoes0,
 			   &network) != 3) {
+		x->id = 0;
 		free(out);
 		return -EPROTO;
 	}
@@ -520,12 +521,15 @@ int cmd_exec(int argc, char **argv)
 		cli_err(lock, "exec: lock %s/exec.lock", x.state);
 		return 125;
 	}
-	if (begin(&x)) {
+	rc = begin(&x);
+	if (rc && !x.id) {
 		free(x.begin_text);
 		close(lock);
 		return 125;
 	}
-	status = exec_spawn_wait(&x, x.cmd, false);
+	/* begun but refused (a policy allow-write over the state folder):
+	 * not run, and ended as a failure so that its savepoint goes */
+	status = rc ? 125 : exec_spawn_wait(&x, x.cmd, false);
 	if (got_signal && status == 0)
 		status = 128 + got_signal;
 	if (status == 0 && x.check && !got_signal) {

@@ -143,6 +143,17 @@ body() {
 	check_eq "[$u] exec under policy allow-write: nothing else written" "" "$CMDOUT"
 	outside_intact "[$u] exec under policy allow-write"
 	txfs_as umount "$WS" >/dev/null 2>&1
+	# a policy allow-write over the state folder: txfs exec refuses to run
+	# the command, and ends it (no savepoint left open)
+	home_fixture
+	printf 'allow-write %s\n' "$T" >"$T/over$SEQ.policy"
+	chmod 644 "$T/over$SEQ.policy"
+	txfs_as mount --state "$STATE" --policy "$T/over$SEQ.policy" "$WS" >/dev/null 2>&1 || fail "[$u] mount --policy over"
+	ag_exec -- sh -c 'echo x > over.txt'
+	check_eq "[$u] exec under a policy allow-write over the state folder: 125" 125 "$RC"
+	check_eq "[$u] ... no savepoint left open" 0 "$(OUT=$(txfs_as status --json "$WS") jget savepoints)"
+	as_run test -e "$WS/over.txt" && fail "[$u] over.txt written" || ok "[$u] ... the command did not run"
+	txfs_as umount "$WS" >/dev/null 2>&1
 	check_unmounted "[$u] allow_write"
 }
 
