@@ -134,6 +134,8 @@ body() {
 	check_eq "[$u] txfs-sh -c: exit 0" 0 "$?"
 	timeout -k 5 60 "${AS[@]}" sh -c 'cd "$1" && shift && exec "$@"' sh "$WS" "${sh[@]:${#AS[@]}}" -lc 'echo y > y.txt; exit 3' 2>/dev/null
 	check_eq "[$u] txfs-sh -lc: the line's exit status" 3 "$?"
+	timeout -k 5 60 "${AS[@]}" sh -c 'cd "$1" && shift && exec "$@"' sh "$WS" "${sh[@]:${#AS[@]}}" -o pipefail -c 'echo o > o.txt; exit 4' 2>/dev/null
+	check_eq "[$u] txfs-sh -o pipefail -c: wrapped too (exit 4, rolled back)" "4 absent" "$? $(exists o.txt && echo present || echo absent)"
 	exists sh.txt && ! exists y.txt && ok "[$u] txfs-sh: kept the good line, rolled back the failing one" ||
 		fail "[$u] txfs-sh: sh.txt/y.txt"
 	txfs_as log --json --commands "$WS" | grep -q '"argv":\["/bin/sh","-c","echo y > y.txt; exit 3"\].*"outcome":"rolled-back"' &&
