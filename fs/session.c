@@ -16,7 +16,9 @@
  *                              list what changed since savepoint cmd-N, then
  *                              keep the changes staged or roll back to it,
  *                              log {"event":"cmd-end",...} and answer the
- *                              same object (one JSON line).
+ *                              same object (one JSON line; at most
+ *                              CMD_MAX_CHANGES change lines, then
+ *                              "changes_total").
  *   changes-since NAME         what changed since savepoint NAME, one
  *                              "K path" line each (K: A M D R).
  *   cmd-changes N              what kept command N changed: since cmd-N,
@@ -46,6 +48,10 @@
 #include "commit.h"
 
 #define CMD_SP_PREFIX "cmd-"
+/* Change lines kept in a cmd-end record (the audit log rotates at a few
+ * MiB; `txfs diff --command N` lists them all); changes_total says how
+ * many there were when cut. */
+#define CMD_MAX_CHANGES 1000
 
 /* Level (1-based) of the newest savepoint called name, or 0. With
  * min_cmd > 0: the level of the oldest "cmd-M" with M >= min_cmd, its M in
@@ -300,6 +306,7 @@ static int cmd_end(struct txfs *fs, char **argv, struct txn_report *r)
 	struct txn_report sub = { 0 };
 	json_t *changes = NULL, *ev;
 	char sp[32], *s;
+	size_t total;
 	int rc;
 
 	snprintf(sp, sizeof(sp), CMD_SP_PREFIX "%llu", (unsigned long long)id);
@@ -313,6 +320,9 @@ static int cmd_end(struct txfs *fs, char **argv, struct txn_report *r)
 			rc = txn_release(fs, sp, &sub);	/* empty now */
 		free(sub.text);
 	}
+	total = json_array_size(changes);
+	while (json_array_size(changes) > CMD_MAX_CHANGES)
+		json_array_remove(changes, json_array_size(changes) - 1);
 	ev = json_pack("{s:I,s:s,s:i,s:s,s:o,s:I}", "cmd", (json_int_t)id,
 		       "savepoint", sp, "exit", atoi(argv[2]),
 		       "outcome", rc ? "rollback-failed" :
@@ -320,6 +330,9 @@ static int cmd_end(struct txfs *fs, char **argv, struct txn_report *r)
 		       "vetoes", (json_int_t)(atomic_load(&fs->vetoes) - v0));
 	if (!ev)
 		return -ENOMEM;
+	if (total > CMD_MAX_CHANGES)
+		json_object_set_new(ev, "changes_total",
+				    json_integer((json_int_t)total));
 	audit_json(fs, "cmd-end", ev);
 	s = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(ev);

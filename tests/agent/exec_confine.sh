@@ -7,7 +7,8 @@
 # the network: a 127.0.0.1 listener is reachable by default, not with
 # --no-network, and not when the session's policy says `network deny`
 # (the daemon passes it on in cmd-begin; the listener counts no
-# connection).
+# connection). A command with 1,006 changes: its report lists 1,000 and
+# says changes_total; diff --command N lists them all.
 . "$(dirname "$0")/lib.sh"
 
 require_landlock
@@ -38,6 +39,14 @@ body() {
 	# (ASan build: LeakSanitizer needs ptrace, denied when confined)
 	ag_exec -- env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$TXFS_BIN" commit "$WS"
 	check_eq "[$u] txfs commit from the command: refused (socket)" 1 "$RC"
+
+	# a command with many changes: the report keeps 1,000 lines and says
+	# how many there were; diff --command lists them all
+	ag_exec -- sh -c 'mkdir many && cd many && i=0; while [ $i -lt 1005 ]; do : > f$i; i=$((i + 1)); done'
+	check_eq "[$u] 1,006 changes: 1000 listed, changes_total" "1000 1006" \
+		"$(printf '%s' "$OUT" | "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(len(d["changes"]), d.get("changes_total"))')"
+	check_eq "[$u] diff --command lists all 1,005 files" 1005 \
+		"$(txfs_as diff --command "$(jget cmd)" --name-status "$WS" | grep -c '^A	many/f')"
 
 	n=$(count)
 	ag_exec -- "$PY" -c "$CLIENT" "$PORT"
