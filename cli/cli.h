@@ -11,6 +11,7 @@
 #ifndef TXFS_CLI_H
 #define TXFS_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 int cmd_mount(int argc, char **argv);
@@ -28,6 +29,20 @@ int cmd_recover(int argc, char **argv);
 int cmd_policy_reload(int argc, char **argv);
 
 int cmd_run(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
+/* agent_env.c: --env NAME[=VALUE]... and --clean-env on our environment
+ * (before the fork: the command inherits it). -1 on a bad entry. */
+int cli_env_apply(const char *const *envs, size_t n, bool clean_env);
+/* 0 when the command may write path: -EPERM when path is the state folder,
+ * holds it or lies inside it; -errno when either cannot be resolved. */
+int cli_allow_write_check(const char *path, const char *state);
+/* cmd_session.c: the audit log text grouped by txfs exec command
+ * (modifies text); txfs rollback MNT --command N. */
+int cli_log_grouped(char *text, bool json);
+int cli_rollback_command(const char *mnt, const char *n);
+/* The state folder of the mount MNT (from MNT/<ctl>/status.json). */
+int cli_find_state(const char *mnt, const char *ctl, char *out, size_t size);
 /* One request to the daemon whose state folder is `state` (see
  * fs/sock.c): *err its errno (0 ok), *out its text (malloc'd). */
 int cli_request(const char *state, int argc, char **argv, int *err,

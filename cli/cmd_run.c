@@ -40,6 +40,7 @@
 static const char run_usage[] =
 "usage: txfs run [-C DIR] [--policy FILE] [--state DIR] [--check CMD]\n"
 "                [--keep] [--no-network] [--allow-weaker] [--json]\n"
+"                [--allow-write PATH]... [--env NAME[=VALUE]]... [--clean-env]\n"
 "                -- CMD [ARG...]\n"
 "\n"
 "Mount DIR (default: the current folder) in place, run CMD confined\n"
@@ -51,12 +52,22 @@ static const char run_usage[] =
 "policy's `network deny`) forbids every non-unix socket. If the kernel\n"
 "cannot enforce all of it, txfs run refuses unless --allow-weaker.\n"
 "Every process CMD started (setsid, double forks, daemons) is stopped\n"
-"before --check and before the commit; the report says how many.\n";
+"before --check and before the commit; the report says how many.\n"
+"--allow-write PATH (repeatable; or the policy's `allow-write PATH`) keeps\n"
+"a folder outside DIR writable (an agent's state: ~/.claude, ~/.codex).\n"
+"The environment passes through (API keys); --clean-env keeps only PATH,\n"
+"HOME, USER, LOGNAME, LANG, LC_ALL, TERM, TMPDIR and each --env NAME or\n"
+"NAME=VALUE. CMD never reaches the control socket (seccomp peers are\n"
+"refused).\n";
+
+#define RUN_MAX_EXTRA 64
 
 struct run_opts {
 	const char *dir, *policy, *state, *check;
-	bool keep, no_network, allow_weaker, json;
+	bool keep, no_network, allow_weaker, json, clean_env;
 	char **cmd;
+	const char *allow[RUN_MAX_EXTRA], *envs[RUN_MAX_EXTRA];
+	size_t nallow, nenvs;
 };
 
 struct run_ctx {
@@ -65,13 +76,15 @@ struct run_ctx {
 	char state[PATH_MAX];
 	pid_t daemon;
 	bool network_denied;
-	const char *writable[4];
+	const char *writable[4 + 2 * RUN_MAX_EXTRA];
 	size_t nwritable;
 	struct proctree pt;	/* every process CMD starts (proctree.h) */
 	unsigned stopped;	/* leftovers stopped after CMD and --check */
 	bool tree_failed;	/* some could not be stopped: never commit */
 	struct sup_lists sup;	/* the supervisor's policy part (supervise.h) */
 	struct sup_opts so;	/* the supervisor's options */
+	char **pol_allow;	/* the policy's allow-write paths */
+	size_t npol_allow;
 };
 
 static volatile sig_atomic_t got_signal;
@@ -91,6 +104,9 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		{ "no-network", no_argument, NULL, 'n' },
 		{ "allow-weaker", no_argument, NULL, 'w' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "allow-write", required_argument, NULL, 'W' },
+		{ "env", required_argument, NULL, 'e' },
+		{ "clean-env", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -108,6 +124,19 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		case 'n': o->no_network = true; break;
 		case 'w': o->allow_weaker = true; break;
 		case 'j': o->json = true; break;
+		case 'W':
+		case 'e':
+			if ((c == 'W' ? o->nallow : o->nenvs) == RUN_MAX_EXTRA) {
+				cli_err(0, "run: too many --%s",
+					c == 'W' ? "allow-write" : "env");
+				return 2;
+			}
+			if (c == 'W')
+				o->allow[o->nallow++] = optarg;
+			else
+				o->envs[o->nenvs++] = optarg;
+			break;
+		case 'E': o->clean_env = true; break;
 		case 'h': fputs(run_usage, stdout); return -1;
 		default:
 			cli_err(0, "run: unknown option (see txfs run --help)");
@@ -170,9 +199,13 @@ static int load_policy(struct run_ctx *r)
 	}
 	r->network_denied = r->o.no_network || policy_network_denied(p);
 	rc = sup_lists_from_policy(p, r->ws, &r->sup);
-	policy_free(p);
 	if (rc)
 		cli_err(rc, "run: policy");
+	else if ((rc = policy_allow_write(p, getenv("HOME"), &r->pol_allow,
+					  &r->npol_allow)))
+		cli_err(rc, "run: the policy's allow-write (a ~/ path needs "
+			"HOME)");
+	policy_free(p);
 	return rc;
 }
 
@@ -211,8 +244,37 @@ static void add_writable(struct run_ctx *r, const char *path)
 	struct stat st;
 
 	if (path && path[0] == '/' && stat(path, &st) == 0 &&
-	    S_ISDIR(st.st_mode) && r->nwritable < 4)
+	    S_ISDIR(st.st_mode) && r->nwritable < 4 + 2 * RUN_MAX_EXTRA)
 		r->writable[r->nwritable++] = path;
+}
+
+/* --allow-write and the policy's allow-write: absolute folders that
+ * exist (a missing one is an error: the agent would fail later). */
+static int add_allowed(struct run_ctx *r)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < r->o.nallow + r->npol_allow; i++) {
+		const char *p = i < r->o.nallow ? r->o.allow[i] :
+			r->pol_allow[i - r->o.nallow];
+
+		if (p[0] != '/' || stat(p, &st) || !S_ISDIR(st.st_mode)) {
+			cli_err(0, "run: allow-write %s: not an absolute path "
+				"of an existing folder", p);
+			return 2;
+		}
+		if (cli_allow_write_check(p, r->state) == -EPERM) {
+			cli_err(0, "run: allow-write %s: refused: it holds or "
+				"is inside the state folder %s", p, r->state);
+			return 2;
+		}
+		add_writable(r, p);
+	}
+	if (cli_env_apply(r->o.envs, r->o.nenvs, r->o.clean_env)) {
+		cli_err(0, "run: --env: bad NAME=VALUE");
+		return 2;
+	}
+	return 0;
 }
 
 /* The child: confine, enter the workspace, hand over the supervisor's
@@ -404,6 +466,8 @@ static int setup(struct run_ctx *r, int argc, char **argv)
 	add_writable(r, "/tmp");
 	add_writable(r, getenv("TMPDIR"));
 	add_writable(r, "/dev/shm");
+	if ((rc = add_allowed(r)))
+		return rc;
 	r->so = (struct sup_opts){
 		.workspace = r->ws, .writable = r->writable, .n_writable = r->nwritable,
 		.connect_allow = (const char *const *)r->sup.connect,
@@ -480,15 +544,17 @@ int cmd_run(int argc, char **argv)
 	int rc, err;
 
 	rc = setup(&r, argc, argv);
-	if (rc)
+	if (rc) {
+		policy_allow_write_free(r.pol_allow, r.npol_allow);
 		return rc < 0 ? 0 : rc;
+	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGALRM, &sa, NULL);
-	if (chdir("/"))	/* our own cwd must not pin the real folder */
-		return 1;
-	if ((rc = mount_ws(&r))) {
+	if (chdir("/") || (rc = mount_ws(&r))) {	/* our own cwd must
+						 * not pin the real folder */
 		cli_err(rc, "run: mount %s", r.ws);
+		policy_allow_write_free(r.pol_allow, r.npol_allow);
 		return 1;
 	}
 	if (tree_begin(&r)) {
@@ -516,6 +582,7 @@ int cmd_run(int argc, char **argv)
 	free(o.changes);
 	free(o.message);
 	sup_lists_free(&r.sup);
+	policy_allow_write_free(r.pol_allow, r.npol_allow);
 	if (rc)
 		return 1;
 	if (o.cmd_status != 0)

@@ -28,7 +28,7 @@
 /* --- talking to the daemon ------------------------------------------ */
 
 /* The value of "state" in MNT/<ctl>/status.json, unescaped. */
-static int find_state(const char *mnt, const char *ctl, char *out,
+int cli_find_state(const char *mnt, const char *ctl, char *out,
 		      size_t size)
 {
 	char path[PATH_MAX], buf[16384];
@@ -156,7 +156,7 @@ static int mnt_request(const char *what, const char *mnt, const char *ctl,
 		       int argc, char **argv, char **out, size_t *len)
 {
 	char state[PATH_MAX];
-	int err = 0, rc = find_state(mnt, ctl, state, sizeof(state));
+	int err = 0, rc = cli_find_state(mnt, ctl, state, sizeof(state));
 
 	if (rc) {
 		cli_err(rc, "%s %s: not a txfs mount (no %s/status.json)", what,
@@ -175,8 +175,8 @@ static int mnt_request(const char *what, const char *mnt, const char *ctl,
 /* --- option parsing shared by the commands -------------------------- */
 
 struct copts {
-	bool json, force, stat, name_status, help;
-	const char *ctl;
+	bool json, force, stat, name_status, help, commands;
+	const char *ctl, *since, *command;
 	int first;	/* index of the first operand */
 };
 
@@ -188,6 +188,9 @@ static int parse(int argc, char **argv, struct copts *o, const char *usage)
 		{ "stat", no_argument, NULL, 's' },
 		{ "name-status", no_argument, NULL, 'n' },
 		{ "ctl-name", required_argument, NULL, 'c' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "command", required_argument, NULL, 'N' },
+		{ "commands", no_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -203,6 +206,9 @@ static int parse(int argc, char **argv, struct copts *o, const char *usage)
 		case 's': o->stat = true; break;
 		case 'n': o->name_status = true; break;
 		case 'c': o->ctl = optarg; break;
+		case 'S': o->since = optarg; break;
+		case 'N': o->command = optarg; break;
+		case 'M': o->commands = true; break;
 		case 'h': fputs(usage, stdout); o->help = true; return 0;
 		default:
 			cli_err(0, "%s: unknown option (see --help)", argv[0]);
@@ -271,10 +277,23 @@ int cmd_status(int argc, char **argv)
 
 int cmd_rollback(int argc, char **argv)
 {
+	struct copts o;
+
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "--command", 9)) {
+			if (parse(argc, argv, &o, "") || argc - o.first != 1 ||
+			    !o.command) {
+				cli_err(0, "rollback: usage: txfs rollback MNT "
+					"--command N");
+				return 2;
+			}
+			return cli_rollback_command(argv[o.first], o.command);
+		}
 	return simple(argc, argv,
-		"usage: txfs rollback MNT [SAVEPOINT]\n\n"
+		"usage: txfs rollback MNT [SAVEPOINT | --command N]\n\n"
 		"Discard every staged change (in constant time), or those made\n"
-		"since SAVEPOINT, which stays open.\n", 1, 2, false);
+		"since SAVEPOINT, which stays open. --command N undoes `txfs\n"
+		"exec` command N and every later one.\n", 1, 2, false);
 }
 
 int cmd_savepoint(int argc, char **argv)
@@ -327,9 +346,11 @@ int cmd_commit(int argc, char **argv)
 }
 
 static const char log_usage[] =
-	"usage: txfs log [--json] MNT\n\n"
-	"The audit log: vetoes and transaction events. --json prints the\n"
-	"JSON lines as stored.\n";
+	"usage: txfs log [--json [--commands]] MNT\n\n"
+	"The audit log: vetoes and transaction events, grouped by `txfs exec`\n"
+	"command (number, argv, outcome, exit status, savepoint, changes,\n"
+	"vetoes and the events while it ran). --json prints the JSON lines as\n"
+	"stored; --json --commands one JSON object a command or event.\n";
 
 /* One JSON line to "time event op path rule". */
 static void log_line(const char *l)
@@ -376,8 +397,13 @@ int cmd_log(int argc, char **argv)
 	err = mnt_request("log", argv[o.first], o.ctl, 1, req, &out, &len);
 	if (err < 0)
 		return 1;
-	if (err || o.json)
+	if (err || (o.json && !o.commands))
 		return finish("log", err, out);
+	if (o.commands || strstr(out, "\"event\":\"cmd-")) {
+		rc = cli_log_grouped(out, o.json);
+		free(out);
+		return rc;
+	}
 	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n"))
 		log_line(l);
 	free(out);
@@ -592,10 +618,15 @@ out:
 int cmd_diff(int argc, char **argv)
 {
 	static const char usage[] =
-		"usage: txfs diff [--stat | --name-status] MNT [PATH...]\n\n"
+		"usage: txfs diff [--stat | --name-status] [--since SAVEPOINT |\n"
+		"                 --command N] MNT [PATH...]\n\n"
 		"The staged changes as a unified diff (git style, usable with\n"
-		"`git apply` or `patch -p1` against the real directory).\n";
-	char state[PATH_MAX], *out = NULL, *req[1] = { "changes" };
+		"`git apply` or `patch -p1` against the real directory).\n"
+		"--since limits it to the paths changed since that savepoint,\n"
+		"--command N to those `txfs exec` command N changed (each still\n"
+		"diffed against the real directory).\n";
+	char state[PATH_MAX], *out = NULL, *req[2] = { "changes", NULL },
+	     sp[64];
 	struct copts o;
 	size_t len;
 	int rc = parse(argc, argv, &o, usage), err = 0;
@@ -606,12 +637,19 @@ int cmd_diff(int argc, char **argv)
 		cli_err(0, "diff: missing MNT");
 		return 2;
 	}
-	if ((rc = find_state(argv[o.first], o.ctl, state, sizeof(state)))) {
+	if ((rc = cli_find_state(argv[o.first], o.ctl, state, sizeof(state)))) {
 		cli_err(rc, "diff %s: not a txfs mount", argv[o.first]);
 		return 1;
 	}
-	if ((rc = cli_request(state, 1, req, &err, &out, &len)) || err) {
-		cli_err(rc ? rc : -err, "diff %s", argv[o.first]);
+	snprintf(sp, sizeof(sp), "%s", o.command ? o.command : "");
+	if (o.since || o.command) {
+		req[0] = o.since ? "changes-since" : "cmd-changes";
+		req[1] = o.since ? (char *)o.since : sp;
+	}
+	if ((rc = cli_request(state, req[1] ? 2 : 1, req, &err, &out, &len)) ||
+	    err) {
+		cli_err(rc ? rc : -err, "diff %s%s%s", argv[o.first],
+			out && out[0] ? ": " : "", out ? out : "");
 		free(out);
 		return 1;
 	}

@@ -39,6 +39,10 @@ static const struct command commands[] = {
 	{ "recover", cmd_recover, "finish or discard an interrupted commit" },
 	{ "run", cmd_run, "run a command in a transaction, confined: commit "
 			  "on success" },
+	{ "exec", cmd_exec, "run one command as a nested transaction of a "
+			    "mounted session" },
+	{ "mcp", cmd_mcp, "an MCP server on stdio: the session's "
+			  "transactions as tools" },
 	{ "policy", cmd_policy, "check, test or reload a policy" },
 	{ "help", cmd_help, "this help" },
 	{ "version", cmd_version, "print the version" },

@@ -168,6 +168,7 @@ static int gen_status_any(struct txfs *fs, char **buf, size_t *len,
 			  bool json)
 {
 	struct txn_counts c;
+	char *last;
 	FILE *f = open_memstream(buf, len);
 	int rc;
 
@@ -193,7 +194,9 @@ static int gen_status_any(struct txfs *fs, char **buf, size_t *len,
 		json_str(f, fs->mnt_path);
 		fputs(",\"state\":", f);
 		json_str(f, fs->state_path);
-		fputs("}\n", f);
+		last = session_last_json(fs);
+		fprintf(f, ",\"last_command\":%s}\n", last ? last : "null");
+		free(last);
 	} else if (rc == 0) {
 		fprintf(f, "transaction %llu: %llu added, %llu modified, "
 			"%llu deleted, %llu renamed; %llu need review\n"

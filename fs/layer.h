@@ -198,6 +198,9 @@ int layer_sp_push(struct layer_txn *t, uint32_t *level);
 int layer_sp_rollback(struct layer_txn *t, uint32_t level);
 int layer_sp_release(struct layer_txn *t, uint32_t level);
 uint32_t layer_sp_level(const struct layer_txn *t);
+/* *changed: whether anything changed since savepoint level `level` was
+ * opened (the undo log has a record at that level or above). */
+int layer_sp_changed(struct layer_txn *t, uint32_t level, bool *changed);
 /* Close every savepoint and drop the undo log. */
 int layer_sp_clear(struct layer_txn *t);
 

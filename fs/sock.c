@@ -260,6 +260,9 @@ int sock_dispatch(struct txfs *fs, int cfd, int argc, char **argv,
 		send_real(fs, cfd, argv[1]);
 		return SOCK_REPLIED;
 	}
+	if (!strncmp(verb, "cmd-", 4) || !strcmp(verb, "changes-since") ||
+	    !strcmp(verb, "control-check"))
+		return session_dispatch(fs, argc, argv, r);
 	if (!strcmp(verb, "policy-reload"))
 		return txfs_reload_policy(fs, &r->text);
 	if (asprintf(&r->text, "unknown request '%s'\n", verb) < 0)

@@ -395,6 +395,11 @@ void sock_stop(struct txfs *fs);
 int sock_dispatch(struct txfs *fs, int cfd, int argc, char **argv,
 		  struct txn_report *r);
 /* The text of .txfs/status (json: status.json), changes or log. */
+/* session.c: the "cmd-*" and "changes-since" socket verbs (txfs exec). */
+int session_dispatch(struct txfs *fs, int argc, char **argv,
+		     struct txn_report *r);
+/* The summary of the last `txfs exec` command (JSON, malloc'd) or NULL. */
+char *session_last_json(struct txfs *fs);
 int ctl_text(struct txfs *fs, const char *name, bool json, char **buf,
 	     size_t *len);
 /* Reload the policy file; on error the old policy stays, *msg says why. */

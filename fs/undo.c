@@ -242,6 +242,31 @@ int layer_sp_clear(struct layer_txn *t)
 	return rc;
 }
 
+int layer_sp_changed(struct layer_txn *t, uint32_t level, bool *changed)
+{
+	struct key pre;
+	uint32_t be = htobe32(level);
+	MDB_cursor *c;
+	MDB_val k, v;
+	int rc;
+
+	*changed = false;
+	pre.len = 0;
+	key_u64(&pre, t->gen);
+	memcpy(pre.b + 8, &be, 4);
+	pre.len = 12;
+	if ((rc = mdb_cursor_open(t->txn, t->l->undo, &c)))
+		return lerr(rc);
+	k = kval(&pre);
+	/* keys sort by gen then big-endian level: the first one at or after
+	 * gen|level is of a level >= level exactly when it has our gen */
+	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+	if (rc == 0)
+		*changed = k.mv_size >= 8 && !memcmp(k.mv_data, pre.b, 8);
+	mdb_cursor_close(c);
+	return rc == 0 || rc == MDB_NOTFOUND ? 0 : lerr(rc);
+}
+
 uint32_t layer_sp_level(const struct layer_txn *t)
 {
 	return t->sp_level;

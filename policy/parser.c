@@ -584,6 +584,19 @@ static int parse_control(struct pline *l)
 	return 0;
 }
 
+/* `allow-write PATH...`: absolute or ~/ paths (allow_write.c reads them). */
+static int parse_allow_write(struct pline *l)
+{
+	if (l->n < 2)
+		missing(l, &l->t[0], "'allow-write' needs at least one path");
+	for (size_t i = 1; i < l->n; i++)
+		if (l->t[i].s[0] != '/' && (l->t[i].len < 2 ||
+		    l->t[i].s[0] != '~' || l->t[i].s[1] != '/'))
+			error_at(l, &l->t[i], "allow-write takes absolute "
+				 "paths or ~/PATH");
+	return 0;
+}
+
 /* ---- lines and files -------------------------------------------------- */
 
 static const struct keyword keywords[] = {
@@ -591,7 +604,7 @@ static const struct keyword keywords[] = {
 	{ "hide", parse_hide },		{ "readonly", parse_readonly },
 	{ "flag", parse_flag },		{ "limit", parse_limit },
 	{ "network", parse_network },	{ "exec", parse_exec },
-	{ "control", parse_control },
+	{ "control", parse_control },	{ "allow-write", parse_allow_write },
 };
 
 static int parse_line(struct pline *l)

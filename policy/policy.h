@@ -182,6 +182,13 @@ const char *policy_text(const struct policy *p);
 int policy_connect_globs(const struct policy *p, char ***out, size_t *n);
 void policy_connect_free(char **v, size_t n);
 
+/* The `allow-write PATH...` rules (allow_write.c): folders outside the
+ * workspace a confined command may write, ~/ expanded against home.
+ * *paths (malloc'd, free with policy_allow_write_free) may be NULL.
+ * Returns 0, -EINVAL for a ~/ path without an absolute home, -ENOMEM. */
+int policy_allow_write(const struct policy *p, const char *home,
+		       char ***paths, size_t *n);
+void policy_allow_write_free(char **paths, size_t n);
 const char *policy_name(const struct policy *p);
 /* Number of lines holding a rule (of any kind). */
 size_t policy_rule_count(const struct policy *p);

@@ -1,0 +1,600 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd_exec.c - `txfs exec`: one command as one nested transaction inside a
+ * mounted session.
+ *
+ *   cmd-begin (the daemon numbers the command N and takes savepoint cmd-N),
+ *   run CMD confined as `txfs run` confines it (confine.c; its cwd is the
+ *   current folder when that is inside the mount, else the mount root),
+ *   stop its whole process tree when it exits, run --check the same way
+ *   when CMD succeeded, then cmd-end: the changes stay staged (CMD and
+ *   the check exited 0) or the session rolls back to cmd-N. Report what
+ *   changed and what was vetoed (one JSON line with --json).
+ *
+ * Commands of one session run one at a time (flock on STATE/exec.lock):
+ * savepoints are a stack, so rolling back a command while a later one runs
+ * would discard the later one's changes too.
+ *
+ * The exit status is CMD's, or the check's when CMD succeeded; 125 when
+ * txfs itself failed (no mount, daemon unreachable), 2 for wrong usage.
+ * The command cannot commit or roll back: the daemon refuses control
+ * requests from processes under a seccomp filter (fs/sock.c), and the
+ * .txfs/ctl verbs are for the agent's user to deny (`--no-ctl-verbs`).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "confine.h"
+#include "proctree.h"
+#include "supervise.h"
+#include "../policy/policy.h"
+
+static const char exec_usage[] =
+"usage: txfs exec [--check CMD] [--json] [--allow-write PATH]...\n"
+"                 [--env NAME[=VALUE]]... [--clean-env] [--no-network]\n"
+"                 [--allow-weaker] [MNT] -- CMD [ARG...]\n"
+"\n"
+"Run CMD as one nested transaction of the session mounted at MNT\n"
+"(default: the txfs mount holding the current folder): take savepoint\n"
+"cmd-N, run CMD confined as `txfs run` does (writes only inside MNT,\n"
+"/tmp, $TMPDIR, /dev/shm and each --allow-write PATH), stop everything it\n"
+"started, run --check the same way if CMD exited 0, then keep the changes\n"
+"staged (both exited 0) or roll back to cmd-N. Prints what changed and\n"
+"what the policy vetoed (--json: one JSON line on stdout). The exit status\n"
+"is CMD's (or the check's); 125 when txfs failed. --clean-env starts CMD\n"
+"with only PATH, HOME, USER, LANG, TERM and each --env NAME[=VALUE].\n";
+
+#define MAX_WRITABLE 64
+
+/* SIGINT, SIGTERM or SIGHUP received: stop the command, roll it back. */
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+struct exec_ctx {
+	const char *check;
+	bool json, no_network, allow_weaker, clean_env;
+	const char *mnt_arg;
+	char **cmd;
+	char mnt[PATH_MAX], state[PATH_MAX], cwd[PATH_MAX];
+	const char *writable[MAX_WRITABLE];
+	size_t nwritable;
+	const char *envs[MAX_WRITABLE], *allow[MAX_WRITABLE];
+	size_t nenvs, nallow;
+	pid_t daemon, parent;
+	unsigned long long id, vetoes0;
+	char *begin_text;	/* cmd-begin's answer: the allow-write paths */
+	struct proctree pt;	/* every process the command starts */
+	unsigned stopped;	/* leftovers stopped after it exited */
+	bool tree_failed;	/* some could not be stopped: roll back */
+	struct sup_lists sup;	/* the supervisor's policy part */
+};
+
+static int add_path(struct exec_ctx *x, const char *path, bool must)
+{
+	struct stat st;
+
+	if (!path || path[0] != '/' || stat(path, &st) || !S_ISDIR(st.st_mode)) {
+		if (must)
+			cli_err(0, "exec: --allow-write %s: not an absolute "
+				"path of a folder", path ? path : "");
+		return must ? -EINVAL : 0;
+	}
+	if (x->state[0] && cli_allow_write_check(path, x->state) == -EPERM) {
+		cli_err(0, "exec: allow-write %s: refused: it holds or is "
+			"inside the state folder %s", path, x->state);
+		return -EPERM;
+	}
+	if (x->nwritable == MAX_WRITABLE)
+		return -E2BIG;
+	x->writable[x->nwritable++] = path;
+	return 0;
+}
+
+static int parse_exec(int argc, char **argv, struct exec_ctx *x)
+{
+	static const struct option lopts[] = {
+		{ "check", required_argument, NULL, 'k' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "allow-write", required_argument, NULL, 'W' },
+		{ "env", required_argument, NULL, 'e' },
+		{ "clean-env", no_argument, NULL, 'E' },
+		{ "no-network", no_argument, NULL, 'n' },
+		{ "allow-weaker", no_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, dd = 1;
+
+	while (dd < argc && strcmp(argv[dd], "--"))
+		dd++;
+	optind = 1;
+	while ((c = getopt_long(dd, argv, "+h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'k': x->check = optarg; break;
+		case 'j': x->json = true; break;
+		case 'W':
+			if (x->nallow < MAX_WRITABLE)
+				x->allow[x->nallow++] = optarg;
+			break;
+		case 'e':
+			if (x->nenvs < MAX_WRITABLE)
+				x->envs[x->nenvs++] = optarg;
+			break;
+		case 'E': x->clean_env = true; break;
+		case 'n': x->no_network = true; break;
+		case 'w': x->allow_weaker = true; break;
+		case 'h': fputs(exec_usage, stdout); return -1;
+		default:
+			cli_err(0, "exec: unknown option (see txfs exec --help)");
+			return 2;
+		}
+	}
+	if (dd >= argc - 1 || dd - optind > 1) {
+		cli_err(0, "exec: usage: txfs exec [OPTIONS] [MNT] -- CMD ...");
+		return 2;
+	}
+	x->mnt_arg = dd - optind == 1 ? argv[optind] : NULL;
+	x->cmd = argv + dd + 1;
+	return 0;
+}
+
+/* MNT, or the nearest folder above the cwd with .txfs/status.json. */
+static int find_mount(struct exec_ctx *x)
+{
+	char p[PATH_MAX + 32];
+
+	if (!getcwd(x->cwd, sizeof(x->cwd)))
+		return -errno;
+	if (x->mnt_arg)
+		return realpath(x->mnt_arg, x->mnt) ? 0 : -errno;
+	snprintf(x->mnt, sizeof(x->mnt), "%s", x->cwd);
+	for (;;) {
+		char *slash;
+
+		snprintf(p, sizeof(p), "%s/.txfs/status.json", x->mnt);
+		if (access(p, R_OK) == 0)
+			return 0;
+		slash = strrchr(x->mnt, '/');
+		if (!slash || slash == x->mnt)
+			return -ENOENT;
+		*slash = '\0';
+	}
+}
+
+static pid_t read_daemon_pid(const char *state)
+{
+	char path[PATH_MAX + 16], buf[32] = "";
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/daemon.pid", state);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? (pid_t)atoi(buf) : 0;
+}
+
+/* The confined child: never returns. */
+static void child(struct exec_ctx *x, char *const *argv, bool shell,
+		  struct sup *sup)
+{
+	struct confine_opts co = {
+		.writable = x->writable, .n_writable = x->nwritable,
+		.daemon_pid = x->daemon, .no_network = x->no_network,
+		.allow_weaker = x->allow_weaker,
+	};
+	const char *why = NULL, *dir = x->cwd;
+	size_t ml = strlen(x->mnt);
+	int rc;
+
+	setpgid(0, 0);
+	proctree_enter(&x->pt);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	/* if txfs exec is killed outright, its command goes too */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != x->parent)	/* it died before the prctl */
+		_exit(126);
+	if (strncmp(x->cwd, x->mnt, ml) || (x->cwd[ml] && x->cwd[ml] != '/'))
+		dir = x->mnt;
+	if (chdir(dir)) {
+		cli_err(errno, "exec: cd %s", dir);
+		_exit(126);
+	}
+	rc = confine_apply(&co, &why);
+	if (rc) {
+		cli_err(0, "exec: cannot confine the command: %s",
+			why ? why : strerror(-rc));
+		_exit(126);
+	}
+	if ((rc = sup_child(sup))) {
+		cli_err(rc, "exec: cannot start the supervisor");
+		_exit(126);
+	}
+	if (shell)
+		execl("/bin/sh", "sh", "-c", argv[0], (char *)NULL);
+	else
+		execvp(argv[0], argv);
+	cli_err(errno, "exec: %s", argv[0]);
+	_exit(127);
+}
+
+/* The policy in force, read back from the mount's .txfs/policy: the
+ * supervisor's `allow connect` and `exec deny` lists. */
+static int load_sup_lists(struct exec_ctx *x)
+{
+	char path[PATH_MAX + 16], *text = NULL, *err = NULL;
+	struct policy *p = NULL;
+	size_t len = 0;
+	FILE *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/.txfs/policy", x->mnt);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	{
+		FILE *m = open_memstream(&text, &len);
+		char buf[8192];
+		size_t n;
+
+		if (!m) {
+			fclose(f);
+			return -ENOMEM;
+		}
+		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+			fwrite(buf, 1, n, m);
+		fclose(m);
+	}
+	fclose(f);
+	rc = policy_load_buf(path, text ? text : "", len, &p, &err);
+	free(text);
+	if (rc) {
+		cli_err(0, "exec: policy %s: %s", path, err ? err : strerror(-rc));
+		free(err);
+		return rc;
+	}
+	rc = sup_lists_from_policy(p, x->mnt, &x->sup);
+	policy_free(p);
+	return rc;
+}
+
+/*
+ * Spawn argv confined (as txfs run: confine.c and the supervisor of
+ * supervise.c), wait for it, then stop every process it left
+ * (proctree.c). Returns its exit status (128+N for signal N), 126 when it
+ * could not be started.
+ */
+static int exec_spawn_wait(struct exec_ctx *x, char *const *argv, bool shell)
+{
+	struct sup_opts so = {
+		.workspace = x->mnt, .writable = x->writable,
+		.n_writable = x->nwritable,
+		.connect_allow = (const char *const *)x->sup.connect,
+		.n_connect_allow = x->sup.nconnect,
+		.exec_deny = (const char *const *)x->sup.exec,
+		.n_exec_deny = x->sup.nexec,
+		.no_network = x->no_network, .quiet = x->json, .state = x->state,
+	};
+	struct sup *sup = NULL;
+	struct sup_stats st;
+	unsigned n = 0;
+	pid_t pid;
+	int status = 0, rc;
+
+	x->parent = getpid();
+	if ((rc = sup_new(&so, &sup))) {
+		cli_err(rc, "exec: supervisor");
+		return 126;
+	}
+	pid = fork();
+	if (pid < 0) {
+		sup_free(sup, NULL);
+		return 126;
+	}
+	if (pid == 0)
+		child(x, argv, shell, sup);
+	rc = sup_attach(sup, pid);
+	if (rc && rc != -EPIPE)	/* EPIPE: the child said why */
+		cli_err(rc, "exec: supervisor (the command was not run)");
+	setpgid(pid, pid);
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			status = 126 << 8;
+			break;
+		}
+		if (got_signal)
+			kill(-pid, SIGKILL);
+	}
+	sup_free(sup, &st);
+	if (st.refused && !x->json)
+		fprintf(stderr, "txfs: exec: the supervisor refused %lu of %lu "
+			"calls (in the audit log: txfs log)\n", st.refused,
+			st.notifications);
+	if (proctree_stop_all(&x->pt, &n)) {
+		x->tree_failed = true;
+		cli_err(0, "exec: some processes started by the command could "
+			"not be stopped: the command is rolled back");
+	}
+	x->stopped += n;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+/* Wait for the session's other txfs exec commands; the lock goes with
+ * the process (the descriptor is not inherited: O_CLOEXEC). */
+static int lock_session(const struct exec_ctx *x)
+{
+	char path[PATH_MAX + 16];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/exec.lock", x->state);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR || got_signal) {
+			close(fd);
+			return errno == EINTR ? -EINTR : -errno;
+		}
+	return fd;
+}
+
+/* One request to the daemon; its text (malloc'd) or NULL (printed). */
+static char *ask(struct exec_ctx *x, int argc, char **argv)
+{
+	char *out = NULL;
+	size_t len;
+	int err = 0, rc = cli_request(x->state, argc, argv, &err, &out, &len);
+
+	if (rc || err) {
+		cli_err(rc ? rc : -err, "exec: %s: %s", argv[0],
+			out && out[0] ? out : "the daemon refused");
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+static int begin(struct exec_ctx *x)
+{
+	int n = 0;
+	char **req;
+	char *out;
+	int network = 0;
+
+	while (x->cmd[n])
+		n++;
+	req = calloc((size_t)n + 2, sizeof(*req));
+	if (!req)
+		return -ENOMEM;
+	req[0] = "cmd-begin";
+	memcpy(req + 1, x->cmd, (size_t)n * sizeof(*req));
+	out = ask(x, n + 1, req);
+	free(req);
+	if (!out || sscanf(out, "%llu %llu %d", &x->id, &x->vetoes0,
+			   &network) != 3) {
+		x->id = 0;
+		free(out);
+		return -EPROTO;
+	}
+	x->begin_text = out;
+	x->no_network = x->no_network || network;
+	/* the policy's allow-write folders (missing ones are skipped) */
+	for (char *l = strchr(out, '\n'); l;) {
+		char *e;
+
+		*l++ = '\0';
+		if (!*l)
+			break;
+		e = strchr(l, '\n');
+		if (e)
+			*e = '\0';
+		if (add_path(x, l, false))
+			return -EPERM;
+		l = e;
+	}
+	return 0;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The vetoes logged while command x->id ran, as "op path (rule)". */
+static json_t *vetoed(struct exec_ctx *x)
+{
+	char *req[1] = { "log" }, *log = ask(x, 1, req);
+	json_t *list = json_array();
+	bool in = false;
+
+	for (char *l = log ? strtok(log, "\n") : NULL; l && list;
+	     l = strtok(NULL, "\n")) {
+		json_t *ev = json_loads(l, 0, NULL);
+		const char *e = json_string_value(json_object_get(ev, "event"));
+		json_int_t c = json_integer_value(json_object_get(ev, "cmd"));
+
+		if (e && !strcmp(e, "cmd-begin"))
+			in = c == (json_int_t)x->id;
+		else if (e && !strcmp(e, "cmd-end"))
+			in = false;
+		else if (in && e && !strcmp(e, "veto")) {
+			char *s = NULL;
+
+			if (asprintf(&s, "%s %s (%s)", json_string_value(
+				json_object_get(ev, "op")) ?: "?",
+				json_string_value(json_object_get(ev, "path")) ?: "?",
+				json_string_value(json_object_get(ev, "rule")) ?:
+				"no rule") > 0)
+				json_array_append_new(list, json_string(s));
+			free(s);
+		}
+		json_decref(ev);
+	}
+	free(log);
+	return list;
+}
+
+/* Print the daemon's cmd-end object, with what only we know added. */
+static void report(struct exec_ctx *x, const char *end, int check_status,
+		   double ms)
+{
+	json_t *o = json_loads(end, 0, NULL), *ch;
+	size_t i;
+	json_t *v;
+
+	if (!o) {
+		fputs(end, x->json ? stdout : stderr);
+		return;
+	}
+	json_object_set_new(o, "check_exit", json_integer(check_status));
+	json_object_set_new(o, "vetoed",
+			    json_integer_value(json_object_get(o, "vetoes")) ?
+			    vetoed(x) : json_array());
+	json_object_set_new(o, "ms", json_real(ms));
+	if (x->json) {
+		char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+		if (s)
+			printf("%s\n", s);
+		free(s);
+		json_decref(o);
+		return;
+	}
+	ch = json_object_get(o, "changes");
+	fprintf(stderr, "txfs: exec: command %lld %s (exit %lld%s): %zu "
+		"change%s, %lld veto%s\n",
+		(long long)json_integer_value(json_object_get(o, "cmd")),
+		json_string_value(json_object_get(o, "outcome")),
+		(long long)json_integer_value(json_object_get(o, "exit")),
+		check_status >= 0 ? ", check ran" : "", json_array_size(ch),
+		json_array_size(ch) == 1 ? "" : "s",
+		(long long)json_integer_value(json_object_get(o, "vetoes")),
+		json_integer_value(json_object_get(o, "vetoes")) == 1 ? "" :
+		"es");
+	json_array_foreach(ch, i, v)
+		fprintf(stderr, "  %s\n", json_string_value(v));
+	json_array_foreach(json_object_get(o, "vetoed"), i, v)
+		fprintf(stderr, "  vetoed: %s\n", json_string_value(v));
+	json_decref(o);
+}
+
+static int setup(struct exec_ctx *x, int argc, char **argv)
+{
+	int rc = parse_exec(argc, argv, x);
+
+	if (rc)
+		return rc;
+	if ((rc = find_mount(x))) {
+		cli_err(rc, "exec: %s: no txfs mount (give MNT, or run inside "
+			"one)", x->mnt_arg ? x->mnt_arg : "current folder");
+		return 125;
+	}
+	if ((rc = cli_find_state(x->mnt, ".txfs", x->state,
+				 sizeof(x->state)))) {
+		cli_err(rc, "exec: %s: not a txfs mount", x->mnt);
+		return 125;
+	}
+	x->daemon = read_daemon_pid(x->state);
+	if (add_path(x, x->mnt, false) || add_path(x, "/tmp", false) ||
+	    add_path(x, getenv("TMPDIR"), false) ||
+	    add_path(x, "/dev/shm", false))
+		return 2;
+	for (size_t i = 0; i < x->nallow; i++)
+		if (add_path(x, x->allow[i], true))
+			return 2;
+	if (cli_env_apply(x->envs, x->nenvs, x->clean_env)) {
+		cli_err(0, "exec: --env: bad NAME=VALUE");
+		return 2;
+	}
+	return 0;
+}
+
+int cmd_exec(int argc, char **argv)
+{
+	struct exec_ctx x = { .pt = { .cgfd = -1, .cgparent = -1 } };
+	char ids[32], v0[32], st[16], *end, *req[5];
+	int rc, status, check_status = -1, lock;
+	double t0 = now_ms(), ms;
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	rc = setup(&x, argc, argv);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	lock = lock_session(&x);
+	if (lock < 0) {
+		cli_err(lock, "exec: lock %s/exec.lock", x.state);
+		return 125;
+	}
+	rc = begin(&x);
+	if (rc && !x.id) {
+		free(x.begin_text);
+		close(lock);
+		return 125;
+	}
+	/* begun but refused (a policy allow-write over the state folder),
+	 * or its policy or subreaper not to be had: not run, and ended as a
+	 * failure so that its savepoint goes */
+	if (rc == 0 && (rc = load_sup_lists(&x)) == 0 &&
+	    (rc = proctree_start(&x.pt)))
+		cli_err(rc, "exec: cannot become the subreaper of the command");
+	status = rc ? 125 : exec_spawn_wait(&x, x.cmd, false);
+	if (got_signal && status == 0)
+		status = 128 + got_signal;
+	if (status == 0 && x.check && !got_signal && !x.tree_failed) {
+		char *check[] = { (char *)x.check, NULL };
+
+		check_status = exec_spawn_wait(&x, check, true);
+	}
+	proctree_end(&x.pt);
+	sup_lists_free(&x.sup);
+	snprintf(ids, sizeof(ids), "%llu", x.id);
+	snprintf(v0, sizeof(v0), "%llu", x.vetoes0);
+	snprintf(st, sizeof(st), "%d", status);
+	req[0] = "cmd-end";
+	req[1] = ids;
+	req[2] = st;
+	req[3] = status == 0 && check_status <= 0 && !x.tree_failed ?
+		 "keep" : "rollback";
+	req[4] = v0;
+	end = ask(&x, 5, req);
+	close(lock);
+	free(x.begin_text);
+	ms = now_ms() - t0;
+	if (!end)
+		return 125;
+	report(&x, end, check_status, ms);
+	free(end);
+	return status ? status : check_status > 0 ? check_status : 0;
+}

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd_session.c - the session's history as commands: `txfs log` grouped
+ * by `txfs exec` command, and `txfs rollback MNT --command N`.
+ *
+ * The audit log holds, per command, a cmd-begin record (cmd, argv,
+ * savepoint), the vetoes and events that happened while it ran, and a
+ * cmd-end record (exit, outcome, changes, vetoes); cmd-rollback records
+ * mark commands undone later. Records are parsed with jansson.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct entry {
+	json_t *ev;		/* an event outside any command, or NULL */
+	json_t *cmd;		/* a command: {cmd, argv, ..., events[]} */
+};
+
+struct history {
+	struct entry *e;
+	size_t n, cap;
+	json_t *open;		/* the command running (begun, not ended) */
+};
+
+static int push(struct history *h, json_t *ev, json_t *cmd)
+{
+	if (h->n == h->cap) {
+		size_t c = h->cap ? h->cap * 2 : 64;
+		struct entry *e = realloc(h->e, c * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		h->e = e;
+		h->cap = c;
+	}
+	h->e[h->n].ev = ev;
+	h->e[h->n].cmd = cmd;
+	h->n++;
+	return 0;
+}
+
+static json_int_t ival(json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+/* Mark every command >= n undone (a later cmd-rollback). */
+static void mark_undone(struct history *h, json_int_t n)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (h->e[i].cmd && ival(h->e[i].cmd, "cmd") >= n &&
+		    !strcmp(json_string_value(json_object_get(h->e[i].cmd,
+					"outcome")) ?: "", "kept"))
+			json_object_set_new(h->e[i].cmd, "outcome",
+					    json_string("undone"));
+}
+
+static int add_record(struct history *h, json_t *ev)
+{
+	const char *what = json_string_value(json_object_get(ev, "event"));
+
+	if (!what)
+		what = "";
+	if (!strcmp(what, "cmd-begin")) {
+		json_t *c = json_pack("{s:I,s:O,s:O,s:O,s:s,s:n,s:[]}",
+			"cmd", ival(ev, "cmd"), "time", json_object_get(ev, "time"),
+			"argv", json_object_get(ev, "argv"),
+			"savepoint", json_object_get(ev, "savepoint"),
+			"outcome", "running", "exit", "events");
+
+		json_decref(ev);
+		if (!c)
+			return -ENOMEM;
+		h->open = c;
+		return push(h, NULL, c);
+	}
+	if (!strcmp(what, "cmd-end")) {
+		for (size_t i = h->n; i-- > 0;)
+			if (h->e[i].cmd &&
+			    ival(h->e[i].cmd, "cmd") == ival(ev, "cmd")) {
+				json_t *c = h->e[i].cmd;
+
+				json_object_set(c, "exit", json_object_get(ev, "exit"));
+				json_object_set(c, "outcome", json_object_get(ev, "outcome"));
+				json_object_set(c, "changes", json_object_get(ev, "changes"));
+				json_object_set(c, "vetoes", json_object_get(ev, "vetoes"));
+				break;
+			}
+		h->open = NULL;
+		json_decref(ev);
+		return 0;
+	}
+	/* the savepoints of txfs exec are part of its commands */
+	if ((!strcmp(what, "savepoint") &&
+	     !strncmp(json_string_value(json_object_get(ev, "name")) ?: "",
+		      "cmd-", 4)) ||
+	    (!strcmp(what, "rollback") &&
+	     !strncmp(json_string_value(json_object_get(ev, "savepoint")) ?: "",
+		      "cmd-", 4))) {
+		json_decref(ev);
+		return 0;
+	}
+	if (!strcmp(what, "cmd-rollback"))
+		mark_undone(h, ival(ev, "cmd"));
+	if (h->open && strcmp(what, "savepoint") && strcmp(what, "rollback")) {
+		json_array_append_new(json_object_get(h->open, "events"), ev);
+		return 0;
+	}
+	return push(h, ev, NULL);
+}
+
+/* "time event key=value ..." of a record outside the commands. */
+static void print_event(FILE *f, json_t *ev, const char *indent)
+{
+	const char *k;
+	json_t *v;
+
+	fprintf(f, "%s%s %s", indent,
+		json_string_value(json_object_get(ev, "time")) ?: "",
+		json_string_value(json_object_get(ev, "event")) ?: "");
+	json_object_foreach(ev, k, v) {
+		char *s;
+
+		if (!strcmp(k, "time") || !strcmp(k, "event") || json_is_null(v))
+			continue;
+		s = json_is_string(v) ? strdup(json_string_value(v)) :
+			json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		fprintf(f, " %s=%s", k, s ? s : "?");
+		free(s);
+	}
+	fputc('\n', f);
+}
+
+static void print_cmd(FILE *f, json_t *c)
+{
+	json_t *v, *argv = json_object_get(c, "argv");
+	char ex[24] = "-";
+	size_t i;
+
+	if (json_is_integer(json_object_get(c, "exit")))
+		snprintf(ex, sizeof(ex), "%lld", (long long)ival(c, "exit"));
+
+	fprintf(f, "command %lld:", (long long)ival(c, "cmd"));
+	json_array_foreach(argv, i, v)
+		fprintf(f, " %s", json_string_value(v));
+	fprintf(f, "\n  %s, exit %s, savepoint %s, %zu changes, %lld vetoes\n",
+		json_string_value(json_object_get(c, "outcome")),
+		ex,
+		json_string_value(json_object_get(c, "savepoint")) ?: "-",
+		json_array_size(json_object_get(c, "changes")),
+		(long long)ival(c, "vetoes"));
+	json_array_foreach(json_object_get(c, "changes"), i, v)
+		fprintf(f, "    %s\n", json_string_value(v));
+	json_array_foreach(json_object_get(c, "events"), i, v)
+		print_event(f, v, "    ");
+}
+
+int cli_log_grouped(char *text, bool json)
+{
+	struct history h = { 0 };
+	int rc = 0;
+
+	for (char *l = strtok(text, "\n"); l && rc == 0; l = strtok(NULL, "\n")) {
+		json_t *ev = json_loads(l, 0, NULL);
+
+		if (ev)
+			rc = add_record(&h, ev);
+	}
+	for (size_t i = 0; i < h.n; i++) {
+		json_t *o = h.e[i].cmd ? h.e[i].cmd : h.e[i].ev;
+
+		if (json) {
+			char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+			if (s)
+				printf("%s\n", s);
+			free(s);
+		} else if (h.e[i].cmd) {
+			print_cmd(stdout, o);
+		} else {
+			print_event(stdout, o, "");
+		}
+		json_decref(o);
+	}
+	free(h.e);
+	return rc ? 1 : 0;
+}
+
+/* txfs rollback MNT --command N: the daemon's cmd-rollback verb. */
+int cli_rollback_command(const char *mnt, const char *n)
+{
+	char state[PATH_MAX], *out = NULL, *req[2] = { "cmd-rollback",
+						      (char *)n };
+	size_t len;
+	int err = 0, rc;
+	char *end;
+
+	strtoull(n, &end, 10);
+	if (!n[0] || *end) {
+		cli_err(0, "rollback: --command takes a command number");
+		return 2;
+	}
+	if ((rc = cli_find_state(mnt, ".txfs", state, sizeof(state)))) {
+		cli_err(rc, "rollback %s: not a txfs mount", mnt);
+		return 1;
+	}
+	rc = cli_request(state, 2, req, &err, &out, &len);
+	if (rc || err) {
+		cli_err(rc ? rc : -err, "rollback %s --command %s%s%s", mnt, n,
+			out && out[0] ? ": " : "", out ? out : "");
+		free(out);
+		return 1;
+	}
+	fputs(out, stdout);
+	free(out);
+	return 0;
+}

@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * session.c - one command as one nested transaction inside a mounted
+ * session (`txfs exec`), and the session's history. Control-socket verbs
+ * (fs/sock.c hands every "cmd-*" and "changes-since" request here):
+ *
+ *   cmd-begin ARGV...          number the command N (meta "cmd_seq", kept
+ *                              across remounts), take savepoint "cmd-N",
+ *                              log {"event":"cmd-begin","cmd":N,"argv":[..]}.
+ *                              Answers "N VETOES NETWORK\n": the vetoes
+ *                              counter now, and 1 when the policy denies the
+ *                              network (the client confines accordingly),
+ *                              then the policy's allow-write folders, one a
+ *                              line.
+ *   cmd-end N EXIT keep|rollback VETOES0
+ *                              list what changed since savepoint cmd-N, then
+ *                              keep the changes staged or roll back to it,
+ *                              log {"event":"cmd-end",...} and answer the
+ *                              same object (one JSON line; at most
+ *                              CMD_MAX_CHANGES change lines, then
+ *                              "changes_total").
+ *   changes-since NAME         what changed since savepoint NAME, one
+ *                              "K path" line each (K: A M D R).
+ *   cmd-changes N              what kept command N changed: since cmd-N,
+ *                              until the savepoint after it (or now).
+ *   cmd-rollback N             undo command N and every later one: roll
+ *                              back to the oldest savepoint cmd-M, M >= N.
+ *   control-check VERB         EPERM (and a logged veto) when the policy's
+ *                              `control deny` names VERB: txfs mcp asks
+ *                              before commit, rollback, savepoint, release.
+ *
+ * The savepoint cmd-N of a command whose changes were kept stays open (it
+ * is what cmd-rollback returns to); that of a rolled-back command is
+ * released once empty. A commit or a full rollback ends them all.
+ *
+ * What changed since a savepoint is computed without changing anything: in
+ * one LMDB write transaction, plan the staged objects, roll the layer back
+ * to the savepoint, plan again, then abort. An object whose record, place
+ * or link differs between the two plans changed since the savepoint.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "txfs.h"
+#include "commit.h"
+
+#define CMD_SP_PREFIX "cmd-"
+/* Change lines kept in a cmd-end record (the audit log rotates at a few
+ * MiB; `txfs diff --command N` lists them all); changes_total says how
+ * many there were when cut. */
+#define CMD_MAX_CHANGES 1000
+
+/* Level (1-based) of the newest savepoint called name, or 0. With
+ * min_cmd > 0: the level of the oldest "cmd-M" with M >= min_cmd, its M in
+ * *found_cmd. */
+static uint32_t sp_level_of(struct layer_txn *t, const char *name,
+			    uint64_t min_cmd, uint64_t *found_cmd)
+{
+	const void *v;
+	const char *buf;
+	size_t len;
+	uint32_t level = 0, found = 0;
+
+	if (layer_meta_get(t, "savepoints", &v, &len))
+		return 0;
+	buf = v;
+	for (size_t i = 0; i < len; i += strnlen(buf + i, len - i) + 1) {
+		level++;
+		if (name && strnlen(buf + i, len - i) == strlen(name) &&
+		    !memcmp(buf + i, name, strlen(name)))
+			found = level;
+		if (!name && !found &&
+		    !strncmp(buf + i, CMD_SP_PREFIX, strlen(CMD_SP_PREFIX))) {
+			uint64_t m = strtoull(buf + i + 4, NULL, 10);
+
+			if (m >= min_cmd) {
+				found = level;
+				*found_cmd = m;
+			}
+		}
+	}
+	return found;
+}
+
+static bool obj_same(const struct cobj *a, const struct cobj *b)
+{
+	const struct layer_inode *x = &a->rec, *y = &b->rec;
+
+	if (x->mode != y->mode || x->uid != y->uid || x->gid != y->gid ||
+	    x->nlink != y->nlink || x->size != y->size ||
+	    x->mtime_ns != y->mtime_ns || x->ctime_ns != y->ctime_ns ||
+	    x->flags != y->flags || a->nfinals != b->nfinals)
+		return false;
+	if (a->nfinals && strcmp(a->finals[0], b->finals[0]))
+		return false;
+	if (!a->link != !b->link || (a->link && strcmp(a->link, b->link)))
+		return false;
+	return true;
+}
+
+/* The change line of o ("M path"), or 0 when o is not a change. */
+static char obj_kind(const struct plan *p, const struct cobj *o)
+{
+	if (o->tino == (uint64_t)p->fs->root_ino || (!o->lower && !o->nfinals))
+		return 0;
+	if (!o->lower)
+		return 'A';
+	if (!o->nfinals)
+		return 'D';
+	if (!o->natural)
+		return 'R';
+	return S_ISDIR(o->rec.mode) ? 0 : 'M';
+}
+
+static int add_change(json_t *list, char kind, const char *a, const char *b)
+{
+	char *line = NULL;
+	int rc;
+
+	if (kind == 'R' ? asprintf(&line, "R %s -> %s", a, b) < 0 :
+			  asprintf(&line, "%c %s", kind, a) < 0)
+		return -ENOMEM;
+	rc = json_array_append_new(list, json_string(line)) ? -ENOMEM : 0;
+	free(line);
+	return rc;
+}
+
+/* Compare the plans: the changes of `after` not in `before`. */
+static int diff_plans(struct plan *before, struct plan *after, json_t *list)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < after->n && rc == 0; i++) {
+		struct cobj *o = &after->objs[i], *b;
+		char k = obj_kind(after, o);
+
+		if (!k)
+			continue;
+		b = plan_obj(before, o->tino);
+		if (b && obj_kind(before, b) && obj_same(o, b))
+			continue;
+		rc = add_change(list, k, k == 'R' ? o->lower :
+				o->nfinals ? o->finals[0] : o->lower,
+				o->nfinals ? o->finals[0] : "");
+	}
+	/* staged before, gone now (a new file deleted again, or a change
+	 * undone by hand): the savepoint's state had it, the session has not */
+	for (size_t i = 0; i < before->n && rc == 0; i++) {
+		struct cobj *o = &before->objs[i];
+		struct cobj *a = plan_obj(after, o->tino);
+
+		if (obj_kind(before, o) && (!a || !obj_kind(after, a)))
+			rc = add_change(list, o->lower ? 'M' : 'D',
+					o->nfinals ? o->finals[0] : o->lower,
+					"");
+	}
+	return rc;
+}
+
+/* What changed since savepoint `name` as a JSON array of change lines;
+ * with `only`, only until the next savepoint (what one command did). */
+static int changes_since(struct txfs *fs, const char *name, bool only,
+			 json_t **out)
+{
+	struct plan before = { 0 }, after = { 0 };
+	struct layer_txn *t;
+	uint32_t level;
+	bool dirty = false;
+	json_t *list = json_array();
+	int rc = list ? layer_begin(fs->layer, true, &t) : -ENOMEM;
+
+	if (rc)
+		goto out_list;
+	level = sp_level_of(t, name, 0, NULL);
+	if (!level) {
+		rc = -ENOENT;
+		goto out_txn;
+	}
+	/* nothing recorded since the savepoint: no plans (the common case
+	 * of a command that only reads costs nothing whatever the layer) */
+	if ((rc = layer_sp_changed(t, level, &dirty)) || !dirty)
+		goto out_txn;
+	if (only && level < layer_sp_level(t) &&
+	    (rc = layer_sp_rollback(t, level + 1)))
+		goto out_txn;
+	if ((rc = plan_build(fs, t, &after, true)) ||
+	    (rc = layer_sp_rollback(t, level)) ||
+	    (rc = plan_build(fs, t, &before, true)))
+		goto out_plans;
+	rc = diff_plans(&before, &after, list);
+out_plans:
+	plan_free(&before);
+	plan_free(&after);
+out_txn:
+	layer_txn_end(t);	/* aborted: nothing was rolled back */
+out_list:
+	if (rc)
+		json_decref(list);
+	else
+		*out = list;
+	return rc;
+}
+
+/* Log event with the members of obj (the object is not consumed). */
+static void audit_json(struct txfs *fs, const char *event, json_t *obj)
+{
+	char *s = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	size_t len = s ? strlen(s) : 0;
+
+	if (fs->audit && len > 2) {
+		s[len - 1] = '\0';	/* members without the braces */
+		audit_event(fs->audit, event, s + 1, NULL);
+	}
+	free(s);
+}
+
+static int next_cmd_id(struct txfs *fs, uint64_t *id)
+{
+	struct layer_txn *t;
+	uint64_t n = 0;
+	int rc = layer_begin(fs->layer, true, &t);
+
+	if (rc)
+		return rc;
+	layer_meta_get_u64(t, "cmd_seq", &n);
+	*id = n + 1;
+	rc = layer_meta_put_u64(t, "cmd_seq", n + 1);
+	if (rc == 0)
+		return layer_commit(t);
+	layer_txn_end(t);
+	return rc;
+}
+
+/* The policy's allow-write folders, one a line after the first. */
+static int add_allow_write(const struct policy *pol, struct txn_report *r)
+{
+	char **paths = NULL, *text;
+	size_t n = 0;
+	int rc = pol ? policy_allow_write(pol, getenv("HOME"), &paths, &n) : 0;
+
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (asprintf(&text, "%s%s\n", r->text, paths[i]) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		free(r->text);
+		r->text = text;
+	}
+	policy_allow_write_free(paths, n);
+	return rc;
+}
+
+static int cmd_begin(struct txfs *fs, int argc, char **argv,
+		     struct txn_report *r)
+{
+	const struct policy *pol = atomic_load(&fs->policy);
+	uint64_t vetoes = atomic_load(&fs->vetoes), id;
+	char sp[32];
+	json_t *ev, *args;
+	int rc = next_cmd_id(fs, &id);
+
+	if (rc)
+		return rc;
+	snprintf(sp, sizeof(sp), CMD_SP_PREFIX "%llu", (unsigned long long)id);
+	rc = txn_savepoint(fs, sp, r);
+	free(r->text);
+	r->text = NULL;
+	if (rc)
+		return rc;
+	args = json_array();
+	for (int i = 0; args && i < argc; i++)
+		json_array_append_new(args, json_string(argv[i]));
+	ev = json_pack("{s:I,s:o,s:s}", "cmd", (json_int_t)id, "argv",
+		       args ? args : json_null(), "savepoint", sp);
+	if (ev)
+		audit_json(fs, "cmd-begin", ev);
+	json_decref(ev);
+	if (asprintf(&r->text, "%llu %llu %d\n", (unsigned long long)id,
+		     (unsigned long long)vetoes,
+		     pol && policy_network_denied(pol)) < 0)
+		return -ENOMEM;
+	return add_allow_write(pol, r);
+}
+
+/* Keep the last command's summary for status --json (meta "last_cmd"). */
+static void store_last(struct txfs *fs, const char *json)
+{
+	struct layer_txn *t;
+
+	if (layer_begin(fs->layer, true, &t))
+		return;
+	if (layer_meta_put(t, "last_cmd", json, strlen(json) + 1) == 0)
+		layer_commit(t);
+	else
+		layer_txn_end(t);
+}
+
+static int cmd_end(struct txfs *fs, char **argv, struct txn_report *r)
+{
+	uint64_t id = strtoull(argv[1], NULL, 10);
+	uint64_t v0 = strtoull(argv[4], NULL, 10);
+	bool undo = !strcmp(argv[3], "rollback");
+	struct txn_report sub = { 0 };
+	json_t *changes = NULL, *ev;
+	char sp[32], *s;
+	size_t total;
+	int rc;
+
+	snprintf(sp, sizeof(sp), CMD_SP_PREFIX "%llu", (unsigned long long)id);
+	rc = changes_since(fs, sp, false, &changes);
+	if (rc)
+		return rc;
+	if (undo) {
+		rc = txn_rollback(fs, sp, &sub);
+		free(sub.text);
+		if (rc == 0)
+			rc = txn_release(fs, sp, &sub);	/* empty now */
+		free(sub.text);
+	}
+	total = json_array_size(changes);
+	while (json_array_size(changes) > CMD_MAX_CHANGES)
+		json_array_remove(changes, json_array_size(changes) - 1);
+	ev = json_pack("{s:I,s:s,s:i,s:s,s:o,s:I}", "cmd", (json_int_t)id,
+		       "savepoint", sp, "exit", atoi(argv[2]),
+		       "outcome", rc ? "rollback-failed" :
+		       undo ? "rolled-back" : "kept", "changes", changes,
+		       "vetoes", (json_int_t)(atomic_load(&fs->vetoes) - v0));
+	if (!ev)
+		return -ENOMEM;
+	if (total > CMD_MAX_CHANGES)
+		json_object_set_new(ev, "changes_total",
+				    json_integer((json_int_t)total));
+	audit_json(fs, "cmd-end", ev);
+	s = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(ev);
+	if (!s)
+		return -ENOMEM;
+	store_last(fs, s);
+	if (asprintf(&r->text, "%s\n", s) < 0)
+		r->text = NULL;
+	free(s);
+	return rc;
+}
+
+static int cmd_rollback(struct txfs *fs, const char *arg,
+			struct txn_report *r)
+{
+	uint64_t n = strtoull(arg, NULL, 10), found = 0;
+	struct txn_report sub = { 0 };
+	struct layer_txn *t;
+	char sp[32];
+	int rc = layer_begin(fs->layer, false, &t);
+
+	if (rc)
+		return rc;
+	sp_level_of(t, NULL, n ? n : 1, &found);
+	layer_txn_end(t);
+	if (!found) {
+		if (asprintf(&r->text, "command %llu: nothing to undo: no "
+			     "command from %llu on is kept in the open "
+			     "transaction (rolled back, undone or committed)\n",
+			     (unsigned long long)n,
+			     (unsigned long long)n) < 0)
+			r->text = NULL;
+		return -ENOENT;
+	}
+	snprintf(sp, sizeof(sp), CMD_SP_PREFIX "%llu",
+		 (unsigned long long)found);
+	rc = txn_rollback(fs, sp, &sub);
+	free(sub.text);
+	if (rc == 0)
+		rc = txn_release(fs, sp, &sub);
+	free(sub.text);
+	if (rc == 0 && asprintf(&r->text, "rolled back commands %llu and "
+				"later (to savepoint %s)\n",
+				(unsigned long long)n, sp) < 0)
+		r->text = NULL;
+	if (rc == 0) {
+		json_t *ev = json_pack("{s:I,s:s}", "cmd", (json_int_t)n,
+				       "savepoint", sp);
+
+		if (ev)
+			audit_json(fs, "cmd-rollback", ev);
+		json_decref(ev);
+	}
+	return rc;
+}
+
+static int since(struct txfs *fs, const char *name, bool only,
+		 struct txn_report *r)
+{
+	json_t *list = NULL, *v;
+	size_t i;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int rc;
+
+	rc = changes_since(fs, name, only, &list);
+	if (rc == -ENOENT && asprintf(&r->text, "no savepoint %s\n", name) < 0)
+		r->text = NULL;
+	if (rc)
+		return rc;
+	f = open_memstream(&buf, &len);
+	if (!f) {
+		json_decref(list);
+		return -ENOMEM;
+	}
+	json_array_foreach(list, i, v)
+		fprintf(f, "%s\n", json_string_value(v));
+	fclose(f);
+	json_decref(list);
+	r->text = buf;
+	return 0;
+}
+
+/* May an agent's tool (txfs mcp) use control verb `verb`? The policy's
+ * `control deny` decides, as for .txfs/ctl; a refusal is a logged veto. */
+static int control_check(struct txfs *fs, const char *verb,
+			 struct txn_report *r)
+{
+	const struct policy *pol = atomic_load(&fs->policy);
+	char why[128];
+
+	if (!pol || !policy_control_denied(pol, verb))
+		return 0;
+	snprintf(why, sizeof(why), "the policy denies it (control deny %s); "
+		 "only the txfs command may do it", verb);
+	txn_refuse(fs, verb, NULL, why, r);
+	return -EPERM;
+}
+
+int session_dispatch(struct txfs *fs, int argc, char **argv,
+		     struct txn_report *r)
+{
+	const char *verb = argv[0];
+
+	if (!strcmp(verb, "cmd-begin") && argc >= 2)
+		return cmd_begin(fs, argc - 1, argv + 1, r);
+	if (!strcmp(verb, "cmd-end") && argc == 5)
+		return cmd_end(fs, argv, r);
+	if (!strcmp(verb, "cmd-rollback") && argc == 2)
+		return cmd_rollback(fs, argv[1], r);
+	if (!strcmp(verb, "control-check") && argc == 2)
+		return control_check(fs, argv[1], r);
+	if (!strcmp(verb, "changes-since") && argc == 2)
+		return since(fs, argv[1], false, r);
+	if (!strcmp(verb, "cmd-changes") && argc == 2) {
+		char sp[64];
+
+		snprintf(sp, sizeof(sp), CMD_SP_PREFIX "%s", argv[1]);
+		return since(fs, sp, true, r);
+	}
+	if (asprintf(&r->text, "bad request '%s'\n", verb) < 0)
+		r->text = NULL;
+	return -EINVAL;
+}
+
+/* The last command's summary (one JSON object) or NULL. */
+char *session_last_json(struct txfs *fs)
+{
+	struct layer_txn *t;
+	const void *v;
+	size_t len;
+	char *s = NULL;
+
+	if (layer_begin(fs->layer, false, &t))
+		return NULL;
+	if (layer_meta_get(t, "last_cmd", &v, &len) == 0 && len &&
+	    ((const char *)v)[len - 1] == '\0')
+		s = strdup(v);
+	layer_txn_end(t);
+	return s;
+}
