@@ -75,8 +75,10 @@ body() {
 	# per-step details
 	check_eq "[$WHO] step 5: exit of the failing test" 1 "$(OUT=${OUTS[5]} jget exit)"
 	check_eq "[$WHO] step 5: its change listed" '["A test.log"]' "$(OUT=${OUTS[5]} jget changes)"
-	check_eq "[$WHO] step 9: vetoes" 1 "$(OUT=${OUTS[9]} jget vetoes)"
-	if grep -q 'delete .git (default.policy' <<<"$(OUT=${OUTS[9]} jget vetoed)"; then
+	# the default policy refuses every file of .git, one veto each
+	nv=$(OUT=${OUTS[9]} jget vetoes)
+	[ "${nv:-0}" -ge 1 ] && ok "[$WHO] step 9: vetoes ($nv)" || fail "[$WHO] step 9: vetoes: $nv"
+	if grep -q 'delete .git/HEAD (default.policy' <<<"$(OUT=${OUTS[9]} jget vetoed)"; then
 		ok "[$WHO] step 9: the veto names op, path and rule"
 	else
 		fail "[$WHO] step 9: vetoed: $(OUT=${OUTS[9]} jget vetoed)"
