@@ -451,12 +451,23 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 	return 0;
 }
 
+/* A layer mounted with --salvage is damaged: it is never committed. */
+static int refuse_salvage(struct txfs *fs, struct txn_report *r)
+{
+	report(fs, r, -EROFS, "commit refused: mounted with --salvage (the "
+	       "layer is damaged); save what you need, then remove the "
+	       "state folder\n");
+	return -EROFS;
+}
+
 int txn_commit(struct txfs *fs, bool force, struct txn_report *r)
 {
 	struct inval_list il = { 0 };
 	int rc;
 
 	memset(r, 0, sizeof(*r));
+	if (fs->opts.salvage)
+		return refuse_salvage(fs, r);
 	pthread_rwlock_wrlock(&fs->txlock);
 	rc = commit_locked(fs, force, r, &il);
 	pthread_rwlock_unlock(&fs->txlock);
@@ -863,6 +874,10 @@ int txn_commit_paths(struct txfs *fs, bool force, const char *const *paths,
 	int rc = canon ? 0 : -ENOMEM;
 
 	memset(r, 0, sizeof(*r));
+	if (fs->opts.salvage) {
+		free(canon);
+		return refuse_salvage(fs, r);
+	}
 	for (size_t i = 0; i < n && rc == 0; i++)
 		if (!(canon[i] = canon_path(paths[i])))
 			rc = -ENOMEM;
