@@ -188,6 +188,17 @@ static void veto(struct txfs *fs, enum policy_op op, const char *path,
 			   &who);
 }
 
+/* An object whose merged path is unknown: refuse, never guess, and say so
+ * in the log (a refusal nobody can trace is a mystery to the agent). */
+static int path_unknown(struct txfs *fs, enum policy_op op,
+			const struct req_ctx *c)
+{
+	struct policy_verdict v = { 0 };
+
+	veto(fs, op, "(unknown path)", &v, c);
+	return -EACCES;
+}
+
 int guard_path(struct txfs *fs, enum policy_op op, const char *path,
 	       const struct req_ctx *c)
 {
@@ -197,8 +208,9 @@ int guard_path(struct txfs *fs, enum policy_op op, const char *path,
 
 	if (!p)
 		return 0;
-	if (!path)
-		return -EACCES;	/* unknown place: refuse, never guess */
+	if (!path)	/* errno from itab_path: too long, or unknown */
+		return errno == ENAMETOOLONG ? -ENAMETOOLONG : path_unknown(fs,
+								    op, c);
 	rc = policy_check(p, op, path, strlen(path), &v);
 	if (rc)
 		veto(fs, op, path, &v, c);

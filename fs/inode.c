@@ -157,32 +157,40 @@ void itab_move(struct txfs *fs, uint64_t tino, uint64_t parent,
 	pthread_mutex_unlock(&fs->itab_lock);
 }
 
-/* The merged path of tino (+ name), itab_lock held. */
+/* The merged path of tino (+ name), itab_lock held. NULL with errno
+ * ENAMETOOLONG past TXFS_PATH_DEPTH components or TXFS_PATH_LEN bytes,
+ * ENOENT if a node on the way is unknown. */
 static char *path_locked(struct txfs *fs, uint64_t tino, const char *name)
 {
-	char buf[8192];
+	char buf[TXFS_PATH_LEN + 1];
 	size_t pos = sizeof(buf) - 1;
-	const char *parts[1024];
+	const char *parts[TXFS_PATH_DEPTH];
 	size_t np = 0;
 	struct tnode *n;
 
 	buf[pos] = '\0';
 	if (name)
 		parts[np++] = name;
-	while (tino != (uint64_t)fs->root_ino && np < 1024) {
+	while (tino != (uint64_t)fs->root_ino && np < TXFS_PATH_DEPTH) {
 		n = find(fs, tino);
-		if (!n || !n->name)
+		if (!n || !n->name) {
+			errno = ENOENT;
 			return NULL;
+		}
 		parts[np++] = n->name;
 		tino = n->parent;
 	}
-	if (tino != (uint64_t)fs->root_ino)
+	if (tino != (uint64_t)fs->root_ino) {
+		errno = ENAMETOOLONG;
 		return NULL;
+	}
 	for (size_t i = 0; i < np; i++) {
 		size_t l = strlen(parts[i]) + (i ? 1 : 0);
 
-		if (l > pos)
+		if (l > pos) {
+			errno = ENAMETOOLONG;
 			return NULL;
+		}
 		pos -= l;
 		memcpy(buf + pos, parts[i], strlen(parts[i]));
 		if (i)

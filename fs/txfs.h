@@ -140,8 +140,12 @@ int itab_get(struct txfs *fs, uint64_t tino, const char *lower_path,
 /* Record a move in the merged view (rename). */
 void itab_move(struct txfs *fs, uint64_t tino, uint64_t parent,
 	       const char *name);
+/* The limits of a merged path the policy can be checked on. */
+#define TXFS_PATH_DEPTH 1024	/* components */
+#define TXFS_PATH_LEN 8191	/* bytes */
 /* The merged path of tino (or of name inside folder tino when name is
- * not NULL), relative to the root; NULL if unknown. Caller frees. */
+ * not NULL), relative to the root; NULL if unknown (errno ENOENT) or over
+ * the limits (errno ENAMETOOLONG). Caller frees. */
 char *itab_path(struct txfs *fs, uint64_t tino, const char *name);
 /* Copy of the node's lower path, or NULL if none. Caller frees. */
 char *itab_lower_path(struct txfs *fs, uint64_t tino);
