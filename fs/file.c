@@ -343,9 +343,11 @@ int file_write(struct txfs *fs, struct fhandle *fh, const char *buf,
 	rc = layer_inode_update(t, v.tino, &v.rec);
 out:
 	tview_free(&v);
-	if (rc == 0 && (rc = layer_commit(t)) == 0)
-		itab_inval_others(fs, fh->node, fh->tino);
-	return rc;
+	if (rc == 0) {
+		if ((rc = layer_commit(t)) == 0)
+			itab_inval_others(fs, fh->node, fh->tino);
+		return rc;
+	}
 out_txn:
 	layer_txn_end(t);
 	return rc;
