@@ -32,4 +32,17 @@ for f in w0 w1 m0 m1 g0 g1; do
 done
 check_eq "nothing left staged" "" "$(t 30 cat "$MNT/$CTL/changes")"
 sed 's/^/    /' "$T/load.out" | tail -3
+
+# A folder born in a committed transaction is known to the kernel by its
+# old node id: caches keyed by the new real inode must reach that node.
+t 10 mkdir "$MNT/born" && echo one >"$MNT/born/a"
+check_ctl "commit a new folder" OK commit
+t 10 ls "$MNT/born" >/dev/null
+echo two >"$MNT/born/b"
+echo more >>"$MNT/born/a"
+check_eq "a new name in it shows" "a b" "$(ls "$MNT/born" | tr '\n' ' ' | sed 's/ $//')"
+check_ctl "roll that back" OK rollback
+check_eq "after the rollback the folder lists the committed name only" a "$(ls "$MNT/born")"
+check_errno_of "the rolled-back name is gone" ENOENT stat "$MNT/born/b"
+check_content "the committed file has its committed content" "$MNT/born/a" one
 txn_finish
