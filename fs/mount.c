@@ -42,7 +42,7 @@ static int fail(struct report *r, int rc, const char *fmt, ...)
 
 static int fail(struct report *r, int rc, const char *fmt, ...)
 {
-	char msg[1024];
+	char msg[4096];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -250,6 +250,7 @@ static int write_pid(struct txfs *fs)
 static int check_layer(struct txfs *fs, uint64_t map, struct report *r)
 {
 	const char *why = NULL;
+	const char *ws = fs->ws_path ? fs->ws_path : "WORKSPACE";
 	char path[64];
 	int rc;
 
@@ -261,14 +262,14 @@ static int check_layer(struct txfs *fs, uint64_t map, struct report *r)
 		return fail(r, rc, "state folder %s: cannot check the layer: "
 			    "%s", fs->state_path, strerror(-rc));
 	return fail(r, rc, "state folder %s: refused: the layer is %s. "
-		    "Nothing was mounted; the real directory %s is untouched. "
+		    "Nothing was done; the real directory %s is untouched. "
 		    "To save the staged changes that can still be read: "
 		    "`txfs mount --salvage --state %s %s MNT` (read-only, "
 		    "no commit), then `txfs diff MNT > staged.patch` or copy "
 		    "files out, `txfs umount MNT`. To discard the staged "
 		    "changes: remove the state folder (rm -r %s) and mount "
-		    "again", fs->state_path, why, fs->ws_path, fs->state_path,
-		    fs->ws_path, fs->state_path);
+		    "again", fs->state_path, why, ws, fs->state_path, ws,
+		    fs->state_path);
 }
 
 static int open_layer(struct txfs *fs, struct report *r)

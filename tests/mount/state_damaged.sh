@@ -73,6 +73,12 @@ check_eq "every damaged layer refused with the recovery advice, every other one 
 if [ -d "$T/damaged" ]; then
 	rm -rf "$STATE"
 	cp -a "$T/damaged" "$STATE"
+	out=$(t 60 "$TXFS" recover "$STATE" 2>&1)
+	check_eq "txfs recover refuses the damaged layer too" 1 "$?"
+	case $out in
+	*"refused: the layer is damaged"*"rm -r $STATE"*) ok "txfs recover says how to recover" ;;
+	*) fail "txfs recover: expected the recovery advice got: $out" ;;
+	esac
 	txfs_mount --salvage || exit 1
 	check_errno "a write under --salvage fails" EROFS pwrite "$MNT/file.txt" 0 x
 	got=$(t 30 "$TXFS" commit "$MNT" 2>&1)
