@@ -575,25 +575,34 @@ int itab_aliases_of(struct txfs *fs, const uint64_t *sorted, size_t n,
 
 void itab_inval_others(struct txfs *fs, uint64_t node, uint64_t tino)
 {
-	struct tnode *t;
+	struct tnode *t, *nn;
 	uint64_t *v = NULL;
-	size_t k = 0;
+	size_t k = 0, others = 0;
+	bool tino_known = false;
 
 	if (!atomic_load(&fs->has_alias))
 		return;
 	pthread_mutex_lock(&fs->itab_lock);
 	t = find(fs, tino);
-	if (t && (node != tino || t->aliased_by))
-		v = malloc((t->aliased_by + 1) * sizeof(*v));
-	for (size_t i = 0; v && i < fs->itab_size; i++)
-		for (struct tnode *n = fs->itab[i]; n && k < t->aliased_by;
+	nn = node != tino ? find(fs, node) : NULL;
+	if (t) {
+		/* the aliases other than the writing node; tino itself only
+		 * if the kernel holds references beyond the aliases' */
+		others = t->aliased_by - (nn && nn->alias == tino &&
+					  t->aliased_by ? 1 : 0);
+		tino_known = node != tino && t->nlookup > t->aliased_by;
+	}
+	if (others)
+		v = malloc(others * sizeof(*v));
+	for (size_t i = 0; v && i < fs->itab_size && k < others; i++)
+		for (struct tnode *n = fs->itab[i]; n && k < others;
 		     n = n->next)
 			if (n->alias == tino && n->tino != node)
 				v[k++] = n->tino;
 	pthread_mutex_unlock(&fs->itab_lock);
 	for (size_t i = 0; i < k; i++)
 		inval_inode(fs, v[i], true);
-	if (v && node != tino)
+	if (tino_known)
 		inval_inode(fs, tino, true);
 	free(v);
 }
