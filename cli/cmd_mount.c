@@ -39,6 +39,10 @@ static const char mount_usage[] =
 "  --ctl-name NAME  name of the control folder (default .txfs)\n"
 "  --no-ctl-verbs   .txfs/ctl refuses every verb (txfs run uses it: the\n"
 "                   txfs command still commits and rolls back)\n"
+"  --salvage        mount a layer the check at mount found damaged,\n"
+"                   read-only and never committed, to save what can\n"
+"                   still be read (txfs diff, cp); then remove the state\n"
+"                   folder\n"
 "  -f               stay in the foreground\n"
 "  -d               FUSE debug output (implies -f)\n"
 "  -o OPT           FUSE mount options; also state=DIR, policy=FILE,\n"
@@ -136,6 +140,7 @@ int cmd_mount(int argc, char **argv)
 		{ "policy", required_argument, NULL, 'p' },
 		{ "ctl-name", required_argument, NULL, 'c' },
 		{ "no-ctl-verbs", no_argument, NULL, 'V' },
+		{ "salvage", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -150,6 +155,7 @@ int cmd_mount(int argc, char **argv)
 		case 'p': o.policy = optarg; break;
 		case 'c': o.ctl_name = optarg; break;
 		case 'V': o.no_ctl_verbs = true; break;
+		case 'S': o.salvage = true; break;
 		case 'f': o.foreground = true; break;
 		case 'd': o.debug = o.foreground = true; break;
 		case 'o':

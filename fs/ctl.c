@@ -36,15 +36,20 @@ static int gen_ctl(struct txfs *fs, char **buf, size_t *len);
 static int gen_changes(struct txfs *fs, char **buf, size_t *len);
 static int gen_log(struct txfs *fs, char **buf, size_t *len);
 
+/* The files that name changed paths (status counts and names the paths
+ * that need review, ctl's outcome lists conflicts) are the mount owner's
+ * only: under -o allow_other other users see the tree by its own modes,
+ * but not what this transaction changed (root passes, default_permissions
+ * is set). */
 static const struct ctl_file ctl_files[] = {
 	{ NULL, S_IFDIR | 0555, NULL },
 	{ "README", S_IFREG | 0444, gen_readme },
-	{ "status", S_IFREG | 0444, gen_status },
-	{ "status.json", S_IFREG | 0444, gen_status_json },
+	{ "status", S_IFREG | 0400, gen_status },
+	{ "status.json", S_IFREG | 0400, gen_status_json },
 	{ "policy", S_IFREG | 0444, gen_policy },
-	{ "ctl", S_IFREG | 0644, gen_ctl },
-	{ "changes", S_IFREG | 0444, gen_changes },
-	{ "log", S_IFREG | 0444, gen_log },
+	{ "ctl", S_IFREG | 0600, gen_ctl },
+	{ "changes", S_IFREG | 0400, gen_changes },
+	{ "log", S_IFREG | 0400, gen_log },
 };
 #define NCTL (sizeof(ctl_files) / sizeof(ctl_files[0]))
 

@@ -298,7 +298,8 @@ static int tree_guard(struct txfs *fs, struct layer_txn *t,
 	src = itab_path(fs, p1, n1);
 	dst = itab_path(fs, p2, n2);
 	if (!src || !dst) {
-		rc = -EACCES;	/* unknown place: refuse, never guess */
+		/* over the limits, or an unknown place: refuse, never guess */
+		rc = errno == ENAMETOOLONG ? -ENAMETOOLONG : -EACCES;
 	} else {
 		k.src = src;
 		k.dst = dst;

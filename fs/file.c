@@ -71,7 +71,9 @@ static int fh_lower(struct txfs *fs, struct fhandle *fh, char *buf,
 }
 
 /* After a commit, the handle's object may live at another real path or
- * be another real inode: re-resolve it (once per commit). */
+ * be another real inode: re-resolve it (once per commit) from the node
+ * the open was taken on, which holds the handle's alias (a node that
+ * only an alias held may be gone after later commits). */
 static void fh_refresh(struct txfs *fs, struct fhandle *fh)
 {
 	uint64_t e = atomic_load(&fs->epoch);
@@ -80,7 +82,7 @@ static void fh_refresh(struct txfs *fs, struct fhandle *fh)
 		return;
 	pthread_mutex_lock(&fh->lock);
 	if (fh->epoch != e) {
-		uint64_t t = ino_to_tino(fs, fh->tino);
+		uint64_t t = ino_to_tino(fs, fh->node);
 		char *p = itab_lower_path(fs, t);
 
 		if (fh->lower_fd >= 0)
@@ -341,8 +343,11 @@ int file_write(struct txfs *fs, struct fhandle *fh, const char *buf,
 	rc = layer_inode_update(t, v.tino, &v.rec);
 out:
 	tview_free(&v);
-	if (rc == 0)
-		return layer_commit(t);
+	if (rc == 0) {
+		if ((rc = layer_commit(t)) == 0)
+			itab_inval_others(fs, fh->node, fh->tino);
+		return rc;
+	}
 out_txn:
 	layer_txn_end(t);
 	return rc;

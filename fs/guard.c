@@ -254,6 +254,17 @@ static int caller_cwd(void *arg, char *buf, size_t size)
 	return -ENOENT;
 }
 
+/* An object whose merged path is unknown: refuse, never guess, and say so
+ * in the log (a refusal nobody can trace is a mystery to the agent). */
+static int path_unknown(struct txfs *fs, enum policy_op op,
+			const struct req_ctx *c)
+{
+	struct policy_verdict v = { 0 };
+
+	veto(fs, op, "(unknown path)", &v, c);
+	return -EACCES;
+}
+
 int guard_path(struct txfs *fs, enum policy_op op, const char *path,
 	       const struct req_ctx *c)
 {
@@ -266,8 +277,9 @@ int guard_path(struct txfs *fs, enum policy_op op, const char *path,
 
 	if (!p)
 		return 0;
-	if (!path)
-		return -EACCES;	/* unknown place: refuse, never guess */
+	if (!path)	/* errno from itab_path: too long, or unknown */
+		return errno == ENAMETOOLONG ? -ENAMETOOLONG : path_unknown(fs,
+								    op, c);
 	rc = policy_check_by(p, op, path, strlen(path), &who, &v);
 	if (rc)
 		veto(fs, op, path, &v, c);

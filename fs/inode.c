@@ -157,32 +157,40 @@ void itab_move(struct txfs *fs, uint64_t tino, uint64_t parent,
 	pthread_mutex_unlock(&fs->itab_lock);
 }
 
-/* The merged path of tino (+ name), itab_lock held. */
+/* The merged path of tino (+ name), itab_lock held. NULL with errno
+ * ENAMETOOLONG past TXFS_PATH_DEPTH components or TXFS_PATH_LEN bytes,
+ * ENOENT if a node on the way is unknown. */
 static char *path_locked(struct txfs *fs, uint64_t tino, const char *name)
 {
-	char buf[8192];
+	char buf[TXFS_PATH_LEN + 1];
 	size_t pos = sizeof(buf) - 1;
-	const char *parts[1024];
+	const char *parts[TXFS_PATH_DEPTH];
 	size_t np = 0;
 	struct tnode *n;
 
 	buf[pos] = '\0';
 	if (name)
 		parts[np++] = name;
-	while (tino != (uint64_t)fs->root_ino && np < 1024) {
+	while (tino != (uint64_t)fs->root_ino && np < TXFS_PATH_DEPTH) {
 		n = find(fs, tino);
-		if (!n || !n->name)
+		if (!n || !n->name) {
+			errno = ENOENT;
 			return NULL;
+		}
 		parts[np++] = n->name;
 		tino = n->parent;
 	}
-	if (tino != (uint64_t)fs->root_ino)
+	if (tino != (uint64_t)fs->root_ino) {
+		errno = ENAMETOOLONG;
 		return NULL;
+	}
 	for (size_t i = 0; i < np; i++) {
 		size_t l = strlen(parts[i]) + (i ? 1 : 0);
 
-		if (l > pos)
+		if (l > pos) {
+			errno = ENAMETOOLONG;
 			return NULL;
+		}
 		pos -= l;
 		memcpy(buf + pos, parts[i], strlen(parts[i]));
 		if (i)
@@ -232,7 +240,7 @@ void itab_set_lower(struct txfs *fs, uint64_t tino, const char *lower_path)
 static void unlink_node(struct txfs *fs, struct tnode *n)
 {
 	struct tnode **pp = &fs->itab[slot(fs, n->tino)];
-	uint64_t alias = n->alias;
+	uint64_t alias = n->alias, n_tino = n->tino;
 	struct tnode *target;
 
 	while (*pp != n)
@@ -242,6 +250,10 @@ static void unlink_node(struct txfs *fs, struct tnode *n)
 	node_free(n);
 	/* an alias holds a reference on its target (see itab_relink) */
 	target = alias ? find(fs, alias) : NULL;
+	if (target && target->aliased_by)
+		target->aliased_by--;
+	if (target && target->shown == n_tino)
+		target->shown = 0;
 	if (target && target->nlookup && --target->nlookup == 0 &&
 	    target->opens == 0)
 		unlink_node(fs, target);
@@ -392,10 +404,83 @@ static bool moved_along(struct txfs *fs, const struct tnode *n,
 	return lower_stat(fs, path, &st) == 0 && (uint64_t)st.st_ino == n->tino;
 }
 
+/* The references a re-pointed alias gave up, dropped after the walk. */
+struct drop_list {
+	uint64_t *tinos;
+	size_t n;
+};
+
+static void drop_add(struct drop_list *d, uint64_t tino)
+{
+	uint64_t *t = realloc(d->tinos, (d->n + 1) * sizeof(*t));
+
+	if (!t)
+		return;	/* the node stays a little longer: harmless */
+	d->tinos = t;
+	d->tinos[d->n++] = tino;
+}
+
+static void drop_all(struct txfs *fs, struct drop_list *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		struct tnode *n = find(fs, d->tinos[i]);
+
+		if (n && n->aliased_by)
+			n->aliased_by--;
+		if (n && n->nlookup && --n->nlookup == 0 && n->opens == 0 &&
+		    n->tino != (uint64_t)fs->root_ino)
+			unlink_node(fs, n);
+	}
+	free(d->tinos);
+}
+
+struct remap {
+	uint64_t from, to;
+};
+
+static int cmp_remap(const void *a, const void *b)
+{
+	return cmp_u64(&((const struct remap *)a)->from,
+		       &((const struct remap *)b)->from);
+}
+
+/* Keep every alias one hop long (ino_to_tino follows one): a node X
+ * aliased to Y, where this commit re-created Y as Z, now points to Z.
+ * Without this, a file committed again and again (a writer and a loop of
+ * commits) left the kernel's older node ids on a real inode that no
+ * longer exists: ESTALE on the next open or write. */
+static void retarget(struct txfs *fs, struct remap *m, size_t nm,
+		     struct drop_list *d)
+{
+	qsort(m, nm, sizeof(*m), cmp_remap);
+	for (size_t i = 0; i < fs->itab_size; i++) {
+		for (struct tnode *n = fs->itab[i]; n; n = n->next) {
+			struct remap key = { .from = n->alias }, *r;
+			struct tnode *to;
+
+			if (!n->alias || !(r = bsearch(&key, m, nm, sizeof(*m),
+						       cmp_remap)))
+				continue;
+			drop_add(d, n->alias);
+			n->alias = r->to == n->tino ? 0 : r->to;
+			to = n->alias ? find(fs, n->alias) : NULL;
+			if (to) {
+				to->nlookup++;	/* held by the alias */
+				to->aliased_by++;
+			}
+			else
+				n->alias = 0;
+		}
+	}
+}
+
 void itab_relink(struct txfs *fs, const uint64_t *changed, size_t nchanged)
 {
 	struct alias_list al = { 0 };
+	struct drop_list d = { 0 };
+	struct remap *m;
 	struct tnode *real;
+	size_t nm = 0;
 
 	pthread_mutex_lock(&fs->itab_lock);
 	for (size_t i = 0; i < fs->itab_size; i++) {
@@ -416,20 +501,125 @@ void itab_relink(struct txfs *fs, const uint64_t *changed, size_t nchanged)
 				free(path);
 		}
 	}
+	m = calloc(al.n ? al.n : 1, sizeof(*m));
 	for (size_t i = 0; i < al.n; i++) {
 		if (al.paths[i] && get_locked(fs, al.tinos[i], &real) == 0) {
 			free(real->lower_path);
 			real->lower_path = al.paths[i];
 			set_name(real, al.from[i]->parent, al.from[i]->name);
 			real->nlookup++;	/* held by the alias */
+			real->aliased_by++;
+			/* the kernel goes on seeing the object under the
+			 * node id it knows; a reused inode number that is
+			 * still a node id for another object stays that */
+			real->shown = al.from[i]->shown ? al.from[i]->shown :
+							 al.from[i]->tino;
+			al.from[i]->shown = 0;
+			if (m)
+				m[nm++] = (struct remap){ al.from[i]->tino,
+							  al.tinos[i] };
 		} else {
 			free(al.paths[i]);
 		}
 	}
+	if (m)
+		retarget(fs, m, nm, &d);
+	drop_all(fs, &d);
 	pthread_mutex_unlock(&fs->itab_lock);
+	free(m);
 	free(al.tinos);
 	free(al.paths);
 	free(al.from);
+}
+
+int itab_aliases_of(struct txfs *fs, const uint64_t *sorted, size_t n,
+		    uint64_t **out, size_t *nout)
+{
+	uint64_t *v = NULL;
+	size_t k = 0, cap = 0;
+	int rc = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (!atomic_load(&fs->has_alias))
+		return 0;
+	pthread_mutex_lock(&fs->itab_lock);
+	for (size_t i = 0; i < fs->itab_size && rc == 0; i++) {
+		for (struct tnode *t = fs->itab[i]; t; t = t->next) {
+			if (!t->alias || !bsearch(&t->alias, sorted, n,
+						  sizeof(*sorted), cmp_u64))
+				continue;
+			if (k == cap) {
+				uint64_t *g = realloc(v, (cap ? cap * 2 : 16) *
+							     sizeof(*g));
+
+				if (!g) {
+					rc = -ENOMEM;
+					break;
+				}
+				v = g;
+				cap = cap ? cap * 2 : 16;
+			}
+			v[k++] = t->tino;
+		}
+	}
+	pthread_mutex_unlock(&fs->itab_lock);
+	if (rc) {
+		free(v);
+		return rc;
+	}
+	*out = v;
+	*nout = k;
+	return 0;
+}
+
+void itab_inval_others(struct txfs *fs, uint64_t node, uint64_t tino)
+{
+	struct tnode *t, *nn;
+	uint64_t *v = NULL;
+	size_t k = 0, others = 0;
+	bool tino_known = false;
+
+	if (!atomic_load(&fs->has_alias))
+		return;
+	pthread_mutex_lock(&fs->itab_lock);
+	t = find(fs, tino);
+	nn = node != tino ? find(fs, node) : NULL;
+	if (t) {
+		/* the aliases other than the writing node; tino itself only
+		 * if the kernel holds references beyond the aliases' */
+		others = t->aliased_by - (nn && nn->alias == tino &&
+					  t->aliased_by ? 1 : 0);
+		tino_known = node != tino && t->nlookup > t->aliased_by;
+	}
+	if (others)
+		v = malloc(others * sizeof(*v));
+	for (size_t i = 0; v && i < fs->itab_size && k < others; i++)
+		for (struct tnode *n = fs->itab[i]; n && k < others;
+		     n = n->next)
+			if (n->alias == tino && n->tino != node)
+				v[k++] = n->tino;
+	pthread_mutex_unlock(&fs->itab_lock);
+	for (size_t i = 0; i < k; i++)
+		inval_inode(fs, v[i], true);
+	if (tino_known)
+		inval_inode(fs, tino, true);
+	free(v);
+}
+
+uint64_t itab_shown(struct txfs *fs, uint64_t tino)
+{
+	struct tnode *n;
+	uint64_t id = tino;
+
+	if (!atomic_load(&fs->has_alias))
+		return tino;
+	pthread_mutex_lock(&fs->itab_lock);
+	n = find(fs, tino);
+	if (n && n->shown)
+		id = n->shown;
+	pthread_mutex_unlock(&fs->itab_lock);
+	return id;
 }
 
 fuse_ino_t tino_to_ino(const struct txfs *fs, uint64_t tino)

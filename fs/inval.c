@@ -136,14 +136,24 @@ static void push(struct txfs *fs, uint64_t tino, const char *name, bool data)
 	pthread_mutex_unlock(&q->lock);
 }
 
+/* A re-created object is known to the kernel by the node id lookups
+ * answer for it (itab_shown), maybe by its own tino too: both. */
 void inval_entry(struct txfs *fs, uint64_t parent, const char *name)
 {
+	uint64_t shown = itab_shown(fs, parent);
+
 	push(fs, parent, name, false);
+	if (shown != parent)
+		push(fs, shown, name, false);
 }
 
 void inval_inode(struct txfs *fs, uint64_t tino, bool data)
 {
+	uint64_t shown = itab_shown(fs, tino);
+
 	push(fs, tino, NULL, data);
+	if (shown != tino)
+		push(fs, shown, NULL, data);
 }
 
 void inval_flush(struct txfs *fs)

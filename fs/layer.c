@@ -17,12 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "layer_int.h"
 
 #define LAYER_DEFAULT_MAP (64ULL << 30)
 #define LAYER_MAX_READERS 1024
+/* Free space below which a failed page write means a full disk: more
+ * than the largest write transaction (a 1 MiB FUSE write and its pages). */
+#define LAYER_FULL_SLACK (4ULL << 20)
 
 /* Map an LMDB return code to a negative errno. */
 int lerr(int rc)
@@ -257,11 +261,29 @@ int layer_begin(struct layer *l, bool write, struct layer_txn **out)
 	return 0;
 }
 
+/* Is the file system of the layer's data file (nearly) full? */
+static bool layer_disk_full(struct layer *l)
+{
+	struct statvfs sv;
+	mdb_filehandle_t fd;
+
+	if (mdb_env_get_fd(l->env, &fd) || fstatvfs(fd, &sv))
+		return false;
+	return (uint64_t)sv.f_bavail * sv.f_frsize < LAYER_FULL_SLACK;
+}
+
 int layer_commit(struct layer_txn *t)
 {
+	struct layer *l = t->l;
 	int rc = lerr(mdb_txn_commit(t->txn));
 
 	free(t);
+	/* LMDB says EIO when the disk took only part of a page write (a
+	 * short write: the disk filled up); the caller must hear ENOSPC
+	 * (README), not a damaged-device error. The transaction is aborted
+	 * either way: nothing committed before is touched. */
+	if (rc == -EIO && layer_disk_full(l))
+		rc = -ENOSPC;
 	return rc;
 }
 

@@ -45,7 +45,7 @@ static int fail(struct report *r, int rc, const char *fmt, ...)
 
 static int fail(struct report *r, int rc, const char *fmt, ...)
 {
-	char msg[1024];
+	char msg[4096];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -284,6 +284,33 @@ static int write_pid(struct txfs *fs)
 			"daemon.pid") ? -errno : 0;
 }
 
+/* Refuse a damaged layer before anything uses it, saying how to save the
+ * staged changes that can still be read, or how to discard them. */
+static int check_layer(struct txfs *fs, uint64_t map, struct report *r)
+{
+	const char *why = NULL;
+	const char *ws = fs->ws_path ? fs->ws_path : "WORKSPACE";
+	char path[64];
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/layer", fs->statefd);
+	rc = layer_check(path, map, &why);
+	if (rc == 0)
+		return 0;
+	if (!why)
+		return fail(r, rc, "state folder %s: cannot check the layer: "
+			    "%s", fs->state_path, strerror(-rc));
+	return fail(r, rc, "state folder %s: refused: the layer is %s. "
+		    "Nothing was done; the real directory %s is untouched. "
+		    "To save the staged changes that can still be read: "
+		    "`txfs mount --salvage --state %s %s MNT` (read-only, "
+		    "no commit), then `txfs diff MNT > staged.patch` or copy "
+		    "files out, `txfs umount MNT`. To discard the staged "
+		    "changes: remove the state folder (rm -r %s) and mount "
+		    "again", fs->state_path, why, ws, fs->state_path, ws,
+		    fs->state_path);
+}
+
 static int open_layer(struct txfs *fs, struct report *r)
 {
 	struct layer_ws ws = { .dev = fs->root_dev, .ino = fs->root_ino };
@@ -293,6 +320,8 @@ static int open_layer(struct txfs *fs, struct report *r)
 	int rc;
 
 	snprintf(ws.path, sizeof(ws.path), "%s", fs->ws_path);
+	if (!fs->opts.salvage && (rc = check_layer(fs, map, r)))
+		return rc;
 	rc = layer_open(fs->statefd, "layer", map, &ws, &fs->layer, &why);
 	if (rc && why)
 		return fail(r, rc, "state folder %s: refused: %s (it was "
@@ -468,8 +497,9 @@ static int make_session(struct txfs *fs, struct report *r)
 	int n;
 
 	n = snprintf(opts, sizeof(opts),
-		     "fsname=%s,subtype=txfs,default_permissions%s%s",
-		     fs->ws_path, fs->opts.fuse_opts ? "," : "",
+		     "fsname=%s,subtype=txfs,default_permissions%s%s%s",
+		     fs->ws_path, fs->opts.salvage ? ",ro" : "",
+		     fs->opts.fuse_opts ? "," : "",
 		     fs->opts.fuse_opts ? fs->opts.fuse_opts : "");
 	if (n < 0 || (size_t)n >= sizeof(opts) || strchr(fs->ws_path, ','))
 		return fail(r, -EINVAL, "workspace %s: path not usable as a "
@@ -710,6 +740,10 @@ int txfs_recover_state(const char *state, char *msg, size_t size)
 	if ((rc = open_state(&fs, &r)))
 		goto out;
 	fs.statefd = fs.statefd;
+	snprintf(msg, size, "state folder %s", state);
+	if ((rc = check_layer(&fs, 0, &r)))
+		goto out;
+	msg[0] = '\0';
 	rc = layer_open(fs.statefd, "layer", 0, &ws, &fs.layer, &why);
 	if (rc) {
 		snprintf(msg, size, "state folder %s: %s", fs.state_path,

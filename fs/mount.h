@@ -21,6 +21,8 @@ struct txfs_opts {
 	bool foreground;
 	bool debug;
 	bool no_ctl_verbs;	/* .txfs/ctl refuses every verb (txfs run) */
+	bool salvage;		/* a damaged layer: no check, read-only,
+				 * no commit (to save what can be read) */
 };
 
 /* Mount and serve until unmounted. Without opts->foreground, forks: the

@@ -30,18 +30,20 @@ static void reply_entry(fuse_req_t req, struct txfs *fs, uint64_t parent,
 			const char *name, struct tview *v)
 {
 	struct fuse_entry_param e = { 0 };
-	int rc = itab_get(fs, v->tino, v->lower_path, parent, name, 1);
+	uint64_t node = itab_shown(fs, v->tino);
+	int rc = itab_get(fs, node, node == v->tino ? v->lower_path : NULL,
+			  parent, name, 1);
 
 	if (rc) {
 		reply_err(req, rc);
 		return;
 	}
-	e.ino = tino_to_ino(fs, v->tino);
+	e.ino = tino_to_ino(fs, node);
 	e.attr = v->st;
 	e.attr_timeout = timeout_of(v);
 	e.entry_timeout = TXFS_TIMEOUT;
 	if (fuse_reply_entry(req, &e) == -ENOENT)
-		itab_forget(fs, v->tino, 1);	/* interrupted */
+		itab_forget(fs, node, 1);	/* interrupted */
 }
 
 static void reply_negative(fuse_req_t req)

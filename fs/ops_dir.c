@@ -101,6 +101,7 @@ static size_t add_plus(fuse_req_t req, struct txfs *fs, struct layer_txn *t,
 	struct fuse_entry_param ep = { 0 };
 	bool dot = !strcmp(e->name, ".") || !strcmp(e->name, "..");
 	struct tview v;
+	uint64_t node;
 	size_t n;
 
 	if (dot || view_lookup(fs, t, dir, e->name, &v)) {
@@ -110,13 +111,14 @@ static size_t add_plus(fuse_req_t req, struct txfs *fs, struct layer_txn *t,
 		return fuse_add_direntry_plus(req, buf, room, e->name, &ep,
 					      next);
 	}
-	ep.ino = tino_to_ino(fs, v.tino);
+	node = itab_shown(fs, v.tino);
+	ep.ino = tino_to_ino(fs, node);
 	ep.attr = v.st;
 	ep.attr_timeout = timeout_of(&v);
 	ep.entry_timeout = TXFS_TIMEOUT;
 	n = fuse_add_direntry_plus(req, buf, room, e->name, &ep, next);
-	if (n <= room && itab_get(fs, v.tino, v.lower_path, dir->tino,
-				  e->name, 1))
+	if (n <= room && itab_get(fs, node, node == v.tino ? v.lower_path :
+				  NULL, dir->tino, e->name, 1))
 		n = room + 1;	/* cannot take the reference: stop here */
 	tview_free(&v);
 	return n;

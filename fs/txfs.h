@@ -125,6 +125,9 @@ struct tnode {
 	unsigned opens;		/* open file handles */
 	char *lower_path;	/* real path relative to the root, or NULL */
 	uint64_t alias;		/* after a commit: the real object's tino */
+	unsigned aliased_by;	/* nodes whose alias is this node */
+	uint64_t shown;		/* a node aliased to this object, which the
+				 * kernel knows it by (lookups answer it) */
 	uint64_t parent;	/* merged view: the folder it was last seen in */
 	char *name;		/* and its name there (NULL for the root) */
 	struct tnode *next;	/* hash chain */
@@ -140,8 +143,12 @@ int itab_get(struct txfs *fs, uint64_t tino, const char *lower_path,
 /* Record a move in the merged view (rename). */
 void itab_move(struct txfs *fs, uint64_t tino, uint64_t parent,
 	       const char *name);
+/* The limits of a merged path the policy can be checked on. */
+#define TXFS_PATH_DEPTH 1024	/* components */
+#define TXFS_PATH_LEN 8191	/* bytes */
 /* The merged path of tino (or of name inside folder tino when name is
- * not NULL), relative to the root; NULL if unknown. Caller frees. */
+ * not NULL), relative to the root; NULL if unknown (errno ENOENT) or over
+ * the limits (errno ENAMETOOLONG). Caller frees. */
 char *itab_path(struct txfs *fs, uint64_t tino, const char *name);
 /* Copy of the node's lower path, or NULL if none. Caller frees. */
 char *itab_lower_path(struct txfs *fs, uint64_t tino);
@@ -158,6 +165,19 @@ bool itab_known(struct txfs *fs, uint64_t tino);
  * there when it is another; untouched real objects that moved along with
  * a committed folder get their new real path. */
 void itab_relink(struct txfs *fs, const uint64_t *changed, size_t n);
+/* The nodes aliased to one of sorted[0..n) (their kernel inodes cache the
+ * same object): malloc'd into *out. */
+int itab_aliases_of(struct txfs *fs, const uint64_t *sorted, size_t n,
+		    uint64_t **out, size_t *nout);
+/* After a write through kernel node `node` to object tino: drop the
+ * cached pages of the object's other kernel nodes (tino itself and the
+ * nodes aliased to it), which the kernel does not know are one file. */
+void itab_inval_others(struct txfs *fs, uint64_t node, uint64_t tino);
+/* The node id a lookup of object tino answers: the node aliased to it
+ * that the kernel already knows (one kernel inode per object, and never
+ * a node id the kernel knows as another object after an inode number was
+ * reused), else tino. */
+uint64_t itab_shown(struct txfs *fs, uint64_t tino);
 /* Node id <-> tino (node ids of objects a commit re-created resolve to
  * the new real inode). */
 uint64_t ino_to_tino(struct txfs *fs, fuse_ino_t ino);

@@ -95,6 +95,32 @@ static int il_from_inode(void *arg, uint64_t tino,
 	return itab_known(c->fs, tino) ? il_ino(c->l, tino) : 0;
 }
 
+static int cmp_tino(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A node the kernel knows under an older id (aliased after an earlier
+ * commit) caches the same object's pages, written through another node:
+ * invalidate its pages too (il_send waits for these as well). */
+static int il_add_aliases(struct txfs *fs, struct inval_list *l)
+{
+	uint64_t *more;
+	size_t n;
+	int rc;
+
+	if (l->ni == 0)
+		return 0;
+	qsort(l->inos, l->ni, sizeof(*l->inos), cmp_tino);
+	rc = itab_aliases_of(fs, l->inos, l->ni, &more, &n);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		inval_inode(fs, more[i], true);	/* pages too */
+	free(more);
+	return rc;
+}
+
 /* Everything the layer of t touches that the kernel may have cached. */
 static int il_collect(struct txfs *fs, struct layer_txn *t,
 		      struct inval_list *l)
@@ -102,7 +128,9 @@ static int il_collect(struct txfs *fs, struct layer_txn *t,
 	struct il_ctx c = { fs, l };
 	int rc = layer_dirent_each_all(t, il_from_dirent, &c);
 
-	return rc ? rc : layer_inode_each(t, il_from_inode, &c);
+	if (rc == 0)
+		rc = layer_inode_each(t, il_from_inode, &c);
+	return rc ? rc : il_add_aliases(fs, l);
 }
 
 /* Queue the list and wait until the kernel has it; frees it. */
@@ -445,12 +473,23 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 	return 0;
 }
 
+/* A layer mounted with --salvage is damaged: it is never committed. */
+static int refuse_salvage(struct txfs *fs, struct txn_report *r)
+{
+	report(fs, r, -EROFS, "commit refused: mounted with --salvage (the "
+	       "layer is damaged); save what you need, then remove the "
+	       "state folder\n");
+	return -EROFS;
+}
+
 int txn_commit(struct txfs *fs, bool force, struct txn_report *r)
 {
 	struct inval_list il = { 0 };
 	int rc;
 
 	memset(r, 0, sizeof(*r));
+	if (fs->opts.salvage)
+		return refuse_salvage(fs, r);
 	pthread_rwlock_wrlock(&fs->txlock);
 	rc = commit_locked(fs, force, r, &il);
 	pthread_rwlock_unlock(&fs->txlock);
@@ -857,6 +896,10 @@ int txn_commit_paths(struct txfs *fs, bool force, const char *const *paths,
 	int rc = canon ? 0 : -ENOMEM;
 
 	memset(r, 0, sizeof(*r));
+	if (fs->opts.salvage) {
+		free(canon);
+		return refuse_salvage(fs, r);
+	}
 	for (size_t i = 0; i < n && rc == 0; i++)
 		if (!(canon[i] = canon_path(paths[i])))
 			rc = -ENOMEM;
