@@ -116,6 +116,13 @@ struct req_ctx {
 
 /* ---- inode.c: the in-memory inode table ---- */
 
+/* Another name of a hard-linked object, as the merged view showed it. */
+struct tname {
+	uint64_t parent;
+	char *name;
+	struct tname *next;
+};
+
 struct tnode {
 	uint64_t tino;
 	uint64_t nlookup;	/* kernel references */
@@ -124,6 +131,11 @@ struct tnode {
 	uint64_t alias;		/* after a commit: the real object's tino */
 	uint64_t parent;	/* merged view: the folder it was last seen in */
 	char *name;		/* and its name there (NULL for the root) */
+	struct tname *others;	/* its other known names (hard links): the
+				 * path of a file is the first of its names
+				 * whose folders are all known, so removing
+				 * one link or its folder never leaves the
+				 * object without a path (issue 13) */
 	struct tnode *next;	/* hash chain */
 };
 
@@ -134,9 +146,13 @@ void itab_destroy(struct txfs *fs);
  * name (name may be NULL) record where the merged view last showed it. */
 int itab_get(struct txfs *fs, uint64_t tino, const char *lower_path,
 	     uint64_t parent, const char *name, uint64_t refs);
-/* Record a move in the merged view (rename). */
-void itab_move(struct txfs *fs, uint64_t tino, uint64_t parent,
-	       const char *name);
+/* Record a move in the merged view (rename): name oldname in oldparent
+ * becomes name in parent. */
+void itab_move(struct txfs *fs, uint64_t tino, uint64_t oldparent,
+	       const char *oldname, uint64_t parent, const char *name);
+/* Record that name in parent no longer names tino (unlink, replaced). */
+void itab_unname(struct txfs *fs, uint64_t tino, uint64_t parent,
+		 const char *name);
 /* The merged path of tino (or of name inside folder tino when name is
  * not NULL), relative to the root; NULL if unknown. Caller frees. */
 char *itab_path(struct txfs *fs, uint64_t tino, const char *name);
