@@ -325,7 +325,7 @@ static int open_guard(struct txfs *fs, uint64_t tino, int flags,
 	path = itab_path(fs, tino, NULL);
 	if ((flags & O_ACCMODE) != O_WRONLY)
 		rc = guard_path(fs, POLICY_OP_READ, path, c);
-	if (!rc && (flags & O_ACCMODE) != O_RDONLY)
+	if (!rc && ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)))
 		rc = guard_path(fs, POLICY_OP_WRITE, path, c);
 	if (!rc && (flags & O_TRUNC))
 		rc = guard_path(fs, POLICY_OP_TRUNCATE, path, c);
@@ -348,8 +348,11 @@ static int open_common(struct txfs *fs, uint64_t node, uint64_t tino,
 		fi->direct_io = 1;
 	} else {
 		fi->keep_cache = 1;
-		if ((fi->flags & O_TRUNC) &&
-		    (fi->flags & O_ACCMODE) != O_RDONLY) {
+		/* O_TRUNC truncates whatever the access mode, as Linux
+		 * does (the kernel checked write permission: with
+		 * default_permissions, O_TRUNC asks for MAY_WRITE). Only
+		 * regular files reach open with it. */
+		if (fi->flags & O_TRUNC) {
 			struct stat a = { .st_size = 0 };
 
 			rc = do_setattr(fs, tino, &a, FUSE_SET_ATTR_SIZE, c,
