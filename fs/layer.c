@@ -247,6 +247,7 @@ int layer_begin(struct layer *l, bool write, struct layer_txn **out)
 		memcpy(&t->gen, v.mv_data, 8);
 	t->sp_level = 0;
 	t->replaying = false;
+	t->dbytes = 0;
 	if (meta_get(t, "sp_level", &v) == 0 && v.mv_size == 8) {
 		uint64_t lv;
 
@@ -259,8 +260,18 @@ int layer_begin(struct layer *l, bool write, struct layer_txn **out)
 
 int layer_commit(struct layer_txn *t)
 {
-	int rc = lerr(mdb_txn_commit(t->txn));
+	struct layer_counters c;
+	int rc = 0;
 
+	/* what the chunks gained or lost joins the counters, in the same
+	 * transaction (so a savepoint's undo restores both together) */
+	if (t->dbytes && (rc = layer_counters_get(t, &c)) == 0)
+		rc = layer_counters_put(t, &c);
+	if (rc) {
+		layer_txn_end(t);
+		return rc;
+	}
+	rc = lerr(mdb_txn_commit(t->txn));
 	free(t);
 	return rc;
 }
@@ -401,6 +412,7 @@ int layer_new_generation(struct layer_txn *t)
 	if (rc == 0) {
 		t->gen++;
 		t->sp_level = 0;
+		t->dbytes = 0;	/* the new generation starts from zero */
 	}
 	return rc;
 }
@@ -498,6 +510,8 @@ int del_prefix(struct layer_txn *t, MDB_dbi dbi, const struct key *pre)
 	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
 	while (rc == 0 && k.mv_size >= pre->len &&
 	       memcmp(k.mv_data, pre->b, pre->len) == 0) {
+		if (dbi == t->l->chunks)
+			t->dbytes -= (int64_t)v.mv_size;
 		rc = lcdel(t, c, dbi, &k);
 		if (rc)
 			break;
@@ -532,21 +546,24 @@ int layer_counters_get(struct layer_txn *t, struct layer_counters *c)
 	kv = kval(&k);
 	rc = lerr(mdb_get(t->txn, t->l->inodes, &kv, &v));
 	memset(c, 0, sizeof(*c));
-	if (rc == -ENOENT)
-		return 0;
 	if (rc == 0 && v.mv_size == sizeof(*c))
 		memcpy(c, v.mv_data, sizeof(*c));
-	return rc;
+	c->bytes += t->dbytes;
+	return rc == -ENOENT ? 0 : rc;
 }
 
 int layer_counters_put(struct layer_txn *t, const struct layer_counters *c)
 {
 	struct key k;
 	MDB_val kv, v = { sizeof(*c), (void *)c };
+	int rc;
 
 	key2(&k, t->gen, 0);
 	kv = kval(&k);
-	return lput(t, t->l->inodes, &kv, &v, 0);
+	rc = lput(t, t->l->inodes, &kv, &v, 0);
+	if (rc == 0)
+		t->dbytes = 0;	/* c->bytes included them (counters_get) */
+	return rc;
 }
 
 int layer_inode_each(struct layer_txn *t, layer_inode_fn fn, void *arg)
@@ -709,11 +726,22 @@ int layer_chunk_put(struct layer_txn *t, uint64_t tino, uint64_t block,
 	struct key k;
 	MDB_val kv, v = { len, (void *)data };
 
+	MDB_val old = { 0 };
+	int rc;
+
 	if (len > LAYER_BLOCK)
 		return -EINVAL;
 	ckey(&k, t->gen, tino, block);
 	kv = kval(&k);
-	return lput(t, t->l->chunks, &kv, &v, 0);
+	rc = lerr(mdb_get(t->txn, t->l->chunks, &kv, &old));
+	if (rc && rc != -ENOENT)
+		return rc;
+	if (rc)
+		old.mv_size = 0;	/* a new chunk */
+	if ((rc = lput(t, t->l->chunks, &kv, &v, 0)))
+		return rc;
+	t->dbytes += (int64_t)len - (int64_t)old.mv_size;
+	return 0;
 }
 
 int layer_chunks_trunc(struct layer_txn *t, uint64_t tino, uint64_t first)
@@ -731,6 +759,7 @@ int layer_chunks_trunc(struct layer_txn *t, uint64_t tino, uint64_t first)
 	rc = mdb_cursor_get(c, &kv, &v, MDB_SET_RANGE);
 	while (rc == 0 && kv.mv_size == 24 &&
 	       memcmp(kv.mv_data, pre.b, 16) == 0) {
+		t->dbytes -= (int64_t)v.mv_size;
 		if ((rc = lcdel(t, c, t->l->chunks, &kv)))
 			break;
 		rc = mdb_cursor_get(c, &kv, &v, MDB_NEXT);

@@ -180,9 +180,14 @@ int layer_xattr_each(struct layer_txn *t, uint64_t tino, layer_xattr_fn fn,
 struct layer_counters {
 	uint64_t deletes;	/* names removed */
 	uint64_t files;		/* objects changed or created */
-	int64_t bytes;		/* bytes held in chunks */
+	int64_t bytes;		/* bytes held in chunks now: every chunk put,
+				 * trimmed or deleted changes it, within the
+				 * same LMDB transaction (so rollbacks of
+				 * savepoints restore it with the chunks) */
 };
 
+/* layer_counters_get includes the transaction's chunk changes so far;
+ * layer_counters_put stores them; layer_commit stores what is left. */
 int layer_counters_get(struct layer_txn *t, struct layer_counters *c);
 int layer_counters_put(struct layer_txn *t, const struct layer_counters *c);
 

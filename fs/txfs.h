@@ -381,7 +381,8 @@ struct charge {
 	uint64_t dir;
 	const char *name;
 	uint64_t deletes, files;
-	int64_t bytes;
+	int64_t bytes;		/* > 0: the change made the layer grow (the
+				 * layer counts the bytes itself) */
 };
 
 /* Count a change inside write transaction t: -EACCES past `limit
