@@ -768,6 +768,30 @@ int layer_chunks_trunc(struct layer_txn *t, uint64_t tino, uint64_t first)
 	return rc == MDB_NOTFOUND ? 0 : (rc < 0 ? rc : lerr(rc));
 }
 
+int layer_chunk_next(struct layer_txn *t, uint64_t tino, uint64_t block,
+		     uint64_t *found, size_t *len)
+{
+	struct key k, pre;
+	MDB_cursor *c;
+	MDB_val kv, v;
+	int rc;
+
+	key2(&pre, t->gen, tino);
+	ckey(&k, t->gen, tino, block);
+	kv = kval(&k);
+	if ((rc = mdb_cursor_open(t->txn, t->l->chunks, &c)))
+		return lerr(rc);
+	rc = mdb_cursor_get(c, &kv, &v, MDB_SET_RANGE);
+	if (rc == 0 && (kv.mv_size != 24 || memcmp(kv.mv_data, pre.b, 16)))
+		rc = MDB_NOTFOUND;
+	if (rc == 0) {
+		*found = key_get_u64(&kv, 16);
+		*len = v.mv_size;
+	}
+	mdb_cursor_close(c);
+	return lerr(rc);
+}
+
 int layer_chunks_bytes(struct layer_txn *t, uint64_t tino, uint64_t *bytes)
 {
 	struct key pre;

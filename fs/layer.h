@@ -36,6 +36,9 @@
  * otherwise, for a file from the real directory, the real file's bytes
  * below inode.lower_valid; otherwise zeros. Writes store whole merged
  * blocks, so changing 4 KiB of a 1 GiB real file stores one block.
+ * Holes are never stored: a block past the old end of file that a write
+ * skips, a truncate up and a punched block past lower_valid have no
+ * chunk; a punched block over real bytes gets an empty chunk.
  *
  * Every function returns 0 or a negative errno; LMDB codes never leave
  * this module (MDB_NOTFOUND -> -ENOENT, MDB_MAP_FULL/MDB_TXN_FULL ->
@@ -161,6 +164,11 @@ int layer_chunk_put(struct layer_txn *t, uint64_t tino, uint64_t block,
 		    const void *data, size_t len);
 /* Delete chunks with block >= first. */
 int layer_chunks_trunc(struct layer_txn *t, uint64_t tino, uint64_t first);
+/* The first chunk of tino at block or after it: its block and length
+ * (-ENOENT if none). A chunk of length 0 marks a punched hole over the
+ * real file's bytes (it reads as zeros and stores nothing). */
+int layer_chunk_next(struct layer_txn *t, uint64_t tino, uint64_t block,
+		     uint64_t *found, size_t *len);
 /* Bytes held in chunks of tino (for statistics and st_blocks). */
 int layer_chunks_bytes(struct layer_txn *t, uint64_t tino, uint64_t *bytes);
 

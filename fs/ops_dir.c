@@ -110,6 +110,7 @@ static size_t add_plus(fuse_req_t req, struct txfs *fs, struct layer_txn *t,
 		return fuse_add_direntry_plus(req, buf, room, e->name, &ep,
 					      next);
 	}
+	view_blocks(fs, t, &v);
 	ep.ino = tino_to_ino(fs, v.tino);
 	ep.attr = v.st;
 	ep.attr_timeout = timeout_of(&v);

@@ -316,6 +316,15 @@ int file_truncate(struct txfs *fs, struct layer_txn *t, struct tview *v,
 		  uint64_t size, const struct req_ctx *c);
 int file_fallocate(struct txfs *fs, struct fhandle *fh, int mode,
 		   off_t off, off_t len, const struct req_ctx *c);
+/* lseek SEEK_DATA / SEEK_HOLE over the merged map (chunks, the real
+ * file's own map below lower_valid, holes elsewhere). */
+int file_seek(struct txfs *fs, struct fhandle *fh, off_t off, int whence,
+	      off_t *out);
+/* Set v->st.st_blocks of a regular file the layer holds: the bytes its
+ * chunks store plus what the real file has allocated under the blocks
+ * no chunk covers. The _now form runs its own read transaction. */
+void view_blocks(struct txfs *fs, struct layer_txn *t, struct tview *v);
+void view_blocks_now(struct txfs *fs, struct tview *v);
 /* Read len bytes of the real file at off into buf (zeros past EOF). */
 int lower_pread(struct txfs *fs, const char *relpath, int *fdp, char *buf,
 		size_t len, off_t off);
