@@ -476,7 +476,7 @@ static bool moved_along(struct txfs *fs, const struct tnode *n,
 {
 	struct stat st;
 
-	if (n->tino >= LAYER_INO_BASE || !n->lower_path ||
+	if (layer_ino_reserved(n->tino) || !n->lower_path ||
 	    !strcmp(n->lower_path, path))
 		return false;
 	if (lower_stat(fs, n->lower_path, &st) == 0 &&

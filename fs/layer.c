@@ -399,7 +399,9 @@ int layer_alloc_ino(struct layer_txn *t, uint64_t *tino)
 
 	if (rc)
 		return rc;
-	*tino = LAYER_INO_BASE | n;
+	if (n >= LAYER_INO_VIRT - LAYER_INO_BASE)
+		return -EOVERFLOW;	/* 2^48 - 2^40 creations: never */
+	*tino = LAYER_INO_BASE + n;
 	return layer_meta_put_u64(t, "next_ino", n + 1);
 }
 
