@@ -636,17 +636,21 @@ void view_blocks(struct txfs *fs, struct layer_txn *t, struct tview *v)
 		return;
 	if ((v->rec.flags & LI_LOWER) && lv && v->lower_path)
 		fd = lower_open(fs, v->lower_path, O_RDONLY);
+	if (fd < 0) {
+		/* nothing underneath: one pass over the chunks */
+		if (layer_chunks_bytes(t, v->tino, &bytes) == 0)
+			v->st.st_blocks = (blkcnt_t)((bytes + 511) / 512);
+		return;
+	}
 	while (layer_chunk_next(t, v->tino, b, &nb, &len) == 0) {
 		bytes += (len + 511) / 512 * 512;
-		if (fd >= 0 && nb * BS < lv)
+		if (nb * BS < lv)
 			covered += real_alloc(fd, nb * BS,
 					      min64((nb + 1) * BS, lv));
 		b = nb + 1;
 	}
-	if (fd >= 0) {
-		real = real_alloc(fd, 0, lv);
-		close(fd);
-	}
+	real = real_alloc(fd, 0, lv);
+	close(fd);
 	bytes += real > covered ? real - covered : 0;
 	v->st.st_blocks = (blkcnt_t)((bytes + 511) / 512);
 }
