@@ -192,9 +192,34 @@ static int write_all(int fd, const void *buf, size_t len, off_t off)
 	return 0;
 }
 
+/* Write a chunk, leaving its all-zero 4 KiB pages out: dst is a new
+ * file, so they stay holes (the committed file is as sparse as the
+ * staged one). */
+static int write_sparse(int fd, const char *data, size_t len, off_t off)
+{
+	static const char zero[4096];
+	size_t i = 0, start;
+	int rc = 0;
+
+	while (i < len && rc == 0) {
+		size_t n = len - i < sizeof(zero) ? len - i : sizeof(zero);
+
+		if (!memcmp(data + i, zero, n)) {
+			i += n;
+			continue;
+		}
+		for (start = i; i < len; i += n) {
+			n = len - i < sizeof(zero) ? len - i : sizeof(zero);
+			if (!memcmp(data + i, zero, n))
+				break;
+		}
+		rc = write_all(fd, data + start, i - start, off + (off_t)start);
+	}
+	return rc;
+}
+
 /* Copy [off, end) of the real file into dst (copy_file_range first). */
-static int copy_lower_range(int src, int dst, uint64_t off, uint64_t end,
-			    char *buf)
+static int copy_span(int src, int dst, uint64_t off, uint64_t end, char *buf)
 {
 	while (off < end) {
 		loff_t a = (loff_t)off, b = (loff_t)off;
@@ -224,6 +249,29 @@ static int copy_lower_range(int src, int dst, uint64_t off, uint64_t end,
 	return 0;
 }
 
+/* Copy the data of [off, end) of the real file into dst, skipping its
+ * holes (SEEK_DATA/SEEK_HOLE; everything if the file system has no map). */
+static int copy_lower_range(int src, int dst, uint64_t off, uint64_t end,
+			    char *buf)
+{
+	while (off < end) {
+		off_t d = lseek(src, (off_t)off, SEEK_DATA), h;
+		int rc;
+
+		if (d < 0 && errno == ENXIO)
+			return 0;	/* only a hole up to the end */
+		if (d < 0 || (h = lseek(src, d, SEEK_HOLE)) <= d)
+			return copy_span(src, dst, off, end, buf);
+		if ((uint64_t)d >= end)
+			return 0;
+		if ((rc = copy_span(src, dst, (uint64_t)d,
+				    (uint64_t)h < end ? (uint64_t)h : end, buf)))
+			return rc;
+		off = (uint64_t)h;
+	}
+	return 0;
+}
+
 static int write_content(struct txfs *fs, struct layer_txn *t,
 			 const struct cobj *o, int dst)
 {
@@ -247,7 +295,7 @@ static int write_content(struct txfs *fs, struct layer_txn *t,
 
 		rc = layer_chunk_get(t, o->tino, b, &data, &len);
 		if (rc == 0) {
-			rc = write_all(dst, data, len, (off_t)bs);
+			rc = write_sparse(dst, data, len, (off_t)bs);
 		} else if (rc == -ENOENT) {
 			rc = 0;
 			if (src >= 0 && bs < o->rec.lower_valid)

@@ -195,6 +195,7 @@ int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool isdir,
 {
 	struct dirop op;
 	struct tview v;
+	uint64_t gone;
 	int rc = isdir ? 0 : guard(fs, POLICY_OP_DELETE, parent, name, c);
 
 	if (rc || (rc = dirop_begin(fs, parent, &op)))
@@ -202,6 +203,7 @@ int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool isdir,
 	rc = view_lookup(fs, op.t, &op.dir, name, &v);
 	if (rc)
 		goto out;
+	gone = v.tino;
 	if (v.virt)
 		rc = -EPERM;
 	else if (isdir && !S_ISDIR(v.st.st_mode))
@@ -223,6 +225,10 @@ int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool isdir,
 	    (rc = drop_link(fs, op.t, &v)) == 0)
 		rc = dir_touch(fs, op.t, &op.dir, isdir ? -1 : 0);
 	tview_free(&v);
+	rc = dirop_end(&op, rc);
+	if (rc == 0)
+		itab_unname(fs, gone, parent, name);
+	return rc;
 out:
 	return dirop_end(&op, rc);
 }
@@ -459,10 +465,15 @@ out:
 	tview_free(&r.dst);
 	tview_free(&r.dir2);
 	rc = dirop_end(&r.op, rc);
+	if (rc == 0 && r.have_dst && r.dst.tino == r.src.tino)
+		return 0;	/* two links of one file: nothing changes */
+	if (rc == 0 && r.have_dst && !(flags & RENAME_EXCHANGE))
+		itab_unname(fs, r.dst.tino, newparent, newname);
 	if (rc == 0) {
-		itab_move(fs, r.src.tino, newparent, newname);
+		itab_move(fs, r.src.tino, parent, name, newparent, newname);
 		if ((flags & RENAME_EXCHANGE) && r.have_dst)
-			itab_move(fs, r.dst.tino, parent, name);
+			itab_move(fs, r.dst.tino, newparent, newname, parent,
+				  name);
 	}
 	return rc;
 }

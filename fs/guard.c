@@ -411,9 +411,11 @@ int guard_charge(struct txfs *fs, struct layer_txn *t, const struct charge *ch)
 		if (free_loss)	/* loss charges carry nothing else */
 			return 0;
 	}
+	/* n.bytes is what the layer holds now, this transaction's chunk
+	 * changes included (the layer counts them as they happen):
+	 * ch->bytes > 0 only says this change made it grow */
 	n.deletes += ch->deletes;
 	n.files += ch->files;
-	n.bytes += ch->bytes;
 	if (lim && ch->deletes && n.deletes > lim->deletes)
 		return over(fs, ch, "deletes", lim->deletes, lim->deletes_line);
 	if (lim && ch->files && n.files > lim->files)

@@ -38,6 +38,13 @@ int itab_init(struct txfs *fs)
 
 static void node_free(struct tnode *n)
 {
+	struct tname *o, *next;
+
+	for (o = n->others; o; o = next) {
+		next = o->next;
+		free(o->name);
+		free(o);
+	}
 	free(n->lower_path);
 	free(n->name);
 	free(n);
@@ -92,8 +99,28 @@ static void grow(struct txfs *fs)
 	free(o);
 }
 
+/* Take (parent, name) out of n's other names; true if it was there. */
+static bool drop_other(struct tnode *n, uint64_t parent, const char *name)
+{
+	for (struct tname **pp = &n->others; *pp; pp = &(*pp)->next) {
+		struct tname *o = *pp;
+
+		if (o->parent == parent && !strcmp(o->name, name)) {
+			*pp = o->next;
+			free(o->name);
+			free(o);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* (parent, name) is where the merged view showed n last: it becomes the
+ * first name, the previous first one is kept among the others (a hard
+ * link has several; a folder has one, and itab_move replaces it). */
 static void set_name(struct tnode *n, uint64_t parent, const char *name)
 {
+	struct tname *o;
 	char *c;
 
 	if (!name || (n->name && n->parent == parent && !strcmp(n->name, name)))
@@ -101,9 +128,42 @@ static void set_name(struct tnode *n, uint64_t parent, const char *name)
 	c = strdup(name);
 	if (!c)
 		return;
-	free(n->name);
+	drop_other(n, parent, name);
+	if (n->name) {
+		o = malloc(sizeof(*o));
+		if (o) {
+			o->parent = n->parent;
+			o->name = n->name;
+			o->next = n->others;
+			n->others = o;
+		} else {
+			free(n->name);
+		}
+	}
 	n->name = c;
 	n->parent = parent;
+}
+
+/* name in parent no longer names n: the next known name takes over. */
+static void unname(struct tnode *n, uint64_t parent, const char *name)
+{
+	struct tname *o = n->others;
+
+	if (!name)
+		return;
+	if (!n->name || n->parent != parent || strcmp(n->name, name)) {
+		drop_other(n, parent, name);
+		return;
+	}
+	free(n->name);
+	n->name = NULL;
+	n->parent = 0;
+	if (o) {
+		n->name = o->name;
+		n->parent = o->parent;
+		n->others = o->next;
+		free(o);
+	}
 }
 
 static int get_locked(struct txfs *fs, uint64_t tino, struct tnode **out)
@@ -145,22 +205,36 @@ int itab_get(struct txfs *fs, uint64_t tino, const char *lower_path,
 	return rc;
 }
 
-void itab_move(struct txfs *fs, uint64_t tino, uint64_t parent,
-	       const char *name)
+void itab_move(struct txfs *fs, uint64_t tino, uint64_t oldparent,
+	       const char *oldname, uint64_t parent, const char *name)
+{
+	struct tnode *n;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	n = find(fs, tino);
+	if (n) {
+		unname(n, oldparent, oldname);
+		set_name(n, parent, name);
+	}
+	pthread_mutex_unlock(&fs->itab_lock);
+}
+
+void itab_unname(struct txfs *fs, uint64_t tino, uint64_t parent,
+		 const char *name)
 {
 	struct tnode *n;
 
 	pthread_mutex_lock(&fs->itab_lock);
 	n = find(fs, tino);
 	if (n)
-		set_name(n, parent, name);
+		unname(n, parent, name);
 	pthread_mutex_unlock(&fs->itab_lock);
 }
 
-/* The merged path of tino (+ name), itab_lock held. NULL with errno
- * ENAMETOOLONG past TXFS_PATH_DEPTH components or TXFS_PATH_LEN bytes,
- * ENOENT if a node on the way is unknown. */
-static char *path_locked(struct txfs *fs, uint64_t tino, const char *name)
+/* The path of tino (+ name) through the first names only, itab_lock
+ * held. NULL with errno ENAMETOOLONG past TXFS_PATH_DEPTH components or
+ * TXFS_PATH_LEN bytes, ENOENT if a node on the way is unknown. */
+static char *chain_locked(struct txfs *fs, uint64_t tino, const char *name)
 {
 	char buf[TXFS_PATH_LEN + 1];
 	size_t pos = sizeof(buf) - 1;
@@ -197,6 +271,28 @@ static char *path_locked(struct txfs *fs, uint64_t tino, const char *name)
 			buf[pos + l - 1] = '/';
 	}
 	return strdup(buf + pos);
+}
+
+/* The merged path of tino (+ name), itab_lock held: through its first
+ * name, else through the first of its other names that still resolves
+ * (the folder of a removed link may be gone). */
+static char *path_locked(struct txfs *fs, uint64_t tino, const char *name)
+{
+	char *p = chain_locked(fs, tino, name), *dir;
+	int err = errno;	/* why the first name failed */
+	struct tnode *n;
+
+	if (p || tino == (uint64_t)fs->root_ino || !(n = find(fs, tino)))
+		return p;
+	for (struct tname *o = n->others; o && !p; o = o->next) {
+		dir = chain_locked(fs, o->parent, o->name);
+		p = dir && name ? path_join(dir, name) : dir;
+		if (p != dir)
+			free(dir);
+	}
+	if (!p)
+		errno = err;
+	return p;
 }
 
 char *itab_path(struct txfs *fs, uint64_t tino, const char *name)
@@ -395,7 +491,7 @@ static bool moved_along(struct txfs *fs, const struct tnode *n,
 {
 	struct stat st;
 
-	if (n->tino >= LAYER_INO_BASE || !n->lower_path ||
+	if (layer_ino_reserved(n->tino) || !n->lower_path ||
 	    !strcmp(n->lower_path, path))
 		return false;
 	if (lower_stat(fs, n->lower_path, &st) == 0 &&

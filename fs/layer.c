@@ -251,6 +251,7 @@ int layer_begin(struct layer *l, bool write, struct layer_txn **out)
 		memcpy(&t->gen, v.mv_data, 8);
 	t->sp_level = 0;
 	t->replaying = false;
+	t->dbytes = 0;
 	if (meta_get(t, "sp_level", &v) == 0 && v.mv_size == 8) {
 		uint64_t lv;
 
@@ -275,8 +276,18 @@ static bool layer_disk_full(struct layer *l)
 int layer_commit(struct layer_txn *t)
 {
 	struct layer *l = t->l;
-	int rc = lerr(mdb_txn_commit(t->txn));
+	struct layer_counters c;
+	int rc = 0;
 
+	/* what the chunks gained or lost joins the counters, in the same
+	 * transaction (so a savepoint's undo restores both together) */
+	if (t->dbytes && (rc = layer_counters_get(t, &c)) == 0)
+		rc = layer_counters_put(t, &c);
+	if (rc) {
+		layer_txn_end(t);
+		return rc;
+	}
+	rc = lerr(mdb_txn_commit(t->txn));
 	free(t);
 	/* LMDB says EIO when the disk took only part of a page write (a
 	 * short write: the disk filled up); the caller must hear ENOSPC
@@ -410,7 +421,9 @@ int layer_alloc_ino(struct layer_txn *t, uint64_t *tino)
 
 	if (rc)
 		return rc;
-	*tino = LAYER_INO_BASE | n;
+	if (n >= LAYER_INO_VIRT - LAYER_INO_BASE)
+		return -EOVERFLOW;	/* 2^48 - 2^40 creations: never */
+	*tino = LAYER_INO_BASE + n;
 	return layer_meta_put_u64(t, "next_ino", n + 1);
 }
 
@@ -423,6 +436,7 @@ int layer_new_generation(struct layer_txn *t)
 	if (rc == 0) {
 		t->gen++;
 		t->sp_level = 0;
+		t->dbytes = 0;	/* the new generation starts from zero */
 	}
 	return rc;
 }
@@ -520,6 +534,8 @@ int del_prefix(struct layer_txn *t, MDB_dbi dbi, const struct key *pre)
 	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
 	while (rc == 0 && k.mv_size >= pre->len &&
 	       memcmp(k.mv_data, pre->b, pre->len) == 0) {
+		if (dbi == t->l->chunks)
+			t->dbytes -= (int64_t)v.mv_size;
 		rc = lcdel(t, c, dbi, &k);
 		if (rc)
 			break;
@@ -554,21 +570,24 @@ int layer_counters_get(struct layer_txn *t, struct layer_counters *c)
 	kv = kval(&k);
 	rc = lerr(mdb_get(t->txn, t->l->inodes, &kv, &v));
 	memset(c, 0, sizeof(*c));
-	if (rc == -ENOENT)
-		return 0;
 	if (rc == 0 && v.mv_size == sizeof(*c))
 		memcpy(c, v.mv_data, sizeof(*c));
-	return rc;
+	c->bytes += t->dbytes;
+	return rc == -ENOENT ? 0 : rc;
 }
 
 int layer_counters_put(struct layer_txn *t, const struct layer_counters *c)
 {
 	struct key k;
 	MDB_val kv, v = { sizeof(*c), (void *)c };
+	int rc;
 
 	key2(&k, t->gen, 0);
 	kv = kval(&k);
-	return lput(t, t->l->inodes, &kv, &v, 0);
+	rc = lput(t, t->l->inodes, &kv, &v, 0);
+	if (rc == 0)
+		t->dbytes = 0;	/* c->bytes included them (counters_get) */
+	return rc;
 }
 
 int layer_inode_each(struct layer_txn *t, layer_inode_fn fn, void *arg)
@@ -731,11 +750,22 @@ int layer_chunk_put(struct layer_txn *t, uint64_t tino, uint64_t block,
 	struct key k;
 	MDB_val kv, v = { len, (void *)data };
 
+	MDB_val old = { 0 };
+	int rc;
+
 	if (len > LAYER_BLOCK)
 		return -EINVAL;
 	ckey(&k, t->gen, tino, block);
 	kv = kval(&k);
-	return lput(t, t->l->chunks, &kv, &v, 0);
+	rc = lerr(mdb_get(t->txn, t->l->chunks, &kv, &old));
+	if (rc && rc != -ENOENT)
+		return rc;
+	if (rc)
+		old.mv_size = 0;	/* a new chunk */
+	if ((rc = lput(t, t->l->chunks, &kv, &v, 0)))
+		return rc;
+	t->dbytes += (int64_t)len - (int64_t)old.mv_size;
+	return 0;
 }
 
 int layer_chunks_trunc(struct layer_txn *t, uint64_t tino, uint64_t first)
@@ -753,12 +783,37 @@ int layer_chunks_trunc(struct layer_txn *t, uint64_t tino, uint64_t first)
 	rc = mdb_cursor_get(c, &kv, &v, MDB_SET_RANGE);
 	while (rc == 0 && kv.mv_size == 24 &&
 	       memcmp(kv.mv_data, pre.b, 16) == 0) {
+		t->dbytes -= (int64_t)v.mv_size;
 		if ((rc = lcdel(t, c, t->l->chunks, &kv)))
 			break;
 		rc = mdb_cursor_get(c, &kv, &v, MDB_NEXT);
 	}
 	mdb_cursor_close(c);
 	return rc == MDB_NOTFOUND ? 0 : (rc < 0 ? rc : lerr(rc));
+}
+
+int layer_chunk_next(struct layer_txn *t, uint64_t tino, uint64_t block,
+		     uint64_t *found, size_t *len)
+{
+	struct key k, pre;
+	MDB_cursor *c;
+	MDB_val kv, v;
+	int rc;
+
+	key2(&pre, t->gen, tino);
+	ckey(&k, t->gen, tino, block);
+	kv = kval(&k);
+	if ((rc = mdb_cursor_open(t->txn, t->l->chunks, &c)))
+		return lerr(rc);
+	rc = mdb_cursor_get(c, &kv, &v, MDB_SET_RANGE);
+	if (rc == 0 && (kv.mv_size != 24 || memcmp(kv.mv_data, pre.b, 16)))
+		rc = MDB_NOTFOUND;
+	if (rc == 0) {
+		*found = key_get_u64(&kv, 16);
+		*len = v.mv_size;
+	}
+	mdb_cursor_close(c);
+	return lerr(rc);
 }
 
 int layer_chunks_bytes(struct layer_txn *t, uint64_t tino, uint64_t *bytes)

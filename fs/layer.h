@@ -28,14 +28,26 @@
  *
  * Inode numbers (tino): an object from the real directory is known by its
  * real st_ino (so stat data stays stable); objects born in the layer get
- * LAYER_INO_BASE + n, which never collides with a real inode number in
- * practice (bit 63 set). Virtual objects (.txfs/) use LAYER_INO_VIRT + k.
+ * LAYER_INO_BASE + n and virtual objects (.txfs/) LAYER_INO_VIRT + k, all
+ * inside [LAYER_INO_BASE, LAYER_INO_END) = [2^62 - 2^48, 2^62): positive
+ * as signed 64-bit numbers (tools print them as such), and a range real
+ * file systems do not use (ext2/3/4 numbers are 32-bit; xfs, btrfs and
+ * tmpfs allocate from the bottom; overlayfs's xino puts its layer number
+ * in the top bits and keeps bits 48-61 clear). Collision is ruled out,
+ * not just unlikely: a real object whose st_ino falls in the reserved
+ * range (layer_ino_reserved) is refused with EOVERFLOW by lower_stat and
+ * lower_stat_at, so it never becomes a tino. Layers written before this
+ * range (bit 63 set, format txfs-layer-1 too) keep their numbers: bit 63
+ * is reserved as well.
  *
  * A file's data: block b of a file is chunk (tino, b) when that chunk
  * exists (a chunk shorter than LAYER_BLOCK reads as zeros past its end);
  * otherwise, for a file from the real directory, the real file's bytes
  * below inode.lower_valid; otherwise zeros. Writes store whole merged
  * blocks, so changing 4 KiB of a 1 GiB real file stores one block.
+ * Holes are never stored: a block past the old end of file that a write
+ * skips, a truncate up and a punched block past lower_valid have no
+ * chunk; a punched block over real bytes gets an empty chunk.
  *
  * Every function returns 0 or a negative errno; LMDB codes never leave
  * this module (MDB_NOTFOUND -> -ENOENT, MDB_MAP_FULL/MDB_TXN_FULL ->
@@ -50,8 +62,10 @@
 #include <sys/types.h>
 
 #define LAYER_BLOCK	 (64u * 1024u)
-#define LAYER_INO_BASE	 (1ULL << 63)
-#define LAYER_INO_VIRT	 ((1ULL << 63) | (1ULL << 62))
+#define LAYER_INO_BASE	 ((1ULL << 62) - (1ULL << 48))
+#define LAYER_INO_VIRT	 ((1ULL << 62) - (1ULL << 40))
+#define LAYER_INO_END	 (1ULL << 62)
+#define LAYER_INO_OLD	 (1ULL << 63)	/* layer-born, older layers */
 #define LAYER_FORMAT	 "txfs-layer-1"
 
 /* struct layer_inode.flags */
@@ -99,6 +113,14 @@ struct layer_ws {
 
 struct layer;
 struct layer_txn;
+
+/* Is ino one of the layer's own numbers (layer-born or virtual)? A real
+ * object with such a number is refused (see "Inode numbers" above). */
+static inline bool layer_ino_reserved(uint64_t ino)
+{
+	return (ino >= LAYER_INO_BASE && ino < LAYER_INO_END) ||
+	       ino >= LAYER_INO_OLD;
+}
 
 /* Open (creating if needed) the layer in folder dirfd/name. map_size 0
  * means the default. Returns -EINVAL with *why set for a corrupt or
@@ -165,6 +187,11 @@ int layer_chunk_put(struct layer_txn *t, uint64_t tino, uint64_t block,
 		    const void *data, size_t len);
 /* Delete chunks with block >= first. */
 int layer_chunks_trunc(struct layer_txn *t, uint64_t tino, uint64_t first);
+/* The first chunk of tino at block or after it: its block and length
+ * (-ENOENT if none). A chunk of length 0 marks a punched hole over the
+ * real file's bytes (it reads as zeros and stores nothing). */
+int layer_chunk_next(struct layer_txn *t, uint64_t tino, uint64_t block,
+		     uint64_t *found, size_t *len);
 /* Bytes held in chunks of tino (for statistics and st_blocks). */
 int layer_chunks_bytes(struct layer_txn *t, uint64_t tino, uint64_t *bytes);
 
@@ -184,9 +211,14 @@ int layer_xattr_each(struct layer_txn *t, uint64_t tino, layer_xattr_fn fn,
 struct layer_counters {
 	uint64_t deletes;	/* names removed */
 	uint64_t files;		/* objects changed or created */
-	int64_t bytes;		/* bytes held in chunks */
+	int64_t bytes;		/* bytes held in chunks now: every chunk put,
+				 * trimmed or deleted changes it, within the
+				 * same LMDB transaction (so rollbacks of
+				 * savepoints restore it with the chunks) */
 };
 
+/* layer_counters_get includes the transaction's chunk changes so far;
+ * layer_counters_put stores them; layer_commit stores what is left. */
 int layer_counters_get(struct layer_txn *t, struct layer_counters *c);
 int layer_counters_put(struct layer_txn *t, const struct layer_counters *c);
 

@@ -24,6 +24,9 @@ struct layer_txn {
 	uint32_t sp_level;	/* savepoints open: undo records are kept */
 	bool write;
 	bool replaying;		/* applying undo: record nothing */
+	int64_t dbytes;		/* chunk bytes added (removed: negative) in
+				 * this transaction and not yet in the
+				 * counters; folded in at commit */
 };
 
 /* --- keys ---------------------------------------------------------- */

@@ -113,7 +113,30 @@ int lower_open(struct txfs *fs, const char *relpath, int flags)
 	return open_walk(fs, relpath, flags);
 }
 
+/* A real object numbered inside the layer's reserved range would collide
+ * with the layer's own numbers: it is refused (see layer.h). */
+static int ino_check(int rc, const struct stat *st)
+{
+	return rc == 0 && layer_ino_reserved((uint64_t)st->st_ino) ?
+		       -EOVERFLOW : rc;
+}
+
+static int stat_raw(struct txfs *fs, const char *relpath, struct stat *st);
+static int stat_at_raw(struct txfs *fs, const char *dir, const char *name,
+		       struct stat *st);
+
 int lower_stat(struct txfs *fs, const char *relpath, struct stat *st)
+{
+	return ino_check(stat_raw(fs, relpath, st), st);
+}
+
+int lower_stat_at(struct txfs *fs, const char *dir, const char *name,
+		  struct stat *st)
+{
+	return ino_check(stat_at_raw(fs, dir, name, st), st);
+}
+
+static int stat_raw(struct txfs *fs, const char *relpath, struct stat *st)
 {
 	const char *slash = strrchr(relpath, '/');
 	int fd, rc = 0;
@@ -233,8 +256,8 @@ static int cached_stat_at(struct txfs *fs, const char *dir, const char *name,
 	return rc;
 }
 
-int lower_stat_at(struct txfs *fs, const char *dir, const char *name,
-		  struct stat *st)
+static int stat_at_raw(struct txfs *fs, const char *dir, const char *name,
+		       struct stat *st)
 {
 	int dfd, rc = 0;
 

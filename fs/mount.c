@@ -145,6 +145,10 @@ static int open_workspace(struct txfs *fs, struct report *r)
 	if (fstat(fs->rootfd, &st))
 		return fail(r, -errno, "workspace %s: %s", fs->ws_path,
 			    strerror(errno));
+	if (layer_ino_reserved((uint64_t)st.st_ino))
+		return fail(r, -EOVERFLOW, "workspace %s: inode number %llu is "
+			    "in the range txfs keeps for its own objects",
+			    fs->ws_path, (unsigned long long)st.st_ino);
 	fs->root_dev = st.st_dev;
 	fs->root_ino = st.st_ino;
 	fs->use_openat2 = lower_has_openat2(fs->rootfd);

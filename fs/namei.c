@@ -127,7 +127,7 @@ int view_inode(struct txfs *fs, struct layer_txn *t, uint64_t tino,
 		return view_from_layer(tino, &lv, v);
 	if (rc != -ENOENT)
 		return rc;
-	if (tino >= LAYER_INO_BASE)
+	if (layer_ino_reserved(tino))
 		return -ESTALE;
 	v->tino = tino;
 	v->lower_path = tino == (uint64_t)fs->root_ino ?
@@ -151,7 +151,7 @@ int view_folder(struct txfs *fs, struct layer_txn *t, uint64_t tino,
 	struct layer_ino_view lv;
 	int rc;
 
-	if (ctl_is_ino(tino) || tino >= LAYER_INO_BASE ||
+	if (ctl_is_ino(tino) || layer_ino_reserved(tino) ||
 	    (rc = layer_inode_get(t, tino, &lv)) == 0 || rc != -ENOENT)
 		return view_inode(fs, t, tino, v);
 	/* a real folder the layer never touched: its path is all a lookup

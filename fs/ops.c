@@ -38,6 +38,7 @@ static void reply_entry(fuse_req_t req, struct txfs *fs, uint64_t parent,
 		reply_err(req, rc);
 		return;
 	}
+	view_blocks_now(fs, v);
 	e.ino = tino_to_ino(fs, node);
 	e.attr = v->st;
 	e.attr_timeout = timeout_of(v);
@@ -128,6 +129,8 @@ static int get_view(struct txfs *fs, uint64_t tino, struct tview *v)
 	if (rc)
 		return rc;
 	rc = view_inode(fs, t, tino, v);
+	if (rc == 0)
+		view_blocks(fs, t, v);
 	layer_txn_end(t);
 	return rc;
 }
@@ -169,6 +172,8 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 						    -EPERM;
 	} else {
 		rc = do_setattr(fs, tino, attr, to_set, &c, &v);
+		if (rc == 0)
+			view_blocks_now(fs, &v);
 	}
 	unlock(fs);
 	if (rc) {
@@ -327,7 +332,7 @@ static int open_guard(struct txfs *fs, uint64_t tino, int flags,
 	path = itab_path(fs, tino, NULL);
 	if ((flags & O_ACCMODE) != O_WRONLY)
 		rc = guard_path(fs, POLICY_OP_READ, path, c);
-	if (!rc && (flags & O_ACCMODE) != O_RDONLY)
+	if (!rc && ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)))
 		rc = guard_path(fs, POLICY_OP_WRITE, path, c);
 	if (!rc && (flags & O_TRUNC))
 		rc = guard_path(fs, POLICY_OP_TRUNCATE, path, c);
@@ -350,8 +355,11 @@ static int open_common(struct txfs *fs, uint64_t node, uint64_t tino,
 		fi->direct_io = 1;
 	} else {
 		fi->keep_cache = 1;
-		if ((fi->flags & O_TRUNC) &&
-		    (fi->flags & O_ACCMODE) != O_RDONLY) {
+		/* O_TRUNC truncates whatever the access mode, as Linux
+		 * does (the kernel checked write permission: with
+		 * default_permissions, O_TRUNC asks for MAY_WRITE). Only
+		 * regular files reach open with it. */
+		if (fi->flags & O_TRUNC) {
 			struct stat a = { .st_size = 0 };
 
 			rc = do_setattr(fs, tino, &a, FUSE_SET_ATTR_SIZE, c,
@@ -576,25 +584,21 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		     struct fuse_file_info *fi)
 {
 	struct txfs *fs = fs_of(req);
-	struct tview v;
+	off_t pos;
 	int rc;
 
-	(void)fi;
-	rdlock(fs);
-	rc = get_view(fs, ino_to_tino(fs, ino), &v);
-	unlock(fs);
-	if (rc) {
-		reply_err(req, rc);
+	(void)ino;
+	if (whence != SEEK_DATA && whence != SEEK_HOLE) {
+		reply_err(req, -EINVAL);
 		return;
 	}
-	tview_free(&v);
-	/* The whole file is data: no holes are reported (allowed by POSIX). */
-	if (whence != SEEK_DATA && whence != SEEK_HOLE)
-		reply_err(req, -EINVAL);
-	else if (off < 0 || off >= v.st.st_size)
-		reply_err(req, -ENXIO);
+	rdlock(fs);
+	rc = file_seek(fs, fh_of(fi), off, whence, &pos);
+	unlock(fs);
+	if (rc)
+		reply_err(req, rc);
 	else
-		fuse_reply_lseek(req, whence == SEEK_DATA ? off : v.st.st_size);
+		fuse_reply_lseek(req, pos);
 }
 
 const struct fuse_lowlevel_ops txfs_ops = {

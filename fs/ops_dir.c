@@ -112,6 +112,7 @@ static size_t add_plus(fuse_req_t req, struct txfs *fs, struct layer_txn *t,
 					      next);
 	}
 	node = itab_shown(fs, v.tino);
+	view_blocks(fs, t, &v);
 	ep.ino = tino_to_ino(fs, node);
 	ep.attr = v.st;
 	ep.attr_timeout = timeout_of(&v);

@@ -119,6 +119,13 @@ struct req_ctx {
 
 /* ---- inode.c: the in-memory inode table ---- */
 
+/* Another name of a hard-linked object, as the merged view showed it. */
+struct tname {
+	uint64_t parent;
+	char *name;
+	struct tname *next;
+};
+
 struct tnode {
 	uint64_t tino;
 	uint64_t nlookup;	/* kernel references */
@@ -130,6 +137,11 @@ struct tnode {
 				 * kernel knows it by (lookups answer it) */
 	uint64_t parent;	/* merged view: the folder it was last seen in */
 	char *name;		/* and its name there (NULL for the root) */
+	struct tname *others;	/* its other known names (hard links): the
+				 * path of a file is the first of its names
+				 * whose folders are all known, so removing
+				 * one link or its folder never leaves the
+				 * object without a path (issue 13) */
 	struct tnode *next;	/* hash chain */
 };
 
@@ -140,9 +152,13 @@ void itab_destroy(struct txfs *fs);
  * name (name may be NULL) record where the merged view last showed it. */
 int itab_get(struct txfs *fs, uint64_t tino, const char *lower_path,
 	     uint64_t parent, const char *name, uint64_t refs);
-/* Record a move in the merged view (rename). */
-void itab_move(struct txfs *fs, uint64_t tino, uint64_t parent,
-	       const char *name);
+/* Record a move in the merged view (rename): name oldname in oldparent
+ * becomes name in parent. */
+void itab_move(struct txfs *fs, uint64_t tino, uint64_t oldparent,
+	       const char *oldname, uint64_t parent, const char *name);
+/* Record that name in parent no longer names tino (unlink, replaced). */
+void itab_unname(struct txfs *fs, uint64_t tino, uint64_t parent,
+		 const char *name);
 /* The limits of a merged path the policy can be checked on. */
 #define TXFS_PATH_DEPTH 1024	/* components */
 #define TXFS_PATH_LEN 8191	/* bytes */
@@ -323,6 +339,15 @@ int file_truncate(struct txfs *fs, struct layer_txn *t, struct tview *v,
 		  uint64_t size, const struct req_ctx *c);
 int file_fallocate(struct txfs *fs, struct fhandle *fh, int mode,
 		   off_t off, off_t len, const struct req_ctx *c);
+/* lseek SEEK_DATA / SEEK_HOLE over the merged map (chunks, the real
+ * file's own map below lower_valid, holes elsewhere). */
+int file_seek(struct txfs *fs, struct fhandle *fh, off_t off, int whence,
+	      off_t *out);
+/* Set v->st.st_blocks of a regular file the layer holds: the bytes its
+ * chunks store plus what the real file has allocated under the blocks
+ * no chunk covers. The _now form runs its own read transaction. */
+void view_blocks(struct txfs *fs, struct layer_txn *t, struct tview *v);
+void view_blocks_now(struct txfs *fs, struct tview *v);
 /* Read len bytes of the real file at off into buf (zeros past EOF). */
 int lower_pread(struct txfs *fs, const char *relpath, int *fdp, char *buf,
 		size_t len, off_t off);
@@ -388,7 +413,8 @@ struct charge {
 	uint64_t dir;
 	const char *name;
 	uint64_t deletes, files;
-	int64_t bytes;
+	int64_t bytes;		/* > 0: the change made the layer grow (the
+				 * layer counts the bytes itself) */
 };
 
 /* Count a change inside write transaction t: -EACCES past `limit

@@ -124,9 +124,12 @@ static void op_create(struct rng *r, const char *p)
 		flags |= O_EXCL;
 	if (pick(r, 3) == 0)
 		flags |= O_TRUNC;
+	if (pick(r, 4) == 0)	/* O_RDONLY | O_TRUNC truncates too */
+		flags &= ~O_WRONLY;
 	fd = open(p, flags, mode);
-	printf("create %s %s%s %o = %s\n", p, flags & O_EXCL ? "x" : "",
-	       flags & O_TRUNC ? "t" : "", mode, res(fd));
+	printf("create %s %s%s%s %o = %s\n", p, flags & O_EXCL ? "x" : "",
+	       flags & O_TRUNC ? "t" : "", flags & O_WRONLY ? "" : "r", mode,
+	       res(fd));
 	if (fd >= 0)
 		close(fd);
 }

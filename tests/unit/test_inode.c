@@ -66,7 +66,7 @@ static void test_paths_and_moves(void **state)
 	assert_string_equal(p, "top");
 	free(p);
 	/* Renaming a folder moves one node; the lower path stays. */
-	itab_move(fs, 10, 2, "renamed");
+	itab_move(fs, 10, 2, "src", 2, "renamed");
 	p = itab_path(fs, 12, NULL);
 	assert_string_equal(p, "renamed/lib/a.c");
 	free(p);
@@ -75,6 +75,40 @@ static void test_paths_and_moves(void **state)
 	free(p);
 	/* An unknown parent gives no path (the caller refuses). */
 	assert_null(itab_path(fs, 99, "x"));
+}
+
+/* Issue 13: a hard link seen in a folder that is then removed must not
+ * leave the file without a path (every open was refused with EACCES). */
+static void test_hard_link_names(void **state)
+{
+	struct txfs *fs = *state;
+	char *p;
+
+	assert_int_equal(itab_get(fs, 30, NULL, 2, "f", 1), 0);
+	assert_int_equal(itab_get(fs, 31, NULL, 2, "b", 1), 0);
+	assert_int_equal(itab_get(fs, 30, NULL, 31, "g", 1), 0);  /* ln f b/g */
+	p = itab_path(fs, 30, NULL);
+	assert_string_equal(p, "b/g");	/* the last name seen comes first */
+	free(p);
+	itab_forget(fs, 31, 1);		/* b forgotten: the other name serves */
+	p = itab_path(fs, 30, NULL);
+	assert_string_equal(p, "f");
+	free(p);
+	itab_unname(fs, 30, 31, "g");	/* rm b/g */
+	p = itab_path(fs, 30, "x");
+	assert_string_equal(p, "f/x");
+	free(p);
+	/* rename of one link moves that link only */
+	assert_int_equal(itab_get(fs, 32, NULL, 2, "d", 1), 0);
+	assert_int_equal(itab_get(fs, 30, NULL, 32, "h", 1), 0);
+	itab_move(fs, 30, 2, "f", 2, "f2");
+	itab_unname(fs, 30, 32, "h");
+	p = itab_path(fs, 30, NULL);
+	assert_string_equal(p, "f2");
+	free(p);
+	itab_unname(fs, 30, 2, "f2");	/* the last name: no path */
+	assert_null(itab_path(fs, 30, NULL));
+	itab_unname(fs, 30, 2, "never");	/* unknown name: harmless */
 }
 
 static void test_lookup_counts(void **state)
@@ -120,6 +154,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_root_mapping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paths_and_moves, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hard_link_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lookup_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_nodes_grow, setup, teardown),
 	};

@@ -113,8 +113,16 @@ static void test_alloc_ino_distinct(void **state)
 	assert_int_equal(layer_alloc_ino(t, &a), 0);
 	assert_int_equal(layer_alloc_ino(t, &b), 0);
 	assert_true(a != b);
-	assert_true(a & LAYER_INO_BASE);
-	assert_true(b & LAYER_INO_BASE);
+	/* issue 13: positive as signed 64-bit, inside the reserved range */
+	assert_true(a >= LAYER_INO_BASE && a < LAYER_INO_VIRT);
+	assert_true(b >= LAYER_INO_BASE && b < LAYER_INO_VIRT);
+	assert_true((int64_t)a > 0 && (int64_t)b > 0);
+	assert_true(layer_ino_reserved(a) && layer_ino_reserved(b));
+	assert_true(layer_ino_reserved(LAYER_INO_VIRT));
+	assert_true(layer_ino_reserved(LAYER_INO_OLD | 5));	/* older layers */
+	assert_false(layer_ino_reserved(LAYER_INO_BASE - 1));
+	assert_false(layer_ino_reserved(LAYER_INO_END));
+	assert_false(layer_ino_reserved(4294967295ULL));
 	assert_int_equal(layer_commit(t), 0);
 }
 

@@ -1,0 +1,99 @@
+#!/bin/bash
+# Conformance runs of public file system test suites against a txfs mount
+# and a plain directory (developer-run, not CI; see RESULTS.md). The suites
+# are fetched by hand and never copied into this repository.
+#
+#   tests/conformance/run.sh --txfs BUILD/cli/txfs --scratch DIR \
+#       [--pjdfstest PJD_SRC] [--git GIT_SRC]
+#
+# PJD_SRC: a checkout of github.com/pjd/pjdfstest (built here with cc, no
+# autotools: an empty config.h and the HAVE_* of a Linux libc).
+# GIT_SRC: git's source at tag v2.55.0, built with `make NO_CURL=1
+# NO_EXPAT=1 NO_GETTEXT=1 NO_TCLTK=1 NO_PERL=1 NO_PYTHON=1`; its t2* and
+# t7[0-5]* scripts run with their trash directories inside the mount.
+# Must run as root (pjdfstest changes owners); mounts with -o allow_other
+# and a policy without rules; everything happens under --scratch, which is
+# emptied first. Prints one summary line per suite and target.
+set -u
+TXFS= SCRATCH= PJD= GITSRC=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--txfs) TXFS=$(readlink -f "$2"); shift 2 ;;
+	--scratch) SCRATCH=$2; shift 2 ;;
+	--pjdfstest) PJD=$(readlink -f "$2"); shift 2 ;;
+	--git) GITSRC=$(readlink -f "$2"); shift 2 ;;
+	*) echo "usage: $0 --txfs BIN --scratch DIR [--pjdfstest DIR] [--git DIR]" >&2; exit 2 ;;
+	esac
+done
+[ -x "$TXFS" ] && [ -n "$SCRATCH" ] || { echo "$0: --txfs and --scratch are needed" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "$0: run as root" >&2; exit 2; }
+mkdir -p "$SCRATCH" && SCRATCH=$(readlink -f "$SCRATCH")
+MNTS=()
+cleanup() {
+	local m
+	for m in "${MNTS[@]}"; do
+		timeout 60 "$TXFS" umount "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null
+	done
+}
+trap cleanup EXIT
+
+# txfs_at NAME: a fresh workspace and mount; prints the mount point.
+txfs_at() {
+	local d=$SCRATCH/$1
+	rm -rf "$d" && mkdir -p "$d/ws" "$d/mnt" "$d/state"
+	printf '# conformance runs: no rules\n' >"$d/open.policy"
+	timeout 60 "$TXFS" mount --state "$d/state" --policy "$d/open.policy" \
+		-o allow_other "$d/ws" "$d/mnt" >&2 || return 1
+	MNTS+=("$d/mnt")
+	echo "$d/mnt"
+}
+
+plain_at() {
+	rm -rf "${SCRATCH:?}/$1" && mkdir -p "$SCRATCH/$1" && echo "$SCRATCH/$1"
+}
+
+run_pjdfstest() {
+	local where=$1 name=$2 out=$SCRATCH/pjdfstest.$2.out
+	(cd "$where" && timeout 3600 prove -r "$PJD/tests") >"$out" 2>&1
+	echo "pjdfstest $name: $(grep -E '^(Files=|Result:)' "$out" | tr '\n' ' ')" \
+		"failed files: $(grep -E '^/.*\.t +\(Wstat' "$out" | sed 's#.*/tests/##; s# .*##' | tr '\n' ' ')"
+}
+
+run_git() {
+	local where=$1 name=$2 out=$SCRATCH/git.$2.out
+	(cd "$GITSRC/t" && timeout 7200 make DEFAULT_TEST_TARGET=prove \
+		GIT_TEST_OPTS="--root=$where" GIT_PROVE_OPTS="-j2" \
+		T="$(cd "$GITSRC/t" && ls t2[0-9]*.sh t7[0-5]*.sh | tr '\n' ' ')") >"$out" 2>&1
+	echo "git $name: $(grep -E '^(Files=|Result:)' "$out" | tr '\n' ' ')"
+}
+
+if [ -n "$PJD" ]; then
+	if [ ! -x "$PJD/pjdfstest" ]; then
+		: >"$PJD/config.h"
+		cc -O2 -D_GNU_SOURCE -DHAVE_SYS_SYSMACROS_H -DHAVE_OPENAT \
+			-DHAVE_UNLINKAT -DHAVE_MKDIRAT -DHAVE_LINKAT -DHAVE_SYMLINKAT \
+			-DHAVE_RENAMEAT -DHAVE_MKFIFOAT -DHAVE_MKNODAT -DHAVE_FCHMODAT \
+			-DHAVE_FCHOWNAT -DHAVE_FSTATAT -DHAVE_FACCESSAT \
+			-DHAVE_READLINKAT -DHAVE_POSIX_FALLOCATE -DHAVE_UTIMENSAT \
+			-o "$PJD/pjdfstest" "$PJD/pjdfstest.c" || exit 1
+	fi
+	run_pjdfstest "$(plain_at pjd-native)" native
+	m=$(txfs_at pjd-txfs) && run_pjdfstest "$m" txfs && {
+		# the files that failed, again, from a scratch copy of the tests
+		# without block and char devices in their type lists: what is
+		# left fails for another reason than the refused device nodes
+		rm -rf "$SCRATCH/pjd-nodev" && cp -r "$PJD" "$SCRATCH/pjd-nodev"
+		find "$SCRATCH/pjd-nodev/tests" -name '*.t' -exec sed -i -E \
+			'/for type[0-9]* in/{s/ block//; s/ char//}' {} +
+		failed=$(grep -E '^/.*\.t +\(Wstat' "$SCRATCH/pjdfstest.txfs.out" |
+			sed "s#^.*/tests/#$SCRATCH/pjd-nodev/tests/#; s# .*##")
+		(cd "$m" && timeout 3600 prove $failed) >"$SCRATCH/pjdfstest.nodev.out" 2>&1
+		echo "pjdfstest txfs, failed files without device types:" \
+			"$(grep -E '^/.*\.t +\(Wstat.*Failed: [1-9]' "$SCRATCH/pjdfstest.nodev.out" |
+			sed 's#.*/tests/##; s# .*##' | tr '\n' ' ')"
+	}
+fi
+if [ -n "$GITSRC" ]; then
+	run_git "$(plain_at git-native)" native
+	m=$(txfs_at git-txfs) && run_git "$m" txfs
+fi
