@@ -9,6 +9,8 @@
  * so a tree of any size never exhausts the open-files limit.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +47,8 @@ static void node_free(struct tnode *n)
 		free(o->name);
 		free(o);
 	}
+	if (n->pin)
+		close(n->pin - 1);
 	free(n->lower_path);
 	free(n->name);
 	free(n);
@@ -343,6 +347,8 @@ static void unlink_node(struct txfs *fs, struct tnode *n)
 		pp = &(*pp)->next;
 	*pp = n->next;
 	fs->itab_count--;
+	if (n->pin)
+		fs->npins--;
 	node_free(n);
 	/* an alias holds a reference on its target (see itab_relink) */
 	target = alias ? find(fs, alias) : NULL;
@@ -427,6 +433,28 @@ uint64_t ino_to_tino(struct txfs *fs, fuse_ino_t ino)
 		t = n->alias;	/* X -> Y; Y itself is never aliased */
 	pthread_mutex_unlock(&fs->itab_lock);
 	return t;
+}
+
+void itab_pin(struct txfs *fs, uint64_t tino, const char *lower_path)
+{
+	struct tnode *n;
+	int fd;
+
+	if (!itab_known(fs, tino) || fs->npins >= TXFS_MAX_PINS)
+		return;
+	fd = lower_open(fs, lower_path, O_PATH | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	pthread_mutex_lock(&fs->itab_lock);
+	n = find(fs, tino);
+	if (n && n->nlookup && !n->pin && fs->npins < TXFS_MAX_PINS) {
+		n->pin = fd + 1;
+		fs->npins++;
+		fd = -1;
+	}
+	pthread_mutex_unlock(&fs->itab_lock);
+	if (fd >= 0)
+		close(fd);
 }
 
 bool itab_known(struct txfs *fs, uint64_t tino)

@@ -85,6 +85,7 @@ struct txfs {
 	_Atomic uint64_t vetoes;	/* vetoes since mount */
 	_Atomic uint64_t epoch;		/* bumped by every commit */
 	_Atomic bool has_alias;		/* some node ids were re-mapped */
+	unsigned npins;			/* nodes with a pin (itab_lock) */
 
 	/* control socket (sock.c) */
 	int sockfd;
@@ -137,6 +138,8 @@ struct tnode {
 				 * kernel knows it by (lookups answer it) */
 	uint64_t parent;	/* merged view: the folder it was last seen in */
 	char *name;		/* and its name there (NULL for the root) */
+	int pin;		/* O_PATH fd + 1 holding the real object a
+				 * commit replaced or deleted, or 0 (itab_pin) */
 	struct tname *others;	/* its other known names (hard links): the
 				 * path of a file is the first of its names
 				 * whose folders are all known, so removing
@@ -176,6 +179,15 @@ unsigned itab_release(struct txfs *fs, uint64_t tino);
 unsigned itab_opens(struct txfs *fs, uint64_t tino);
 /* Does the kernel know tino (is it in the table)? */
 bool itab_known(struct txfs *fs, uint64_t tino);
+/*
+ * Before a commit replaces or deletes the real object lower_path: if the
+ * kernel holds node tino, keep the object alive with an O_PATH descriptor
+ * until the kernel forgets the node (at most TXFS_MAX_PINS at once), so
+ * the file system cannot give its inode number to a file created later,
+ * which would otherwise be taken for this node (aliases, shown ids).
+ */
+void itab_pin(struct txfs *fs, uint64_t tino, const char *lower_path);
+#define TXFS_MAX_PINS 4096
 /* After a commit: nodes in changed[] (sorted: the committed objects) get
  * their merged path as real path and are aliased to the real inode now
  * there when it is another; untouched real objects that moved along with

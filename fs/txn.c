@@ -331,6 +331,16 @@ static void report_append(struct txfs *fs, struct txn_report *r,
 /* After a commit the real directory is the merged view: every known node
  * now lives at its merged path; nodes whose object became another real
  * inode (born in the layer, or content replaced) are aliased to it. */
+/* The real objects this commit may replace or delete stay alive while the
+ * kernel knows their node ids (itab_pin): their inode numbers are not
+ * given to files the commit (or a later one) creates. */
+static void pin_replaced(struct txfs *fs, const struct plan *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (!p->objs[i].skip && p->objs[i].lower)
+			itab_pin(fs, p->objs[i].tino, p->objs[i].lower);
+}
+
 static int relink_nodes(struct txfs *fs, const struct plan *p)
 {
 	uint64_t *changed = malloc((p->n ? p->n : 1) * sizeof(*changed));
@@ -442,6 +452,7 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 	if (flagf)
 		fclose(flagf);
 	dropped = join_lines(p.conflicts, p.nconflicts);
+	pin_replaced(fs, &p);
 	rc = commit_run(fs, &p, txid);	/* commits or ends t */
 	if (p.t)
 		layer_txn_end(p.t);
@@ -869,6 +880,7 @@ static int commit_some(struct txfs *fs, bool force, char **paths, size_t n,
 	}
 	for (size_t i = 0; i < p.n; i++)
 		chosen += !p.objs[i].skip;
+	pin_replaced(fs, &p);
 	rc = commit_run(fs, &p, txid);
 	if (p.t)
 		layer_txn_end(p.t);
