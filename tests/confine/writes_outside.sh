@@ -54,6 +54,14 @@ outside_attempts() {
 	must_fail "$tag python os.truncate" "$@" -- "$PY" -c 'import os; os.truncate(os.environ["HOME"] + "/notes.txt", 0)'
 	must_fail "$tag python O_RDONLY|O_TRUNC" "$@" -- "$PY" -c 'import os; os.open(os.environ["HOME"] + "/notes.txt", os.O_RDONLY | os.O_TRUNC)'
 	must_fail "$tag python os.rename" "$@" -- "$PY" -c 'import os; h = os.environ["HOME"]; os.rename(h + "/.bashrc", h + "/bashrc")'
+	# around the path: through /proc/self/root and /proc/self/cwd, and a
+	# hard link into a writable folder (Landlock's REFER right: a link
+	# may not gain rights the file lacks where it is)
+	must_fail "$tag write through /proc/self/root" "$@" -- bash -c 'printf x >> "/proc/self/root$HOME/notes.txt"'
+	must_fail "$tag rm through /proc/self/root" "$@" -- bash -c 'rm -f "/proc/self/root$HOME/notes.txt"'
+	must_fail "$tag hard link into /tmp, then write" "$@" -- bash -c 'l=$(mktemp -u /tmp/hl.XXXXXX); ln "$HOME/notes.txt" "$l" && { printf x >> "$l"; r=$?; rm -f "$l"; exit $r; }'
+	must_fail "$tag hard link into the workspace, then write" "$@" -- bash -c 'ln "$HOME/notes.txt" ./hl && printf x >> ./hl'
+	rm -f "$WS/hl"
 }
 
 inside_writes() {
