@@ -24,7 +24,7 @@
 set -u -o pipefail
 export LC_ALL=C
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-TXFS=${1:-${TXFS:-$ROOT/build/cli/txfs}}
+TXFS=$(readlink -f "${1:-${TXFS:-$ROOT/build/cli/txfs}}") || exit 1
 RUNS=${2:-200}
 D=$(mktemp -d /var/tmp/txfs-bench-exec.XXXXXX) || exit 1
 trap 'cd /; "$TXFS" umount -z "$D/ws" >/dev/null 2>&1; rm -rf "$D"' EXIT

@@ -195,6 +195,10 @@ static size_t walk_once(struct proctree *pt, struct pset *s, pid_t **killed,
 	size_t found;
 
 	reap();
+	/* a subreaper without a child has no descendant left: an orphan is
+	 * reparented to us before its parent's exit can be reaped */
+	if (waitpid(-1, NULL, WNOHANG | __WALL) < 0 && errno == ECHILD)
+		return 0;
 	if (scan(s))
 		return 1;
 	found = mark(s, pt->self, pt->exclude);
