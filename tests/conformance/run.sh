@@ -28,10 +28,12 @@ done
 [ -x "$TXFS" ] && [ -n "$SCRATCH" ] || { echo "$0: --txfs and --scratch are needed" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "$0: run as root" >&2; exit 2; }
 mkdir -p "$SCRATCH" && SCRATCH=$(readlink -f "$SCRATCH")
-MNTS=()
+# every txfs mount under the scratch folder goes away on exit (txfs_at
+# runs in a command substitution, so nothing is recorded there)
 cleanup() {
 	local m
-	for m in "${MNTS[@]}"; do
+	awk -v s="$SCRATCH/" 'index($2, s) == 1 && $3 == "fuse.txfs" { print $2 }' /proc/self/mounts |
+	while read -r m; do
 		timeout 60 "$TXFS" umount "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null
 	done
 }
@@ -44,7 +46,6 @@ txfs_at() {
 	printf '# conformance runs: no rules\n' >"$d/open.policy"
 	timeout 60 "$TXFS" mount --state "$d/state" --policy "$d/open.policy" \
 		-o allow_other "$d/ws" "$d/mnt" >&2 || return 1
-	MNTS+=("$d/mnt")
 	echo "$d/mnt"
 }
 
