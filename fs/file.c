@@ -577,8 +577,13 @@ int file_seek(struct txfs *fs, struct fhandle *fh, off_t off, int whence,
 	bool data;
 	int rc;
 
-	if (fh->virt)
-		return -ESPIPE;
+	if (fh->virt) {
+		/* .txfs/ files: all data */
+		if (off < 0 || (uint64_t)off >= fh->virt_len)
+			return -ENXIO;
+		*out = whence == SEEK_DATA ? off : (off_t)fh->virt_len;
+		return 0;
+	}
 	fh_refresh(fs, fh);
 	if ((rc = layer_begin(fs->layer, false, &t)))
 		return rc;

@@ -4,10 +4,16 @@
 # are fetched by hand and never copied into this repository.
 #
 #   tests/conformance/run.sh --txfs BUILD/cli/txfs --scratch DIR \
-#       [--pjdfstest PJD_SRC] [--git GIT_SRC]
+#       [--pjdfstest PJD_SRC] [--unionmount UM_SRC] [--git GIT_SRC]
 #
 # PJD_SRC: a checkout of github.com/pjd/pjdfstest (built here with cc, no
 # autotools: an empty config.h and the HAVE_* of a Linux libc).
+# UM_SRC: a checkout of github.com/amir73il/unionmount-testsuite, run with
+# --ov and --ov=0 --fuse=txfs: mount(8) -> mount.fuse3 -> "txfs SRC MNT -o
+# lowerdir=L,upperdir=U,workdir=W"; a shim answers as "txfs" (bind-mounted
+# over /usr/local/sbin in a private mount namespace, as
+# tests/mount/mount_helper.sh does) and mounts L with txfs, its state in
+# W/state, copying what the suite put in U into the fresh mount.
 # GIT_SRC: git's source at tag v2.55.0, built with `make NO_CURL=1
 # NO_EXPAT=1 NO_GETTEXT=1 NO_TCLTK=1 NO_PERL=1 NO_PYTHON=1`; its t2* and
 # t7[0-5]* scripts run with their trash directories inside the mount.
@@ -15,23 +21,26 @@
 # and a policy without rules; everything happens under --scratch, which is
 # emptied first. Prints one summary line per suite and target.
 set -u
-TXFS= SCRATCH= PJD= GITSRC=
+TXFS= SCRATCH= PJD= GITSRC= UM=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--txfs) TXFS=$(readlink -f "$2"); shift 2 ;;
 	--scratch) SCRATCH=$2; shift 2 ;;
 	--pjdfstest) PJD=$(readlink -f "$2"); shift 2 ;;
 	--git) GITSRC=$(readlink -f "$2"); shift 2 ;;
+	--unionmount) UM=$(readlink -f "$2"); shift 2 ;;
 	*) echo "usage: $0 --txfs BIN --scratch DIR [--pjdfstest DIR] [--git DIR]" >&2; exit 2 ;;
 	esac
 done
 [ -x "$TXFS" ] && [ -n "$SCRATCH" ] || { echo "$0: --txfs and --scratch are needed" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "$0: run as root" >&2; exit 2; }
 mkdir -p "$SCRATCH" && SCRATCH=$(readlink -f "$SCRATCH")
-MNTS=()
+# every txfs mount under the scratch folder goes away on exit (txfs_at
+# runs in a command substitution, so nothing is recorded there)
 cleanup() {
 	local m
-	for m in "${MNTS[@]}"; do
+	awk -v s="$SCRATCH/" 'index($2, s) == 1 && $3 == "fuse.txfs" { print $2 }' /proc/self/mounts |
+	while read -r m; do
 		timeout 60 "$TXFS" umount "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null
 	done
 }
@@ -44,7 +53,6 @@ txfs_at() {
 	printf '# conformance runs: no rules\n' >"$d/open.policy"
 	timeout 60 "$TXFS" mount --state "$d/state" --policy "$d/open.policy" \
 		-o allow_other "$d/ws" "$d/mnt" >&2 || return 1
-	MNTS+=("$d/mnt")
 	echo "$d/mnt"
 }
 
@@ -92,6 +100,49 @@ if [ -n "$PJD" ]; then
 			"$(grep -E '^/.*\.t +\(Wstat.*Failed: [1-9]' "$SCRATCH/pjdfstest.nodev.out" |
 			sed 's#.*/tests/##; s# .*##' | tr '\n' ' ')"
 	}
+fi
+# the shim mount.fuse3 runs as "txfs" for unionmount-testsuite
+um_shim() {
+	cat <<SHIM
+#!/bin/bash
+src=\$1 mnt=\$2 opts=
+shift 2
+while [ \$# -gt 0 ]; do case \$1 in -o) opts=\$2; shift 2 ;; *) shift ;; esac; done
+lower= upper= work=
+IFS=, read -ra parts <<<"\$opts"
+for p in "\${parts[@]}"; do
+	case \$p in
+	lowerdir=*) lower=\${p#lowerdir=} ;;
+	upperdir=*) upper=\${p#upperdir=} ;;
+	workdir=*) work=\${p#workdir=} ;;
+	esac
+done
+case \$lower in *:*) echo "txfs shim: several lower layers: not supported" >&2; exit 1 ;; esac
+fresh=0
+[ -e "\$work/state" ] || fresh=1
+printf '# no rules\\n' >"\$work/open.policy"
+"$TXFS" mount --state "\$work/state" --policy "\$work/open.policy" -o allow_other "\$lower" "\$mnt" || exit 1
+if [ \$fresh = 1 ] && [ -n "\$upper" ]; then (cd "\$upper" && cp -a . "\$mnt/") || exit 1; fi
+SHIM
+}
+
+run_um() {
+	local mode=$1 d=$SCRATCH/um out=$SCRATCH/unionmount.$1.out
+	rm -rf "$d" && mkdir -p "$d/base" "$d/sbin"
+	um_shim >"$d/sbin/txfs" && chmod +x "$d/sbin/txfs"
+	unshare -m --propagation private bash -c '
+		mount --bind "$1/sbin" /usr/local/sbin || exit 1
+		cd "$2" && UNIONMOUNT_BASEDIR=$1/base timeout 1800 ./run "$3" --fuse=txfs
+		rc=$?
+		umount "$1/base/m" 2>/dev/null
+		exit $rc' _ "$d" "$UM" "$mode" >"$out" 2>&1
+	echo "unionmount-testsuite $mode --fuse=txfs: exit $?," \
+		"$(grep -a '^\*\*\* \./run' "$out" | awk '{ print $NF }' | sort -u | wc -l) tests run;" \
+		"failures: $(grep -a -c -E 'Traceback|TestError' "$out")"
+}
+if [ -n "$UM" ]; then
+	run_um --ov
+	run_um --ov=0
 fi
 if [ -n "$GITSRC" ]; then
 	run_git "$(plain_at git-native)" native

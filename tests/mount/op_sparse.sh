@@ -59,6 +59,9 @@ both '"$FSOP" fill np 2M 3 && "$FSOP" fallocate np punch 524288 1048576 && "$FSO
 both 'cp rsparse rsparse_cp && cmp rsparse rsparse_cp && echo same'
 check_le "bytes staged: the chunks only" $(( 64 * K * 2 + 2 * 1048576 )) "$(staged)"
 check_all
+st_len=$(t 10 cat "$MNT/.txfs/status" | wc -c)
+check_eq ".txfs/status: SEEK_DATA 0 (all data)" 0 "$(seek "$MNT/.txfs/status" data 0)"
+check_eq ".txfs/status: SEEK_HOLE 0 is its end" "$st_len" "$(seek "$MNT/.txfs/status" hole 0)"
 check_same
 remount || exit 1
 check_all
