@@ -42,6 +42,7 @@
 #include "cli.h"
 #include "confine.h"
 #include "proctree.h"
+#include "spawn.h"
 #include "supervise.h"
 #include "../policy/policy.h"
 
@@ -80,7 +81,7 @@ struct exec_ctx {
 	size_t nwritable;
 	const char *envs[MAX_WRITABLE], *allow[MAX_WRITABLE];
 	size_t nenvs, nallow;
-	pid_t daemon, parent;
+	pid_t daemon;
 	unsigned long long id, vetoes0;
 	char *begin_text;	/* cmd-begin's answer: the allow-write paths */
 	struct proctree pt;	/* every process the command starts */
@@ -196,52 +197,6 @@ static pid_t read_daemon_pid(const char *state)
 	return n > 0 ? (pid_t)atoi(buf) : 0;
 }
 
-/* The confined child: never returns. */
-static void child(struct exec_ctx *x, char *const *argv, bool shell,
-		  struct sup *sup)
-{
-	struct confine_opts co = {
-		.writable = x->writable, .n_writable = x->nwritable,
-		.daemon_pid = x->daemon, .no_network = x->no_network,
-		.allow_weaker = x->allow_weaker,
-	};
-	const char *why = NULL, *dir = x->cwd;
-	size_t ml = strlen(x->mnt);
-	int rc;
-
-	setpgid(0, 0);
-	proctree_enter(&x->pt);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	/* if txfs exec is killed outright, its command goes too */
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (getppid() != x->parent)	/* it died before the prctl */
-		_exit(126);
-	if (strncmp(x->cwd, x->mnt, ml) || (x->cwd[ml] && x->cwd[ml] != '/'))
-		dir = x->mnt;
-	if (chdir(dir)) {
-		cli_err(errno, "exec: cd %s", dir);
-		_exit(126);
-	}
-	rc = confine_apply(&co, &why);
-	if (rc) {
-		cli_err(0, "exec: cannot confine the command: %s",
-			why ? why : strerror(-rc));
-		_exit(126);
-	}
-	if ((rc = sup_child(sup))) {
-		cli_err(rc, "exec: cannot start the supervisor");
-		_exit(126);
-	}
-	if (shell)
-		execl("/bin/sh", "sh", "-c", argv[0], (char *)NULL);
-	else
-		execvp(argv[0], argv);
-	cli_err(errno, "exec: %s", argv[0]);
-	_exit(127);
-}
-
 /* The policy in force, read back from the mount's .txfs/policy: the
  * supervisor's `allow connect` and `exec deny` lists. */
 static int load_sup_lists(struct exec_ctx *x)
@@ -282,15 +237,24 @@ static int load_sup_lists(struct exec_ctx *x)
 	return rc;
 }
 
+/* The command's folder: where txfs exec was called, if inside the mount. */
+static const char *cmd_dir(const struct exec_ctx *x)
+{
+	size_t ml = strlen(x->mnt);
+
+	if (strncmp(x->cwd, x->mnt, ml) || (x->cwd[ml] && x->cwd[ml] != '/'))
+		return x->mnt;
+	return x->cwd;
+}
+
 /*
- * Spawn argv confined (as txfs run: confine.c and the supervisor of
- * supervise.c), wait for it, then stop every process it left
- * (proctree.c). Returns its exit status (128+N for signal N), 126 when it
- * could not be started.
+ * Spawn argv confined exactly as txfs run does (spawn.h), wait for it,
+ * then stop every process it left (proctree.c). Returns its exit status
+ * (128+N for signal N), 126 when it could not be started.
  */
 static int exec_spawn_wait(struct exec_ctx *x, char *const *argv, bool shell)
 {
-	struct sup_opts so = {
+	const struct sup_opts so = {
 		.workspace = x->mnt, .writable = x->writable,
 		.n_writable = x->nwritable,
 		.connect_allow = (const char *const *)x->sup.connect,
@@ -299,50 +263,24 @@ static int exec_spawn_wait(struct exec_ctx *x, char *const *argv, bool shell)
 		.n_exec_deny = x->sup.nexec,
 		.no_network = x->no_network, .quiet = x->json, .state = x->state,
 	};
-	struct sup *sup = NULL;
-	struct sup_stats st;
+	const struct spawn sp = {
+		.who = "exec", .dir = cmd_dir(x),
+		.co = { .writable = x->writable, .n_writable = x->nwritable,
+			.daemon_pid = x->daemon, .no_network = x->no_network,
+			.allow_weaker = x->allow_weaker },
+		.so = &so, .pt = &x->pt, .quiet = x->json, .deathsig = true,
+		.got_signal = &got_signal,
+	};
 	unsigned n = 0;
-	pid_t pid;
-	int status = 0, rc;
+	int status = spawn_wait(&sp, argv, shell);
 
-	x->parent = getpid();
-	if ((rc = sup_new(&so, &sup))) {
-		cli_err(rc, "exec: supervisor");
-		return 126;
-	}
-	pid = fork();
-	if (pid < 0) {
-		sup_free(sup, NULL);
-		return 126;
-	}
-	if (pid == 0)
-		child(x, argv, shell, sup);
-	rc = sup_attach(sup, pid);
-	if (rc && rc != -EPIPE)	/* EPIPE: the child said why */
-		cli_err(rc, "exec: supervisor (the command was not run)");
-	setpgid(pid, pid);
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			status = 126 << 8;
-			break;
-		}
-		if (got_signal)
-			kill(-pid, SIGKILL);
-	}
-	sup_free(sup, &st);
-	if (st.refused && !x->json)
-		fprintf(stderr, "txfs: exec: the supervisor refused %lu of %lu "
-			"calls (in the audit log: txfs log)\n", st.refused,
-			st.notifications);
 	if (proctree_stop_all(&x->pt, &n)) {
 		x->tree_failed = true;
 		cli_err(0, "exec: some processes started by the command could "
 			"not be stopped: the command is rolled back");
 	}
 	x->stopped += n;
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
+	return status;
 }
 
 /* Wait for the session's other txfs exec commands; the lock goes with
@@ -552,6 +490,7 @@ int cmd_exec(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);	/* spawn.h: SIGKILL 5 s after */
 	lock = lock_session(&x);
 	if (lock < 0) {
 		cli_err(lock, "exec: lock %s/exec.lock", x.state);

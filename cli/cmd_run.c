@@ -33,6 +33,7 @@
 #include "cli.h"
 #include "confine.h"
 #include "proctree.h"
+#include "spawn.h"
 #include "supervise.h"
 #include "../fs/mount.h"
 #include "../policy/policy.h"
@@ -151,8 +152,8 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 	return 0;
 }
 
-/* Run argv, wait; returns its exit status or -1. */
-static int spawn_wait(char *const *argv)
+/* Run txfs itself with argv, wait; returns its exit status or -1. */
+static int self_wait(char *const *argv)
 {
 	pid_t pid = fork();
 	int status;
@@ -225,7 +226,7 @@ static int mount_ws(struct run_ctx *r)
 	}
 	argv[n++] = r->ws;
 	argv[n] = NULL;
-	rc = spawn_wait(argv);
+	rc = self_wait(argv);
 	if (rc != 0)
 		return -EIO;	/* txfs mount printed why */
 	r->daemon = read_pid(r->state);
@@ -236,7 +237,7 @@ static void umount_ws(struct run_ctx *r)
 {
 	char *argv[] = { "txfs", "umount", "-z", r->ws, NULL };
 
-	spawn_wait(argv);
+	self_wait(argv);
 }
 
 static void add_writable(struct run_ctx *r, const char *path)
@@ -277,91 +278,19 @@ static int add_allowed(struct run_ctx *r)
 	return 0;
 }
 
-/* The child: confine, enter the workspace, hand over the supervisor's
- * listener (sup_child), exec. Never returns. */
-static void child(struct run_ctx *r, char *const *argv, bool shell,
-		  struct sup *sup)
-{
-	struct confine_opts co = {
-		.writable = r->writable, .n_writable = r->nwritable,
-		.daemon_pid = r->daemon, .no_network = r->network_denied,
-		.allow_weaker = r->o.allow_weaker,
-	};
-	const char *why = NULL;
-	int rc;
-
-	setpgid(0, 0);
-	proctree_enter(&r->pt);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	if (chdir(r->ws)) {
-		cli_err(errno, "run: cd %s", r->ws);
-		_exit(126);
-	}
-	rc = confine_apply(&co, &why);
-	if (rc) {
-		cli_err(0, "run: cannot confine the command: %s%s",
-			why ? why : strerror(-rc),
-			r->o.allow_weaker ? "" : " (--allow-weaker runs it "
-			"with what the kernel can enforce)");
-		_exit(126);
-	}
-	if (why && !r->o.json)
-		fprintf(stderr, "txfs: run: note: %s\n", why);
-	if ((rc = sup_child(sup))) {
-		cli_err(rc, "run: cannot start the supervisor");
-		_exit(126);
-	}
-	if (shell)
-		execl("/bin/sh", "sh", "-c", argv[0], (char *)NULL);
-	else
-		execvp(argv[0], argv);
-	cli_err(errno, "run: %s", argv[0]);
-	_exit(127);
-}
-
-/* Run one confined command; its exit status (128+N for signal N). */
+/* Run one confined command (spawn.h); its exit status. */
 static int run_confined(struct run_ctx *r, char *const *argv, bool shell)
 {
-	struct sup *sup = NULL;
-	struct sup_stats st;
-	int status, sent = 0;
-	pid_t pid;
+	const struct spawn sp = {
+		.who = "run", .dir = r->ws,
+		.co = { .writable = r->writable, .n_writable = r->nwritable,
+			.daemon_pid = r->daemon, .no_network = r->network_denied,
+			.allow_weaker = r->o.allow_weaker },
+		.so = &r->so, .pt = &r->pt, .quiet = r->o.json,
+		.got_signal = &got_signal,
+	};
 
-	if ((status = sup_new(&r->so, &sup))) {	/* supervise.h */
-		cli_err(-status, "run: supervisor");
-		return 126;
-	}
-	pid = fork();
-	if (pid < 0)
-		return sup_free(sup, NULL), 126;
-	if (pid == 0)
-		child(r, argv, shell, sup);
-	status = sup_attach(sup, pid);
-	if (status && status != -EPIPE)	/* EPIPE: the child said why */
-		cli_err(-status, "run: supervisor (the command was not run)");
-	setpgid(pid, pid);
-	for (;;) {
-		pid_t w = waitpid(pid, &status, 0);
-
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR)
-			return 126;
-		if (got_signal && sent < 2) {
-			kill(-pid, sent ? SIGKILL : SIGTERM);
-			if (!sent++)
-				alarm(5);
-		}
-	}
-	alarm(0);
-	sup_free(sup, &st);
-	if (st.refused && !r->o.json)
-		fprintf(stderr, "txfs: run: the supervisor refused %lu of %lu calls "
-			"(in the audit log: txfs log)\n", st.refused, st.notifications);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
+	return spawn_wait(&sp, argv, shell);
 }
 
 static char *daemon_text(struct run_ctx *r, const char *verb, bool json,

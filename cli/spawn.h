@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * spawn.h - run one command confined, the one way `txfs run` and
+ * `txfs exec` both do it.
+ *
+ * The child: its own process group, the command's cgroup (proctree.h),
+ * default SIGINT/SIGTERM/SIGHUP, its working folder, confine_apply()
+ * (Landlock and seccomp, confine.h), the supervisor's notify filter handed
+ * to the parent (supervise.h), then exec. The parent: the supervisor's
+ * thread, and a wait for the command; a signal the caller's handler
+ * recorded in *got_signal sends SIGTERM to the command's group, and
+ * SIGKILL once it has asked 5 s later (SIGALRM) or on a second signal.
+ * What the command left behind is the caller's to stop (proctree).
+ */
+#ifndef TXFS_SPAWN_H
+#define TXFS_SPAWN_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include "confine.h"
+#include "proctree.h"
+#include "supervise.h"
+
+struct spawn {
+	const char *who;		/* "run" or "exec": the error prefix */
+	const char *dir;		/* the command's working folder */
+	struct confine_opts co;		/* what confine_apply() enforces */
+	const struct sup_opts *so;	/* the supervisor's options */
+	const struct proctree *pt;	/* the command's cgroup, if any */
+	bool quiet;			/* no notes nor refusal counts (--json) */
+	bool deathsig;			/* the command dies with its caller */
+	volatile sig_atomic_t *got_signal; /* set by the caller's handlers */
+};
+
+/*
+ * Run argv (with shell: `sh -c argv[0]`) as described above and wait for
+ * it. The caller handles SIGALRM (without SA_RESTART) like its other
+ * signals. Returns the command's exit status, 128+N when signal N ended
+ * it, 126 when it could not be started or confined, 127 when not found.
+ */
+int spawn_wait(const struct spawn *s, char *const *argv, bool shell);
+
+#endif /* TXFS_SPAWN_H */
