@@ -615,6 +615,35 @@ out:
 	return rc;
 }
 
+/* Under --salvage, the parts of the damaged layer that could not be read
+ * (STATE/salvaged/lost.txt, see fs/salvage.c): said on stderr, so the
+ * patch is known to be partial. Returns whether there were any. */
+static bool salvage_gaps(const char *state, const char *mnt)
+{
+	char path[PATH_MAX + 32], line[1024];
+	bool any = false, objects = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/salvaged/lost.txt", state);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (!any)
+			cli_err(0, "diff %s: the layer is damaged; the changes "
+				"below could not be read and are missing from "
+				"this diff:", mnt);
+		fprintf(stderr, "  %s", line);
+		objects = objects || strstr(line, "object ");
+		any = true;
+	}
+	fclose(f);
+	if (objects)
+		fprintf(stderr, "  (object N is an inode number: "
+			"find %s -inum N names the file)\n", mnt);
+	return any;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	static const char usage[] =
@@ -679,5 +708,7 @@ int cmd_diff(int argc, char **argv)
 		}
 	}
 	free(out);
+	if (salvage_gaps(state, argv[o.first]))
+		rc = 1;
 	return rc ? 1 : 0;
 }

@@ -315,6 +315,25 @@ static int check_layer(struct txfs *fs, uint64_t map, struct report *r)
 		    fs->state_path);
 }
 
+/* --salvage: the daemon serves a sound copy of what can be read (see
+ * salvage.c), never the damaged layer itself. */
+static int salvage_layer(struct txfs *fs, uint64_t map, struct report *r)
+{
+	char *lost = NULL;
+	int rc = layer_salvage(fs->statefd, map, &lost);
+
+	if (rc)
+		return fail(r, rc, "state folder %s: salvage: cannot copy the "
+			    "layer: %s", fs->state_path, strerror(-rc));
+	if (lost)
+		fprintf(stderr, "txfs: salvage %s: parts of the layer could "
+			"not be read (txfs diff lists them; the copy is in "
+			"%s/salvaged):\n%s", fs->state_path, fs->state_path,
+			lost);
+	free(lost);
+	return 0;
+}
+
 static int open_layer(struct txfs *fs, struct report *r)
 {
 	struct layer_ws ws = { .dev = fs->root_dev, .ino = fs->root_ino };
@@ -326,7 +345,12 @@ static int open_layer(struct txfs *fs, struct report *r)
 	snprintf(ws.path, sizeof(ws.path), "%s", fs->ws_path);
 	if (!fs->opts.salvage && (rc = check_layer(fs, map, r)))
 		return rc;
-	rc = layer_open(fs->statefd, "layer", map, &ws, &fs->layer, &why);
+	if (fs->opts.salvage && (rc = salvage_layer(fs, map, r)))
+		return rc;
+	if (!fs->opts.salvage)
+		layer_salvage_forget(fs->statefd);
+	rc = layer_open(fs->statefd, fs->opts.salvage ? "salvaged" : "layer",
+			map, &ws, &fs->layer, &why);
 	if (rc && why)
 		return fail(r, rc, "state folder %s: refused: %s (it was "
 			    "left untouched)", fs->state_path, why);
