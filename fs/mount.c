@@ -385,9 +385,14 @@ static void parse_fault(struct txfs *fs)
 static int recover(struct txfs *fs, struct report *r)
 {
 	const char *what = NULL;
-	int rc = txn_recover(fs, &what);
+	int rc;
 
-	if (rc)
+	/* --salvage serves a copy of a damaged layer: a journal read from it
+	 * must not be applied to the real directory, which --salvage never
+	 * touches */
+	if (fs->opts.salvage)
+		return 0;
+	if ((rc = txn_recover(fs, &what)))
 		return fail(r, rc, "state folder %s: recovery of an interrupted "
 			    "commit failed: %s (nothing was mounted; the journal "
 			    "is kept, run `txfs recover %s` to retry)",

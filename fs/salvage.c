@@ -111,6 +111,7 @@ static void walk(MDB_txn *src, MDB_env *dst, unsigned i,
 	MDB_cursor *c;
 	MDB_dbi dbi;
 	MDB_val k, v;
+	MDB_val prev = { 0, NULL };
 	MDB_cursor_op op, step;
 	int rc;
 
@@ -134,9 +135,16 @@ static void walk(MDB_txn *src, MDB_env *dst, unsigned i,
 	     rc = mdb_cursor_get(c, &k, &v, step)) {
 		if (s->phase && s->fany && keycmp(&k, s->fkey, s->flen) <= 0)
 			return;	/* met the forward walk */
-		if (put_one(dst, dbs[i], &k, &v))
+		/* keys only ever go one way: a damaged branch that leads
+		 * back would otherwise make the walk endless */
+		if (prev.mv_data &&
+		    (s->phase ? keycmp(&k, prev.mv_data, prev.mv_size) >= 0 :
+				keycmp(&k, prev.mv_data, prev.mv_size) <= 0))
 			_exit(2);
+		if ((rc = put_one(dst, dbs[i], &k, &v)))
+			_exit(rc == MDB_MAP_FULL ? 5 : 6); /* not damage */
 		send_msg(out, i, M_KEY, s->phase, &k);
+		prev = k;
 	}
 	if (rc != MDB_NOTFOUND)
 		_exit(2);
@@ -163,10 +171,9 @@ static void child(const char *src_path, const char *dst_path, uint64_t map,
 		_exit(1);
 	mdb_env_set_maxdbs(src, 64);
 	mdb_env_set_maxdbs(dst, 8);
-	if (map) {
+	if (map)
 		mdb_env_set_mapsize(src, map);
-		mdb_env_set_mapsize(dst, map);
-	}
+	mdb_env_set_mapsize(dst, map ? map : LAYER_DEFAULT_MAP);
 	if (mdb_env_open(src, src_path, MDB_RDONLY | MDB_NOLOCK, 0600) ||
 	    mdb_env_open(dst, dst_path, MDB_NOSYNC, 0600) ||
 	    mdb_txn_begin(src, NULL, MDB_RDONLY, &t))
@@ -315,6 +322,8 @@ static int one_child(const char *src, const char *dst, uint64_t map,
 			return -errno;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
 		return -EIO;	/* cannot even open the environments */
+	if (WIFEXITED(status) && WEXITSTATUS(status) >= 5)
+		return WEXITSTATUS(status) == 5 ? -ENOSPC : -EIO; /* the copy */
 	return 0;
 }
 
