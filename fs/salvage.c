@@ -238,6 +238,22 @@ static void key_text(FILE *f, unsigned db, const unsigned char *k, size_t n)
 		fputc(k[j] >= 32 && k[j] < 127 ? k[j] : '?', f);
 }
 
+/* For txfs diff: the objects whose file data (chunks) has a gap, one
+ * "FIRST LAST" line per gap (inclusive; 0 and 2^64-1 for the ends). */
+static void chunk_gaps(FILE *f, const struct dbstate *s)
+{
+	MDB_val fk = { s->flen, (void *)s->fkey }, bk = { s->blen,
+							   (void *)s->bkey };
+
+	if (s->phase == 0)
+		return;
+	fprintf(f, "%llu %llu\n",
+		s->fany && s->flen >= 16 ?
+			(unsigned long long)key_get_u64(&fk, 8) : 0ULL,
+		s->bany && s->blen >= 16 ?
+			(unsigned long long)key_get_u64(&bk, 8) : ~0ULL);
+}
+
 static void report_gaps(FILE *f, const struct dbstate *st)
 {
 	for (unsigned i = 0; i < NDB; i++) {
@@ -264,11 +280,103 @@ static void report_gaps(FILE *f, const struct dbstate *st)
 	}
 }
 
+/* Has tino a chunk in gen (the copy, sound: read in this process)? */
+static bool has_chunk(MDB_cursor *c, uint64_t gen, uint64_t tino)
+{
+	struct key k;
+	MDB_val kv, v;
+
+	key2(&k, gen, tino);
+	key_u64(&k, 0);
+	kv = kval(&k);
+	return mdb_cursor_get(c, &kv, &v, MDB_SET_RANGE) == 0 &&
+	       kv.mv_size >= 16 && key_get_u64(&kv, 0) == gen &&
+	       key_get_u64(&kv, 8) == tino;
+}
+
+/* A damaged page can list fewer records than it holds; then nothing says
+ * where the lost chunks were. Flag, in the copy, every file with staged
+ * bytes (past the real file's valid ones) and no chunk at all: "T T". A
+ * file that is all hole is flagged too: "may be incomplete" is honest. */
+static void hidden_chunks(const char *dst, FILE *f)
+{
+	MDB_env *env;
+	MDB_txn *t;
+	MDB_dbi meta, inodes, chunks;
+	MDB_cursor *ci, *cc;
+	MDB_val k = { 3, "gen" }, v;
+	struct key start;
+	uint64_t gen;
+	int rc;
+
+	if (mdb_env_create(&env))
+		return;
+	mdb_env_set_maxdbs(env, 8);
+	if (mdb_env_open(env, dst, MDB_RDONLY | MDB_NOLOCK, 0600) ||
+	    mdb_txn_begin(env, NULL, MDB_RDONLY, &t))
+		goto out_env;
+	if (mdb_dbi_open(t, "meta", 0, &meta) ||
+	    mdb_dbi_open(t, "inodes", 0, &inodes) ||
+	    mdb_dbi_open(t, "chunks", 0, &chunks) ||
+	    mdb_get(t, meta, &k, &v) || v.mv_size != 8 ||
+	    mdb_cursor_open(t, inodes, &ci))
+		goto out_txn;
+	memcpy(&gen, v.mv_data, 8);
+	if (mdb_cursor_open(t, chunks, &cc))
+		goto out_ci;
+	key2(&start, gen, 0);
+	k = kval(&start);
+	for (rc = mdb_cursor_get(ci, &k, &v, MDB_SET_RANGE);
+	     rc == 0 && k.mv_size >= 16 && key_get_u64(&k, 0) == gen;
+	     rc = mdb_cursor_get(ci, &k, &v, MDB_NEXT)) {
+		struct layer_inode r;
+		uint64_t tino = key_get_u64(&k, 8);
+
+		if (v.mv_size < sizeof(r) || tino == 0)
+			continue;
+		memcpy(&r, v.mv_data, sizeof(r));
+		if (S_ISREG(r.mode) &&
+		    r.size > (r.flags & LI_LOWER ? r.lower_valid : 0) &&
+		    !has_chunk(cc, gen, tino))
+			fprintf(f, "%llu %llu\n", (unsigned long long)tino,
+				(unsigned long long)tino);
+	}
+	mdb_cursor_close(cc);
+out_ci:
+	mdb_cursor_close(ci);
+out_txn:
+	mdb_txn_abort(t);
+out_env:
+	mdb_env_close(env);
+}
+
+/* STATE/salvaged/lost.objects, from chunk_gaps (db 3: chunks). */
+static int write_file(int statefd, const char *name, const char *dst,
+		      const struct dbstate *st)
+{
+	int fd = openat(statefd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			0600);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	int rc = 0;
+
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return -EIO;
+	}
+	chunk_gaps(f, &st[3]);
+	if (st[3].copied < st[3].entries)
+		hidden_chunks(dst, f);
+	if (fclose(f))
+		rc = -EIO;
+	return rc;
+}
+
 /* Empty folder name in dirfd (the files LMDB and we put there). */
 static int reset_dir(int dirfd, const char *name)
 {
 	static const char *const files[] = { "data.mdb", "lock.mdb",
-					     "lost.txt" };
+					     "lost.txt", "lost.objects" };
 	int fd;
 
 	if (mkdirat(dirfd, name, 0700) && errno != EEXIST)
@@ -359,6 +467,8 @@ int layer_salvage(int statefd, uint64_t map, char **lost)
 	}
 	report_gaps(f, st);
 	fclose(f);
+	if ((rc = write_file(statefd, "salvaged/lost.objects", dst, st)))
+		goto out;
 	if (tlen) {
 		int fd = openat(statefd, "salvaged/lost.txt",
 				O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

@@ -114,6 +114,14 @@ for d in "$T"/damaged[0-9]*; do
 		bad_lines=$(grep '^+staged ' "$T/salvaged.patch" | grep -vc '^+staged [0-9]*$')
 		check_eq "$where: every staged line in the patch is intact" 0 "$bad_lines"
 	fi
+	# a staged file in the patch with other content than it was given
+	# (its data lost) must be named as possibly incomplete on stderr
+	unflagged=$(for i in $(seq 1 300); do
+		grep -qx "+staged $i" "$T/salvaged.patch" && continue
+		grep -qx "diff --git a/f$i b/f$i" "$T/salvaged.patch" || continue
+		grep -q "diff: f$i: its staged content may be incomplete" "$T/diff.err" || echo "f$i"
+	done | wc -l)
+	check_eq "$where: every staged file in the patch with lost data is named on stderr" 0 "$unflagged"
 	t 30 ls "$MNT" >/dev/null || fail "$where: listing the salvage mount after txfs diff"
 	txfs_umount
 	check_eq "$where: --salvage leaves the damaged layer as it was" "$sum_before" "$(md5sum <"$STATE/layer/data.mdb")"
