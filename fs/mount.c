@@ -315,25 +315,6 @@ static int check_layer(struct txfs *fs, uint64_t map, struct report *r)
 		    fs->state_path);
 }
 
-/* --salvage: the daemon serves a sound copy of what can be read (see
- * salvage.c), never the damaged layer itself. */
-static int salvage_layer(struct txfs *fs, uint64_t map, struct report *r)
-{
-	char *lost = NULL;
-	int rc = layer_salvage(fs->statefd, map, &lost);
-
-	if (rc)
-		return fail(r, rc, "state folder %s: salvage: cannot copy the "
-			    "layer: %s", fs->state_path, strerror(-rc));
-	if (lost)
-		fprintf(stderr, "txfs: salvage %s: parts of the layer could "
-			"not be read (txfs diff lists them; the copy is in "
-			"%s/salvaged):\n%s", fs->state_path, fs->state_path,
-			lost);
-	free(lost);
-	return 0;
-}
-
 static int open_layer(struct txfs *fs, struct report *r)
 {
 	struct layer_ws ws = { .dev = fs->root_dev, .ino = fs->root_ino };
@@ -345,8 +326,11 @@ static int open_layer(struct txfs *fs, struct report *r)
 	snprintf(ws.path, sizeof(ws.path), "%s", fs->ws_path);
 	if (!fs->opts.salvage && (rc = check_layer(fs, map, r)))
 		return rc;
-	if (fs->opts.salvage && (rc = salvage_layer(fs, map, r)))
-		return rc;
+	/* --salvage serves a copy of what can be read (salvage.c) */
+	if (fs->opts.salvage && (rc = layer_salvage(fs->statefd, map,
+						     fs->state_path)))
+		return fail(r, rc, "state folder %s: salvage: cannot copy the "
+			    "layer: %s", fs->state_path, strerror(-rc));
 	if (!fs->opts.salvage)
 		layer_salvage_forget(fs->statefd);
 	rc = layer_open(fs->statefd, fs->opts.salvage ? "salvaged" : "layer",
@@ -387,9 +371,7 @@ static int recover(struct txfs *fs, struct report *r)
 	const char *what = NULL;
 	int rc;
 
-	/* --salvage serves a copy of a damaged layer: a journal read from it
-	 * must not be applied to the real directory, which --salvage never
-	 * touches */
+	/* never apply a damaged layer's journal: --salvage is read-only */
 	if (fs->opts.salvage)
 		return 0;
 	if ((rc = txn_recover(fs, &what)))

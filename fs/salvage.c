@@ -19,8 +19,10 @@
  *
  * Every record is committed on its own (MDB_NOSYNC, one sync at the end)
  * so a crash loses no record that was read. What could not be read is
- * written, one line per gap, to STATE/salvaged/lost.txt (`txfs diff`
- * prints it). The damaged layer itself is only read, never changed.
+ * printed and written, one line per gap, to STATE/salvaged/lost.txt
+ * (`txfs diff` prints it); the inode numbers whose file data may be
+ * incomplete go to STATE/salvaged/lost.objects (`txfs diff` names those
+ * files). The damaged layer itself is only read, never changed.
  * Normal mounts never run this code.
  */
 #include <errno.h>
@@ -435,7 +437,7 @@ static int one_child(const char *src, const char *dst, uint64_t map,
 	return 0;
 }
 
-int layer_salvage(int statefd, uint64_t map, char **lost)
+int layer_salvage(int statefd, uint64_t map, const char *state)
 {
 	struct dbstate *st = calloc(NDB, sizeof(*st));
 	char src[64], dst[64], *text = NULL;
@@ -443,7 +445,6 @@ int layer_salvage(int statefd, uint64_t map, char **lost)
 	int rc, stopped = -1;
 	FILE *f;
 
-	*lost = NULL;
 	if (!st)
 		return -ENOMEM;
 	if ((rc = reset_dir(statefd, "salvaged")))
@@ -477,8 +478,9 @@ int layer_salvage(int statefd, uint64_t map, char **lost)
 			rc = -EIO;
 		if (fd >= 0)
 			close(fd);
-		*lost = text;
-		text = NULL;
+		fprintf(stderr, "txfs: salvage %s: parts of the layer could "
+			"not be read (txfs diff names them; the copy is in "
+			"%s/salvaged):\n%s", state, state, text);
 	}
 out:
 	free(text);

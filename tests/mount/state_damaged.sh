@@ -97,8 +97,15 @@ for d in "$T"/damaged[0-9]*; do
 		got=$(t 30 "$TXFS" commit "$MNT" 2>&1)
 		check_eq "txfs commit under --salvage is refused" 1 "$?"
 	}
+	merr=$ERR
 	t 120 "$TXFS" diff "$MNT" >"$T/salvaged.patch" 2>"$T/diff.err"
 	drc=$?
+	if [ "$drc" = 1 ]; then
+		case $merr in
+		*"txfs: salvage $STATE: parts of the layer could not be read"*) ;;
+		*) fail "$where: txfs mount --salvage did not say what could not be read: $merr" ;;
+		esac
+	fi
 	n=$(grep -c '^+staged [0-9]*$' "$T/salvaged.patch")
 	echo "# $where: txfs diff exit $drc, $n of 300 staged files in the patch, $(grep -c . "$T/diff.err") lines on stderr"
 	if [ -z "$(daemon_pid)" ]; then
