@@ -44,7 +44,7 @@ static const char *const dbs[] = { "meta",  "inodes", "dirents", "chunks",
 #define NDB (sizeof(dbs) / sizeof(dbs[0]))
 #define MAXKEY 511
 
-enum { M_START, M_KEY, M_DONE };
+enum { M_START, M_KEY, M_SKIP, M_DONE };
 
 /* One progress report from the child, fixed size (atomic on a pipe). */
 struct msg {
@@ -115,21 +115,19 @@ static void walk(MDB_txn *src, MDB_env *dst, unsigned i,
 	MDB_val k, v;
 	MDB_val prev = { 0, NULL };
 	MDB_cursor_op op, step;
-	int rc;
-
 	MDB_stat st;
-	uint64_t n;
+	uint64_t n = 0;
 	MDB_val nv = { sizeof(n), &n };
+	int rc = mdb_dbi_open(src, dbs[i], 0, &dbi);
 
-	if (mdb_dbi_open(src, dbs[i], 0, &dbi) == MDB_NOTFOUND) {
-		send_msg(out, i, M_START, s->phase, NULL);
-		return;		/* never created: nothing to copy */
-	}
 	/* the count of records the tree claims: a damaged page may list
 	 * fewer than it holds, and no walk sees those */
-	n = mdb_stat(src, dbi, &st) ? 0 : st.ms_entries;
+	if (rc == 0 && mdb_stat(src, dbi, &st) == 0)
+		n = st.ms_entries;
 	send_msg(out, i, M_START, s->phase, &nv);
-	if (mdb_cursor_open(src, dbi, &c))
+	if (rc == MDB_NOTFOUND)
+		return;		/* never created: nothing to copy */
+	if (rc || mdb_cursor_open(src, dbi, &c))
 		_exit(2);
 	op = s->phase ? MDB_LAST : MDB_FIRST;
 	step = s->phase ? MDB_PREV : MDB_NEXT;
@@ -143,9 +141,12 @@ static void walk(MDB_txn *src, MDB_env *dst, unsigned i,
 		    (s->phase ? keycmp(&k, prev.mv_data, prev.mv_size) >= 0 :
 				keycmp(&k, prev.mv_data, prev.mv_size) <= 0))
 			_exit(2);
-		if ((rc = put_one(dst, dbs[i], &k, &v)))
-			_exit(rc == MDB_MAP_FULL ? 5 : 6); /* not damage */
-		send_msg(out, i, M_KEY, s->phase, &k);
+		/* a full copy is not damage; a record LMDB will not store
+		 * (a damaged size) is skipped, and counted as lost */
+		rc = put_one(dst, dbs[i], &k, &v);
+		if (rc == MDB_MAP_FULL)
+			_exit(5);
+		send_msg(out, i, rc ? M_SKIP : M_KEY, s->phase, &k);
 		prev = k;
 	}
 	if (rc != MDB_NOTFOUND)
@@ -208,9 +209,9 @@ static int follow(int in, struct dbstate *st)
 			s->done = true;
 		if (m.kind == M_START && m.len == sizeof(s->entries))
 			memcpy(&s->entries, m.key, sizeof(s->entries));
-		if (m.kind != M_KEY)
+		if (m.kind != M_KEY && m.kind != M_SKIP)
 			continue;
-		s->copied++;
+		s->copied += m.kind == M_KEY;	/* a skipped key is lost */
 		memcpy(m.phase ? s->bkey : s->fkey, m.key, m.len);
 		*(m.phase ? &s->blen : &s->flen) = m.len;
 		*(m.phase ? &s->bany : &s->fany) = true;
@@ -432,8 +433,8 @@ static int one_child(const char *src, const char *dst, uint64_t map,
 			return -errno;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
 		return -EIO;	/* cannot even open the environments */
-	if (WIFEXITED(status) && WEXITSTATUS(status) >= 5)
-		return WEXITSTATUS(status) == 5 ? -ENOSPC : -EIO; /* the copy */
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 5)
+		return -ENOSPC;	/* the copy's disk or map is full */
 	return 0;
 }
 
