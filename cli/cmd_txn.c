@@ -178,6 +178,10 @@ struct copts {
 	bool json, force, stat, name_status, help, commands;
 	const char *ctl, *since, *command;
 	int first;	/* index of the first operand */
+	/* diff under --salvage: inode numbers whose file data has a gap
+	 * (pairs FIRST, LAST from STATE/salvaged/lost.objects) */
+	unsigned long long (*gaps)[2];
+	size_t ngaps;
 };
 
 static int parse(int argc, char **argv, struct copts *o, const char *usage)
@@ -586,6 +590,14 @@ static int diff_one(const char *state, const char *mnt, const struct change *c,
 		if (lstat(newp, &st) || !S_ISREG(st.st_mode))
 			goto out;
 		b = newp;
+		for (size_t i = 0; i < o->ngaps; i++)
+			if (st.st_ino >= o->gaps[i][0] &&
+			    st.st_ino <= o->gaps[i][1]) {
+				cli_err(0, "diff: %s: its staged content may be "
+					"incomplete (the damaged layer's data for "
+					"it could not all be read)", c->new);
+				break;
+			}
 	}
 	/* a name with a space ends with a TAB, as patch(1) needs */
 	snprintf(la, sizeof(la), c->old ? "a/%s%s" : "/dev/null",
@@ -613,6 +625,54 @@ out:
 	if (a == told)
 		unlink(told);
 	return rc;
+}
+
+/* Under --salvage, the parts of the damaged layer that could not be read
+ * (STATE/salvaged/lost.txt, see fs/salvage.c): said on stderr, so the
+ * patch is known to be partial. Returns whether there were any. */
+static bool salvage_gaps(const char *state, const char *mnt)
+{
+	char path[PATH_MAX + 32], line[1024];
+	bool any = false, objects = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/salvaged/lost.txt", state);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (!any)
+			cli_err(0, "diff %s: the layer is damaged; the changes "
+				"below could not be read and are missing from "
+				"this diff:", mnt);
+		fprintf(stderr, "  %s", line);
+		objects = objects || strstr(line, "object ");
+		any = true;
+	}
+	fclose(f);
+	if (objects)
+		fprintf(stderr, "  (object N is an inode number: "
+			"find %s -inum N names the file)\n", mnt);
+	return any;
+}
+
+/* Load STATE/salvaged/lost.objects into o (none: no gaps). */
+static void load_gaps(const char *state, struct copts *o)
+{
+	char path[PATH_MAX + 32];
+	unsigned long long a, b, (*g)[2];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/salvaged/lost.objects", state);
+	if (!(f = fopen(path, "re")))
+		return;
+	while (fscanf(f, "%llu %llu", &a, &b) == 2 &&
+	       (g = realloc(o->gaps, (o->ngaps + 1) * sizeof(*g)))) {
+		o->gaps = g;
+		o->gaps[o->ngaps][0] = a;
+		o->gaps[o->ngaps++][1] = b;
+	}
+	fclose(f);
 }
 
 int cmd_diff(int argc, char **argv)
@@ -653,6 +713,7 @@ int cmd_diff(int argc, char **argv)
 		free(out);
 		return 1;
 	}
+	load_gaps(state, &o);
 	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n")) {
 		struct change c;
 
@@ -679,5 +740,8 @@ int cmd_diff(int argc, char **argv)
 		}
 	}
 	free(out);
+	free(o.gaps);
+	if (salvage_gaps(state, argv[o.first]))
+		rc = 1;
 	return rc ? 1 : 0;
 }

@@ -22,7 +22,6 @@
 
 #include "layer_int.h"
 
-#define LAYER_DEFAULT_MAP (64ULL << 30)
 #define LAYER_MAX_READERS 1024
 /* Free space below which a failed page write means a full disk: more
  * than the largest write transaction (a 1 MiB FUSE write and its pages). */

@@ -133,6 +133,13 @@ void layer_close(struct layer *l);
  * this process) in a child process. 0 if sound or absent; -EUCLEAN with
  * *why set if damaged. */
 int layer_check(const char *path, uint64_t map_size, const char **why);
+/* salvage.c: copy what can be read of the damaged layer STATE/layer into
+ * a new one, STATE/salvaged (child processes read the damaged one: a
+ * crash there is not ours). What could not be read is printed on stderr
+ * ("txfs: salvage STATE: ...", state names the folder) and kept in
+ * STATE/salvaged/lost.txt. layer_salvage_forget removes the copy. */
+int layer_salvage(int statefd, uint64_t map, const char *state);
+void layer_salvage_forget(int statefd);
 /* Make everything committed so far durable (fsync). */
 int layer_sync(struct layer *l);
 

@@ -12,6 +12,8 @@
 
 #include "layer.h"
 
+#define LAYER_DEFAULT_MAP (64ULL << 30)
+
 struct layer {
 	MDB_env *env;
 	MDB_dbi meta, inodes, dirents, chunks, xattrs, undo, journal;

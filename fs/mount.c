@@ -326,7 +326,15 @@ static int open_layer(struct txfs *fs, struct report *r)
 	snprintf(ws.path, sizeof(ws.path), "%s", fs->ws_path);
 	if (!fs->opts.salvage && (rc = check_layer(fs, map, r)))
 		return rc;
-	rc = layer_open(fs->statefd, "layer", map, &ws, &fs->layer, &why);
+	/* --salvage serves a copy of what can be read (salvage.c) */
+	if (fs->opts.salvage && (rc = layer_salvage(fs->statefd, map,
+						     fs->state_path)))
+		return fail(r, rc, "state folder %s: salvage: cannot copy the "
+			    "layer: %s", fs->state_path, strerror(-rc));
+	if (!fs->opts.salvage)
+		layer_salvage_forget(fs->statefd);
+	rc = layer_open(fs->statefd, fs->opts.salvage ? "salvaged" : "layer",
+			map, &ws, &fs->layer, &why);
 	if (rc && why)
 		return fail(r, rc, "state folder %s: refused: %s (it was "
 			    "left untouched)", fs->state_path, why);
@@ -361,9 +369,12 @@ static void parse_fault(struct txfs *fs)
 static int recover(struct txfs *fs, struct report *r)
 {
 	const char *what = NULL;
-	int rc = txn_recover(fs, &what);
+	int rc;
 
-	if (rc)
+	/* never apply a damaged layer's journal: --salvage is read-only */
+	if (fs->opts.salvage)
+		return 0;
+	if ((rc = txn_recover(fs, &what)))
 		return fail(r, rc, "state folder %s: recovery of an interrupted "
 			    "commit failed: %s (nothing was mounted; the journal "
 			    "is kept, run `txfs recover %s` to retry)",
