@@ -529,7 +529,7 @@ static int make_session(struct txfs *fs, struct report *r)
  * answered elsewhere). */
 static int serve(struct txfs *fs)
 {
-	return fuse_session_loop(fs->se);
+	return stats_serve(fs);	/* fuse_session_loop() unless TXFS_STATS */
 }
 
 static void cleanup(struct txfs *fs)
