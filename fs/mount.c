@@ -526,7 +526,8 @@ static int make_session(struct txfs *fs, struct report *r)
 }
 
 /* One thread serves the session (see offload.c for why and for what is
- * answered elsewhere). */
+ * answered elsewhere). The FUSE capabilities it asks for, and why the
+ * others are not taken, are listed above op_init() in ops.c. */
 static int serve(struct txfs *fs)
 {
 	return stats_serve(fs);	/* fuse_session_loop() unless TXFS_STATS */

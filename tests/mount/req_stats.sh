@@ -15,11 +15,15 @@ tsh 60 'mkdir "$MNT/new" && for i in $(seq '$N'); do echo x > "$MNT/new/f$i"; do
 	fail "create $N files: expected exit 0 got $?"
 tsh 60 'for i in $(seq '$N'); do cat "$MNT/new/f$i"; done | wc -l' >"$T/nread" 2>&1
 check_eq "the $N new files read back" "$N" "$(cat "$T/nread")"
+# max_write 1 MiB: four 1 MiB write(2)s are four WRITE requests
+tsh 60 'dd if=/dev/zero of="$MNT/new/big" bs=1M count=4 status=none' ||
+	fail "dd 4 MiB: expected exit 0 got $?"
+check_eq "size of the 4 MiB file" 4194304 "$(stat -c %s "$MNT/new/big")"
 txfs_umount || exit 1
 [ -s "$T/stats" ] || { fail "stats file: expected $T/stats written at unmount got none"; exit 1; }
 count() { awk -v op="$1" '$1 == "op" && $2 == op { print $3; f = 1 } END { if (!f) print 0 }' "$T/stats"; }
 show "$T/stats" "daemon request stats" 40
-check_eq "CREATE requests" "$N" "$(count CREATE)"
+check_eq "CREATE requests" "$((N + 1))" "$(count CREATE)"
 [ "$(count FLUSH)" -le 1 ] && ok "FLUSH requests: $(count FLUSH) (<= 1)" ||
 	fail "FLUSH requests: expected <= 1 (one ENOSYS, then none) got $(count FLUSH)"
 # a create's reply carries the entry: no LOOKUP of the new name after it
@@ -30,6 +34,9 @@ lk=$(count LOOKUP) ga=$(count GETATTR)
 	fail "LOOKUP requests: expected <= $((N + 20)) got $lk"
 [ "$ga" -le $((2 * N + 20)) ] && ok "GETATTR requests: $ga (<= 2 x $N + 20)" ||
 	fail "GETATTR requests: expected <= $((2 * N + 20)) got $ga"
+wr=$(count WRITE)
+[ "$wr" -le $((N + 4)) ] && ok "WRITE requests: $wr (<= $N + 4: 1 MiB each)" ||
+	fail "WRITE requests: expected <= $((N + 4)) got $wr"
 c=$(awk '$1 == "commits" { print $2 }' "$T/stats")
 [ "${c:-0}" -ge "$N" ] && ok "LMDB commits counted: $c" ||
 	fail "LMDB commits: expected >= $N got '${c:-}'"
@@ -39,7 +46,7 @@ done
 # the files are staged, not lost: a plain remount (no stats) shows them
 sum=$(cksum <"$T/stats")
 txfs_mount || exit 1
-check_eq "after remount, the new files" "$N" "$(ls "$MNT/new" | wc -l)"
+check_eq "after remount, the new files" "$((N + 1))" "$(ls "$MNT/new" | wc -l)"
 txfs_umount || exit 1
 check_eq "without TXFS_STATS, no stats written" "$sum" "$(cksum <"$T/stats")"
 finish
