@@ -69,7 +69,8 @@ static void reply_negative(fuse_req_t req)
  *  - max_write 1 MiB: libfuse asks the kernel for max_pages to match
  *    (FUSE_MAX_PAGES): a 1 MiB write(2) is one WRITE.
  *  - CACHE_SYMLINKS, EXPLICIT_INVAL_DATA (commit/rollback invalidate).
- *  - no FLUSH handler (see below op_write): one request less per close.
+ *  - no FLUSH handler (the comment after op_write): one request less
+ *    per close.
  * Not taken, and why:
  *  - PARALLEL_DIROPS: one thread serves the session, so lookups in one
  *    folder cannot be answered in parallel anyway; measured on W3 it
