@@ -272,6 +272,11 @@ static bool layer_disk_full(struct layer *l)
 	return (uint64_t)sv.f_bavail * sv.f_frsize < LAYER_FULL_SLACK;
 }
 
+uint64_t layer_commits(struct layer *l)
+{
+	return l->commits;
+}
+
 int layer_commit(struct layer_txn *t)
 {
 	struct layer *l = t->l;
@@ -288,6 +293,8 @@ int layer_commit(struct layer_txn *t)
 	}
 	rc = lerr(mdb_txn_commit(t->txn));
 	free(t);
+	if (rc == 0)
+		l->commits++;
 	/* LMDB says EIO when the disk took only part of a page write (a
 	 * short write: the disk filled up); the caller must hear ENOSPC
 	 * (README), not a damaged-device error. The transaction is aborted

@@ -129,6 +129,8 @@ int layer_open(int dirfd, const char *name, uint64_t map_size,
 	       struct layer_ws *ws, struct layer **out,
 	       const char **why);
 void layer_close(struct layer *l);
+/* Write transactions committed since open (for bench statistics). */
+uint64_t layer_commits(struct layer *l);
 /* check.c: walk every database of the layer in folder path (not open in
  * this process) in a child process. 0 if sound or absent; -EUCLEAN with
  * *why set if damaged. */

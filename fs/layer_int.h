@@ -17,6 +17,7 @@
 struct layer {
 	MDB_env *env;
 	MDB_dbi meta, inodes, dirents, chunks, xattrs, undo, journal;
+	_Atomic uint64_t commits;	/* write transactions committed (stats) */
 };
 
 struct layer_txn {

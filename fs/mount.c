@@ -537,10 +537,11 @@ static int make_session(struct txfs *fs, struct report *r)
 }
 
 /* One thread serves the session (see offload.c for why and for what is
- * answered elsewhere). */
+ * answered elsewhere). The FUSE capabilities it asks for, and why the
+ * others are not taken, are listed above op_init() in ops.c. */
 static int serve(struct txfs *fs)
 {
-	return fuse_session_loop(fs->se);
+	return stats_serve(fs);	/* fuse_session_loop() unless TXFS_STATS */
 }
 
 static void cleanup(struct txfs *fs)

@@ -57,11 +57,50 @@ static void reply_negative(fuse_req_t req)
 
 /* ---- init ---- */
 
+/*
+ * Capabilities (issue 11; bench/results/2026-11-23-requests.md has the
+ * numbers, bench/tools/reqstats measures them). Taken:
+ *  - ASYNC_READ (libfuse's default, stated): readahead READs may be
+ *    queued while others are pending.
+ *  - READDIRPLUS with READDIRPLUS_AUTO: the first listing of a folder
+ *    carries entries and attributes (no LOOKUP per name in find, grep,
+ *    rm -rf); later calls (the EOF one) stay plain READDIR, ~10 µs where
+ *    a READDIRPLUS costs 35-160 µs for the same count of requests.
+ *  - max_write 1 MiB: libfuse asks the kernel for max_pages to match
+ *    (FUSE_MAX_PAGES): a 1 MiB write(2) is one WRITE.
+ *  - CACHE_SYMLINKS, EXPLICIT_INVAL_DATA (commit/rollback invalidate).
+ *  - no FLUSH handler (the comment after op_write): one request less
+ *    per close.
+ * Not taken, and why:
+ *  - PARALLEL_DIROPS: one thread serves the session, so lookups in one
+ *    folder cannot be answered in parallel anyway; measured on W3 it
+ *    added ~2.4 LOOKUP/FORGET per cc -c and no wall time.
+ *  - SPLICE_READ/WRITE/MOVE: written data is copied into LMDB pages and
+ *    read data comes out of LMDB pages or a pread into a buffer; a pipe
+ *    in between adds syscalls and saves no copy.
+ *  - NO_OPEN_SUPPORT: it is all or nothing for the mount, and txfs needs
+ *    an open: the policy's open-time checks (read, write, exec), the
+ *    handle of a write, open counts that keep unlinked files alive, and
+ *    ESTALE for handles opened before a rollback.
+ *  - NO_OPENDIR_SUPPORT: opendir checks the policy's read rule and its
+ *    handle holds the listing a readdir pages through.
+ *  - HANDLE_KILLPRIV: the daemon would have to clear set-uid bits on
+ *    write and chown without knowing the writer's CAP_FSETID; the kernel
+ *    does it right (costs a GETXATTR per write and a GETATTR per chown).
+ *  - AUTO_INVAL_DATA: nothing changes behind the kernel's back but commit
+ *    and rollback, which invalidate explicitly.
+ *  - WRITEBACK_CACHE: its own change (issue 11, point 3).
+ */
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	(void)userdata;
 	conn->want &= ~(unsigned)FUSE_CAP_HANDLE_KILLPRIV;
 	conn->want &= ~(unsigned)FUSE_CAP_AUTO_INVAL_DATA;
+	conn->want &= ~(unsigned)(FUSE_CAP_PARALLEL_DIROPS |
+				  FUSE_CAP_SPLICE_READ |
+				  FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
+	if (conn->capable & FUSE_CAP_ASYNC_READ)
+		conn->want |= FUSE_CAP_ASYNC_READ;
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 	if (conn->capable & FUSE_CAP_EXPLICIT_INVAL_DATA)
@@ -511,12 +550,10 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		fuse_reply_write(req, size);
 }
 
-static void op_flush(fuse_req_t req, fuse_ino_t ino,
-		     struct fuse_file_info *fi)
-{
-	(void)ino, (void)fi;
-	fuse_reply_err(req, 0);
-}
+/* No FLUSH handler: data is staged by every WRITE before it is answered,
+ * so a close has nothing to do; libfuse answers the first FLUSH ENOSYS and
+ * the kernel sends no more (fc->no_flush), one round trip less per close.
+ * Locks are the kernel's (no lock handlers), so no lock owner needs it. */
 
 /* Free what an unlinked layer file held once its last handle closes. */
 static void reap_orphan(struct txfs *fs, uint64_t tino)
@@ -620,7 +657,6 @@ const struct fuse_lowlevel_ops txfs_ops = {
 	.open = op_open,
 	.read = op_read,
 	.write = op_write,
-	.flush = op_flush,
 	.release = op_release,
 	.fsync = op_fsync,
 	.fallocate = op_fallocate,

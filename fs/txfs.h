@@ -475,6 +475,8 @@ int offload_sync(struct txfs *fs, fuse_req_t req);
 /* ---- ops.c / mount.c ---- */
 
 extern const struct fuse_lowlevel_ops txfs_ops;
+/* stats.c: serve the session; counts requests when TXFS_STATS=FILE. */
+int stats_serve(struct txfs *fs);
 /* Kick the background collector of discarded generations. */
 void gc_kick(struct txfs *fs);
 
