@@ -510,7 +510,9 @@ def w9(ctx, R, peers, rounds):
              f"nothing to roll back or commit ('-'), and no daemon. "
              f"VmRSS: the daemon's resident memory after the step (it "
              f"counts the LMDB map's file pages that the daemon touched).",
-             W7_NOTE])
+             "txfs runs with W7's policy (the default one with `limit "
+             "deletes 1000000`): the rm -rf removes real files, which the "
+             "default `limit deletes 1000` refuses by design."])
 
     def rss_now(p, step, rnd):
         key = f"W9.{step}.rss"
