@@ -19,6 +19,7 @@ struct inval_item {
 	uint64_t ino;		/* node id (already mapped) */
 	char *name;		/* NULL: invalidate the inode */
 	bool data;		/* inode: pages too */
+	bool expire;		/* entry: mark it expired, do not drop it */
 };
 
 struct inval_queue {
@@ -35,7 +36,16 @@ static void send_one(struct txfs *fs, struct inval_item *it)
 {
 	if (!fs->se)
 		return;
-	if (it->name)
+	if (it->name && it->expire) {
+		/* kernels before 6.2 cannot expire only: drop it then */
+		if (fuse_lowlevel_notify_expire_entry(fs->se, it->ino, it->name,
+						      strlen(it->name),
+						      FUSE_LL_EXPIRE_ONLY) ==
+		    -ENOSYS)
+			fuse_lowlevel_notify_inval_entry(fs->se, it->ino,
+							 it->name,
+							 strlen(it->name));
+	} else if (it->name)
 		fuse_lowlevel_notify_inval_entry(fs->se, it->ino, it->name,
 						 strlen(it->name));
 	else
@@ -114,7 +124,8 @@ void inval_stop(struct txfs *fs)
 	fs->inval = NULL;
 }
 
-static void push(struct txfs *fs, uint64_t tino, const char *name, bool data)
+static void push(struct txfs *fs, uint64_t tino, const char *name, bool data,
+		 bool expire)
 {
 	struct inval_queue *q = fs->inval;
 	struct inval_item *it = calloc(1, sizeof(*it));
@@ -125,6 +136,7 @@ static void push(struct txfs *fs, uint64_t tino, const char *name, bool data)
 	}
 	it->ino = tino_to_ino(fs, tino);
 	it->data = data;
+	it->expire = expire;
 	pthread_mutex_lock(&q->lock);
 	if (q->tail)
 		q->tail->next = it;
@@ -142,18 +154,31 @@ void inval_entry(struct txfs *fs, uint64_t parent, const char *name)
 {
 	uint64_t shown = itab_shown(fs, parent);
 
-	push(fs, parent, name, false);
+	push(fs, parent, name, false, false);
 	if (shown != parent)
-		push(fs, shown, name, false);
+		push(fs, shown, name, false, false);
+}
+
+/* The entry's next lookup must ask the daemon (the kernel revalidates an
+ * expired dentry on every path walk through it), but the kernel keeps it
+ * and what is cached below it: O(1) for the kernel, unlike an
+ * invalidation, which prunes the cached subtree before it returns. */
+void inval_entry_expire(struct txfs *fs, uint64_t parent, const char *name)
+{
+	uint64_t shown = itab_shown(fs, parent);
+
+	push(fs, parent, name, false, true);
+	if (shown != parent)
+		push(fs, shown, name, false, true);
 }
 
 void inval_inode(struct txfs *fs, uint64_t tino, bool data)
 {
 	uint64_t shown = itab_shown(fs, tino);
 
-	push(fs, tino, NULL, data);
+	push(fs, tino, NULL, data, false);
 	if (shown != tino)
-		push(fs, shown, NULL, data);
+		push(fs, shown, NULL, data, false);
 }
 
 void inval_flush(struct txfs *fs)

@@ -38,6 +38,7 @@ struct inval_list {
 		uint64_t dir, child;	/* child: 0 = whiteout */
 		char *name;		/* NULL: collapsed into its folder's */
 		bool is_dir;
+		bool born;		/* a folder made in the layer */
 	} *ents;
 	size_t ne, ce;
 };
@@ -88,6 +89,7 @@ static int il_ent(struct inval_list *l, uint64_t dir, const char *name,
 struct il_ctx {
 	struct txfs *fs;
 	struct inval_list *l;
+	struct layer_txn *t;
 };
 
 static int il_from_dirent(void *arg, uint64_t dir, const char *name,
@@ -95,7 +97,16 @@ static int il_from_dirent(void *arg, uint64_t dir, const char *name,
 {
 	struct il_ctx *c = arg;
 
-	return itab_known(c->fs, dir) ? il_ent(c->l, dir, name, len, d) : 0;
+	struct layer_ino_view v;
+	int rc;
+
+	if (!itab_known(c->fs, dir))
+		return 0;
+	rc = il_ent(c->l, dir, name, len, d);
+	if (rc == 0 && c->l->ents[c->l->ne - 1].is_dir &&
+	    layer_inode_get(c->t, d->tino, &v) == 0)
+		c->l->ents[c->l->ne - 1].born = !(v.rec.flags & LI_LOWER);
+	return rc;
 }
 
 static int il_from_inode(void *arg, uint64_t tino,
@@ -184,7 +195,7 @@ out:
 static int il_collect(struct txfs *fs, struct layer_txn *t,
 		      struct inval_list *l)
 {
-	struct il_ctx c = { fs, l };
+	struct il_ctx c = { fs, l, t };
 	size_t from = l->ne;
 	int rc = layer_dirent_each_all(t, il_from_dirent, &c);
 
@@ -195,20 +206,47 @@ static int il_collect(struct txfs *fs, struct layer_txn *t,
 	return rc ? rc : il_add_aliases(fs, l);
 }
 
-/* Queue the list and wait until the kernel has it; frees it. */
-static void il_send(struct txfs *fs, struct inval_list *l, bool data)
+/*
+ * Queue the list and wait until the kernel has it; frees it.
+ *
+ * lazy (a full rollback): the entry of a folder made in the layer is only
+ * expired before the wait (O(1) for the kernel; every path walk through
+ * it asks the daemon again, which answers ENOENT), and invalidated after
+ * it: a folder invalidation prunes the whole cached subtree inside the
+ * kernel before it returns (10,000 cached names: ~20-50 ms), which the
+ * caller need not wait for. Only such folders: a real folder (renamed,
+ * say) is found again under its old name, and the kernel would move its
+ * cached dentry there with the stale names below it; a savepoint or a
+ * commit keeps layer folders alive under maybe other names, likewise.
+ */
+static void il_send(struct txfs *fs, struct inval_list *l, bool data,
+		    bool lazy)
 {
 	for (size_t i = 0; i < l->ne; i++) {
-		if (!l->ents[i].name)
+		struct il_ent *e = &l->ents[i];
+
+		if (!e->name)
 			continue;	/* collapsed */
-		inval_entry(fs, l->ents[i].dir, l->ents[i].name);
-		free(l->ents[i].name);
+		if (lazy && e->born)
+			inval_entry_expire(fs, e->dir, e->name);
+		else
+			inval_entry(fs, e->dir, e->name);
 	}
 	for (size_t i = 0; i < l->ni; i++)
 		inval_inode(fs, l->inos[i], data);
 	for (size_t i = 0; i < l->nd; i++)
 		inval_inode(fs, l->dirs[i], true);	/* listing too */
 	inval_flush(fs);
+	/* after the answer, not waited for: drop the expired folders'
+	 * cached subtrees (memory; and names looked up relative to a cwd
+	 * inside one, which do not walk through the expired entry) */
+	for (size_t i = 0; i < l->ne; i++) {
+		struct il_ent *e = &l->ents[i];
+
+		if (lazy && e->name && e->born)
+			inval_entry(fs, e->dir, e->name);
+		free(e->name);
+	}
 	free(l->ents);
 	free(l->inos);
 	free(l->dirs);
@@ -560,7 +598,7 @@ int txn_commit(struct txfs *fs, bool force, struct txn_report *r)
 	pthread_rwlock_wrlock(&fs->txlock);
 	rc = commit_locked(fs, force, r, &il);
 	pthread_rwlock_unlock(&fs->txlock);
-	il_send(fs, &il, false);
+	il_send(fs, &il, false, false);
 	if (rc == 0)
 		gc_kick(fs);
 	else if (!r->text)
@@ -695,7 +733,7 @@ int txn_rollback(struct txfs *fs, const char *savepoint, struct txn_report *r)
 	rc = savepoint ? rollback_to(fs, savepoint, r, &il) :
 			 rollback_all(fs, r, &il);
 	pthread_rwlock_unlock(&fs->txlock);
-	il_send(fs, &il, true);
+	il_send(fs, &il, true, !savepoint);
 	if (rc == 0 && !savepoint)
 		gc_kick(fs);
 	if (rc && !r->text)
@@ -974,7 +1012,7 @@ int txn_commit_paths(struct txfs *fs, bool force, const char *const *paths,
 		pthread_rwlock_wrlock(&fs->txlock);
 		rc = commit_some(fs, force, canon, n, r, &il);
 		pthread_rwlock_unlock(&fs->txlock);
-		il_send(fs, &il, false);
+		il_send(fs, &il, false, false);
 	}
 	for (size_t i = 0; canon && i < n; i++)
 		free(canon[i]);
