@@ -35,6 +35,11 @@ t 30 mkdir -p "$MNT/new/a/b"
 (cd "$MNT/new/a/b" && for f in $(seq 1 3000); do : >"n$f"; done)
 t 60 find "$MNT/new" -type f -exec stat -c %s {} + >/dev/null
 check_content "the renamed folder's new file is visible" "$MNT/keep2/newfile" inside
+# a process whose cwd is inside a new folder: its walks do not pass the
+# folder's expired entry; the invalidation just after the answer prunes
+# the names cached below it (bounded wait: it is sent after the answer)
+(cd "$MNT/new/a/b" && exec sleep 60) &
+HOLDER=$!
 
 start=$(date +%s%N)
 check_ctl "rollback" OK rollback
@@ -49,5 +54,15 @@ check_errno_of "the file made in the renamed folder is gone" ENOENT stat "$MNT/k
 check_errno_of "the renamed folder's new name is gone" ENOENT stat "$MNT/keep2"
 check_errno_of "a staged file in a new folder is gone" ENOENT stat "$MNT/new/a/b/n5"
 check_errno_of "the new folder is gone" ENOENT stat "$MNT/new"
+got=
+for _ in $(seq 1 50); do
+	got=$(errno_of stat "/proc/$HOLDER/cwd/n5")
+	[ "$got" = ENOENT ] || [ "$got" = ESTALE ] && break
+	sleep 0.1
+done
+[ "$got" = ESTALE ] && got=ENOENT	# the folder is gone: either answer
+check_eq "from a cwd inside the rolled-back folder, its files are gone within 5 s (ENOENT or ESTALE)" ENOENT "$got"
+kill "$HOLDER" 2>/dev/null
+wait "$HOLDER" 2>/dev/null
 check_view "the whole tree and every file's data are the real ones" "$MNT" "$T/real.lst"
 txn_finish
