@@ -79,6 +79,7 @@ static int il_ent(struct inval_list *l, uint64_t dir, const char *name,
 	l->ents[l->ne].dir = dir;
 	l->ents[l->ne].child = d->tino;
 	l->ents[l->ne].is_dir = d->tino && S_ISDIR(d->type);
+	l->ents[l->ne].born = false;	/* il_from_dirent sets it */
 	l->ents[l->ne].name = strndup(name, len);
 	if (!l->ents[l->ne].name)
 		return -ENOMEM;
