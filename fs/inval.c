@@ -19,6 +19,7 @@ struct inval_item {
 	uint64_t ino;		/* node id (already mapped) */
 	char *name;		/* NULL: invalidate the inode */
 	bool data;		/* inode: pages too */
+	bool expire;		/* entry: mark it expired, do not drop it */
 };
 
 struct inval_queue {
@@ -27,6 +28,7 @@ struct inval_queue {
 	pthread_cond_t done;	/* sent advanced */
 	struct inval_item *head, *tail;
 	uint64_t queued, sent;
+	uint64_t want;		/* the newest inval_flush target */
 	bool stop;
 	pthread_t thread;
 };
@@ -35,7 +37,16 @@ static void send_one(struct txfs *fs, struct inval_item *it)
 {
 	if (!fs->se)
 		return;
-	if (it->name)
+	if (it->name && it->expire) {
+		/* kernels before 6.2 cannot expire only: drop it then */
+		if (fuse_lowlevel_notify_expire_entry(fs->se, it->ino, it->name,
+						      strlen(it->name),
+						      FUSE_LL_EXPIRE_ONLY) ==
+		    -ENOSYS)
+			fuse_lowlevel_notify_inval_entry(fs->se, it->ino,
+							 it->name,
+							 strlen(it->name));
+	} else if (it->name)
 		fuse_lowlevel_notify_inval_entry(fs->se, it->ino, it->name,
 						 strlen(it->name));
 	else
@@ -66,7 +77,11 @@ static void *inval_main(void *arg)
 		free(it);
 		pthread_mutex_lock(&q->lock);
 		q->sent++;
-		pthread_cond_broadcast(&q->done);
+		/* a waiter wakes when its target or the end of the queue is
+		 * reached, not after every item (each wake-up is a context
+		 * switch: 100,000 of them after a large rollback) */
+		if (!q->head || q->sent == q->want)
+			pthread_cond_broadcast(&q->done);
 	}
 	pthread_mutex_unlock(&q->lock);
 	return NULL;
@@ -114,7 +129,8 @@ void inval_stop(struct txfs *fs)
 	fs->inval = NULL;
 }
 
-static void push(struct txfs *fs, uint64_t tino, const char *name, bool data)
+static void push(struct txfs *fs, uint64_t tino, const char *name, bool data,
+		 bool expire)
 {
 	struct inval_queue *q = fs->inval;
 	struct inval_item *it = calloc(1, sizeof(*it));
@@ -125,6 +141,7 @@ static void push(struct txfs *fs, uint64_t tino, const char *name, bool data)
 	}
 	it->ino = tino_to_ino(fs, tino);
 	it->data = data;
+	it->expire = expire;
 	pthread_mutex_lock(&q->lock);
 	if (q->tail)
 		q->tail->next = it;
@@ -142,18 +159,31 @@ void inval_entry(struct txfs *fs, uint64_t parent, const char *name)
 {
 	uint64_t shown = itab_shown(fs, parent);
 
-	push(fs, parent, name, false);
+	push(fs, parent, name, false, false);
 	if (shown != parent)
-		push(fs, shown, name, false);
+		push(fs, shown, name, false, false);
+}
+
+/* The entry's next lookup must ask the daemon (the kernel revalidates an
+ * expired dentry on every path walk through it), but the kernel keeps it
+ * and what is cached below it: O(1) for the kernel, unlike an
+ * invalidation, which prunes the cached subtree before it returns. */
+void inval_entry_expire(struct txfs *fs, uint64_t parent, const char *name)
+{
+	uint64_t shown = itab_shown(fs, parent);
+
+	push(fs, parent, name, false, true);
+	if (shown != parent)
+		push(fs, shown, name, false, true);
 }
 
 void inval_inode(struct txfs *fs, uint64_t tino, bool data)
 {
 	uint64_t shown = itab_shown(fs, tino);
 
-	push(fs, tino, NULL, data);
+	push(fs, tino, NULL, data, false);
 	if (shown != tino)
-		push(fs, shown, NULL, data);
+		push(fs, shown, NULL, data, false);
 }
 
 void inval_flush(struct txfs *fs)
@@ -165,6 +195,7 @@ void inval_flush(struct txfs *fs)
 		return;
 	pthread_mutex_lock(&q->lock);
 	target = q->queued;
+	q->want = target;
 	while (q->sent < target && !q->stop)
 		pthread_cond_wait(&q->done, &q->lock);
 	pthread_mutex_unlock(&q->lock);

@@ -397,6 +397,7 @@ int ctl_write(struct txfs *fs, const struct req_ctx *c, const char *buf,
 int inval_start(struct txfs *fs);
 void inval_stop(struct txfs *fs);
 void inval_entry(struct txfs *fs, uint64_t parent, const char *name);
+void inval_entry_expire(struct txfs *fs, uint64_t parent, const char *name);
 /* data: drop cached pages too (else attributes only). */
 void inval_inode(struct txfs *fs, uint64_t tino, bool data);
 /* Wait until everything queued so far has been sent. */

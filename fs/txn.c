@@ -26,30 +26,46 @@ static void changes_count(struct plan *p, struct txn_counts *c, FILE *out,
 
 /* --- invalidation lists --------------------------------------------- */
 
+/* Entries to invalidate, and inodes (attributes; pages too on rollback).
+ * dirs: folders whose cached listing must go (their own names' entries
+ * stand for the entries below them, see il_collapse). */
 struct inval_list {
 	uint64_t *inos;
 	size_t ni, ci;
-	struct { uint64_t dir; char *name; } *ents;
+	uint64_t *dirs;
+	size_t nd, cd;
+	struct il_ent {
+		uint64_t dir, child;	/* child: 0 = whiteout */
+		char *name;		/* NULL: collapsed into its folder's */
+		bool is_dir;
+		bool born;		/* a folder made in the layer */
+	} *ents;
 	size_t ne, ce;
 };
 
-static int il_ino(struct inval_list *l, uint64_t tino)
+static int u64_push(uint64_t **a, size_t *n, size_t *cap, uint64_t v)
 {
-	if (l->ni == l->ci) {
-		size_t c = l->ci ? l->ci * 2 : 256;
-		uint64_t *n = realloc(l->inos, c * sizeof(*n));
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 256;
+		uint64_t *m = realloc(*a, c * sizeof(*m));
 
-		if (!n)
+		if (!m)
 			return -ENOMEM;
-		l->inos = n;
-		l->ci = c;
+		*a = m;
+		*cap = c;
 	}
-	l->inos[l->ni++] = tino;
+	(*a)[(*n)++] = v;
 	return 0;
 }
 
+
+static int il_ino(struct inval_list *l, uint64_t tino)
+{
+	return u64_push(&l->inos, &l->ni, &l->ci, tino);
+}
+
 static int il_ent(struct inval_list *l, uint64_t dir, const char *name,
-		  size_t len)
+		  size_t len, const struct layer_dirent *d)
 {
 	if (l->ne == l->ce) {
 		size_t c = l->ce ? l->ce * 2 : 256;
@@ -61,6 +77,9 @@ static int il_ent(struct inval_list *l, uint64_t dir, const char *name,
 		l->ce = c;
 	}
 	l->ents[l->ne].dir = dir;
+	l->ents[l->ne].child = d->tino;
+	l->ents[l->ne].is_dir = d->tino && S_ISDIR(d->type);
+	l->ents[l->ne].born = false;	/* il_from_dirent sets it */
 	l->ents[l->ne].name = strndup(name, len);
 	if (!l->ents[l->ne].name)
 		return -ENOMEM;
@@ -71,6 +90,7 @@ static int il_ent(struct inval_list *l, uint64_t dir, const char *name,
 struct il_ctx {
 	struct txfs *fs;
 	struct inval_list *l;
+	struct layer_txn *t;
 };
 
 static int il_from_dirent(void *arg, uint64_t dir, const char *name,
@@ -78,8 +98,16 @@ static int il_from_dirent(void *arg, uint64_t dir, const char *name,
 {
 	struct il_ctx *c = arg;
 
-	(void)d;
-	return itab_known(c->fs, dir) ? il_ent(c->l, dir, name, len) : 0;
+	struct layer_ino_view v;
+	int rc;
+
+	if (!itab_known(c->fs, dir))
+		return 0;
+	rc = il_ent(c->l, dir, name, len, d);
+	if (rc == 0 && c->l->ents[c->l->ne - 1].is_dir &&
+	    layer_inode_get(c->t, d->tino, &v) == 0)
+		c->l->ents[c->l->ne - 1].born = !(v.rec.flags & LI_LOWER);
+	return rc;
 }
 
 static int il_from_inode(void *arg, uint64_t tino,
@@ -121,30 +149,108 @@ static int il_add_aliases(struct txfs *fs, struct inval_list *l)
 	return rc;
 }
 
+/*
+ * Keep only the topmost changed names of the entries [from, ne) (one
+ * state of the layer, so its folders form a tree). Invalidating a
+ * folder's entry makes the kernel drop its whole cached subtree
+ * (d_invalidate prunes every unused dentry below it), so the entries
+ * inside a folder whose own entry is invalidated need not be sent one
+ * by one: N notifications become one (10,000 staged files in a new
+ * folder: one instead of 10,000). What pruning cannot reach is handled
+ * here: a name whose object is open keeps its own entry (its dentry is
+ * in use, so not pruned), and each such folder the kernel still holds
+ * (a process's cwd) gets its listing and attributes dropped.
+ */
+static int il_collapse(struct txfs *fs, struct inval_list *l, size_t from)
+{
+	uint64_t *tops = NULL;
+	size_t nt = 0, ct = 0;
+	int rc = 0;
+
+	for (size_t i = from; rc == 0 && i < l->ne; i++)
+		if (l->ents[i].is_dir)
+			rc = u64_push(&tops, &nt, &ct, l->ents[i].child);
+	if (rc || nt == 0)
+		goto out;
+	qsort(tops, nt, sizeof(*tops), cmp_tino);
+	for (size_t i = from; i < l->ne; i++) {
+		struct il_ent *e = &l->ents[i];
+
+		if (!bsearch(&e->dir, tops, nt, sizeof(*tops), cmp_tino))
+			continue;
+		if (e->child && itab_opens(fs, e->child))
+			continue;
+		free(e->name);
+		e->name = NULL;
+	}
+	for (size_t i = 0; rc == 0 && i < nt; i++)
+		if ((i == 0 || tops[i] != tops[i - 1]) &&
+		    itab_known(fs, tops[i]))
+			rc = u64_push(&l->dirs, &l->nd, &l->cd, tops[i]);
+out:
+	free(tops);
+	return rc;
+}
+
 /* Everything the layer of t touches that the kernel may have cached. */
 static int il_collect(struct txfs *fs, struct layer_txn *t,
 		      struct inval_list *l)
 {
-	struct il_ctx c = { fs, l };
+	struct il_ctx c = { fs, l, t };
+	size_t from = l->ne;
 	int rc = layer_dirent_each_all(t, il_from_dirent, &c);
 
+	if (rc == 0)
+		rc = il_collapse(fs, l, from);
 	if (rc == 0)
 		rc = layer_inode_each(t, il_from_inode, &c);
 	return rc ? rc : il_add_aliases(fs, l);
 }
 
-/* Queue the list and wait until the kernel has it; frees it. */
-static void il_send(struct txfs *fs, struct inval_list *l, bool data)
+/*
+ * Queue the list and wait until the kernel has it; frees it.
+ *
+ * lazy (a full rollback): the entry of a folder made in the layer is only
+ * expired before the wait (O(1) for the kernel; every path walk through
+ * it asks the daemon again, which answers ENOENT), and invalidated after
+ * it: a folder invalidation prunes the whole cached subtree inside the
+ * kernel before it returns (10,000 cached names: ~20-50 ms), which the
+ * caller need not wait for. Only such folders: a real folder (renamed,
+ * say) is found again under its old name, and the kernel would move its
+ * cached dentry there with the stale names below it; a savepoint or a
+ * commit keeps layer folders alive under maybe other names, likewise.
+ */
+static void il_send(struct txfs *fs, struct inval_list *l, bool data,
+		    bool lazy)
 {
 	for (size_t i = 0; i < l->ne; i++) {
-		inval_entry(fs, l->ents[i].dir, l->ents[i].name);
-		free(l->ents[i].name);
+		struct il_ent *e = &l->ents[i];
+
+		if (!e->name)
+			continue;	/* collapsed */
+		if (lazy && e->born)
+			inval_entry_expire(fs, e->dir, e->name);
+		else
+			inval_entry(fs, e->dir, e->name);
 	}
 	for (size_t i = 0; i < l->ni; i++)
 		inval_inode(fs, l->inos[i], data);
+	for (size_t i = 0; i < l->nd; i++)
+		inval_inode(fs, l->dirs[i], true);	/* listing too */
 	inval_flush(fs);
+	/* after the answer, not waited for: drop the expired folders'
+	 * cached subtrees (memory; and names looked up relative to a cwd
+	 * inside one, which do not walk through the expired entry) */
+	for (size_t i = 0; i < l->ne; i++) {
+		struct il_ent *e = &l->ents[i];
+
+		if (lazy && e->name && e->born)
+			inval_entry(fs, e->dir, e->name);
+		free(e->name);
+	}
 	free(l->ents);
 	free(l->inos);
+	free(l->dirs);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -504,7 +610,7 @@ int txn_commit(struct txfs *fs, bool force, struct txn_report *r)
 	pthread_rwlock_wrlock(&fs->txlock);
 	rc = commit_locked(fs, force, r, &il);
 	pthread_rwlock_unlock(&fs->txlock);
-	il_send(fs, &il, false);
+	il_send(fs, &il, false, false);
 	if (rc == 0)
 		gc_kick(fs);
 	else if (!r->text)
@@ -639,7 +745,7 @@ int txn_rollback(struct txfs *fs, const char *savepoint, struct txn_report *r)
 	rc = savepoint ? rollback_to(fs, savepoint, r, &il) :
 			 rollback_all(fs, r, &il);
 	pthread_rwlock_unlock(&fs->txlock);
-	il_send(fs, &il, true);
+	il_send(fs, &il, true, !savepoint);
 	if (rc == 0 && !savepoint)
 		gc_kick(fs);
 	if (rc && !r->text)
@@ -919,7 +1025,7 @@ int txn_commit_paths(struct txfs *fs, bool force, const char *const *paths,
 		pthread_rwlock_wrlock(&fs->txlock);
 		rc = commit_some(fs, force, canon, n, r, &il);
 		pthread_rwlock_unlock(&fs->txlock);
-		il_send(fs, &il, false);
+		il_send(fs, &il, false, false);
 	}
 	for (size_t i = 0; canon && i < n; i++)
 		free(canon[i]);

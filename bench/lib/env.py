@@ -213,7 +213,7 @@ def build_txfs(ctx):
     ctx.notes.append("txfs does not build: " + "; ".join(errors))
 
 
-W7_DELETES = 100000
+W7_DELETES = 1000000   # also W9's rm -rf of 100,100 names
 
 
 def derive_policy(ctx, default):

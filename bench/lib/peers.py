@@ -237,8 +237,8 @@ class Txfs(Peer):
         """The default policy everywhere, except W7's rm -rf of a 5,4xx-file
         real tree: 5,4xx real losses are what `limit deletes 1000` exists to
         refuse, so W7 alone mounts the default policy with that limit raised
-        (the table says so)."""
-        if tag == "w7" and self.ctx.txfs_policy_w7:
+        (the table says so). W9's rm -rf of 100,000 real files likewise."""
+        if tag in ("w7", "w9") and self.ctx.txfs_policy_w7:
             return ["--policy", self.ctx.txfs_policy_w7]
         return []
 
