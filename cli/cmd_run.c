@@ -475,6 +475,7 @@ int cmd_run(int argc, char **argv)
 	rc = setup(&r, argc, argv);
 	if (rc) {
 		policy_allow_write_free(r.pol_allow, r.npol_allow);
+		sup_lists_free(&r.sup);
 		return rc < 0 ? 0 : rc;
 	}
 	sigaction(SIGINT, &sa, NULL);
@@ -484,10 +485,13 @@ int cmd_run(int argc, char **argv)
 						 * not pin the real folder */
 		cli_err(rc, "run: mount %s", r.ws);
 		policy_allow_write_free(r.pol_allow, r.npol_allow);
+		sup_lists_free(&r.sup);
 		return 1;
 	}
 	if (tree_begin(&r)) {
 		umount_ws(&r);
+		policy_allow_write_free(r.pol_allow, r.npol_allow);
+		sup_lists_free(&r.sup);
 		return 1;
 	}
 	o.cmd_status = run_confined(&r, r.o.cmd, false);
