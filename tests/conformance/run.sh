@@ -234,6 +234,20 @@ if [ -n "$FSX" ]; then
 		echo "fsx txfs commit: exit $?, workspace equals mount:" \
 			"$(manifest "$SCRATCH/fsx-txfs/ws" | cmp -s - "$SCRATCH/fsx.mnt.manifest" && echo yes || echo NO)"
 	}
+	# the same on real files, then a rollback: the workspace files must
+	# be byte for byte what they were before the mount, and so must the
+	# mount show them
+	m=$(txfs_at fsx-rollback real-lite real-trunc) && {
+		(cd "$SCRATCH/fsx-rollback/ws" && md5sum real-lite real-trunc) >"$SCRATCH/fsx.rb.before"
+		fsx_one txfs-rollback real-lite "$m/real-lite" -N 20000 -S 9 -L -c 20
+		fsx_one txfs-rollback real-trunc "$m/real-trunc" -N 20000 -S 10 -c 20
+		timeout 120 "$TXFS" rollback "$m" >/dev/null
+		echo "fsx txfs rollback: exit $?, workspace unchanged:" \
+			"$(cd "$SCRATCH/fsx-rollback/ws" && md5sum real-lite real-trunc | cmp -s - "$SCRATCH/fsx.rb.before" && echo yes || echo NO)," \
+			"mount shows the originals:" \
+			"$(cd "$m" && md5sum real-lite real-trunc | cmp -s - "$SCRATCH/fsx.rb.before" && echo yes || echo NO)," \
+			"entries: $(ls -A "$m" | tr '\n' ' ')"
+	}
 fi
 if [ -n "$FSS" ]; then
 	p=$(plain_at fss-native)
