@@ -4,7 +4,8 @@
 # are fetched by hand and never copied into this repository.
 #
 #   tests/conformance/run.sh --txfs BUILD/cli/txfs --scratch DIR \
-#       [--pjdfstest PJD_SRC] [--unionmount UM_SRC] [--git GIT_SRC]
+#       [--pjdfstest PJD_SRC] [--unionmount UM_SRC] [--git GIT_SRC] \
+#       [--fsx FSX_BIN] [--fsstress FSSTRESS_BIN]
 #
 # PJD_SRC: a checkout of github.com/pjd/pjdfstest (built here with cc, no
 # autotools: an empty config.h and the HAVE_* of a Linux libc).
@@ -17,11 +18,16 @@
 # GIT_SRC: git's source at tag v2.55.0, built with `make NO_CURL=1
 # NO_EXPAT=1 NO_GETTEXT=1 NO_TCLTK=1 NO_PERL=1 NO_PYTHON=1`; its t2* and
 # t7[0-5]* scripts run with their trash directories inside the mount.
+# FSX_BIN, FSSTRESS_BIN: the classic standalone fsx (options -N -S -c -L -R
+# -W -P) and fsstress (-n -p -s -c -d -f) programs, built by hand (see
+# RESULTS.md); run on new files, on reopened files and on real files copied
+# up, then fsstress, reading every file, rm -rf, a rollback and a commit
+# round trip checked against a plain directory.
 # Must run as root (pjdfstest changes owners); mounts with -o allow_other
 # and a policy without rules; everything happens under --scratch, which is
 # emptied first. Prints one summary line per suite and target.
 set -u
-TXFS= SCRATCH= PJD= GITSRC= UM=
+TXFS= SCRATCH= PJD= GITSRC= UM= FSX= FSS=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--txfs) TXFS=$(readlink -f "$2"); shift 2 ;;
@@ -29,7 +35,9 @@ while [ $# -gt 0 ]; do
 	--pjdfstest) PJD=$(readlink -f "$2"); shift 2 ;;
 	--git) GITSRC=$(readlink -f "$2"); shift 2 ;;
 	--unionmount) UM=$(readlink -f "$2"); shift 2 ;;
-	*) echo "usage: $0 --txfs BIN --scratch DIR [--pjdfstest DIR] [--git DIR]" >&2; exit 2 ;;
+	--fsx) FSX=$(readlink -f "$2"); shift 2 ;;
+	--fsstress) FSS=$(readlink -f "$2"); shift 2 ;;
+	*) echo "usage: $0 --txfs BIN --scratch DIR [--pjdfstest DIR] [--unionmount DIR] [--git DIR] [--fsx BIN] [--fsstress BIN]" >&2; exit 2 ;;
 	esac
 done
 [ -x "$TXFS" ] && [ -n "$SCRATCH" ] || { echo "$0: --txfs and --scratch are needed" >&2; exit 2; }
@@ -46,10 +54,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# txfs_at NAME: a fresh workspace and mount; prints the mount point.
+# txfs_at NAME [FILE...]: a fresh workspace and mount; each FILE is first
+# created in the workspace (256 KiB of random bytes: real files that the
+# mount copies up); prints the mount point.
 txfs_at() {
-	local d=$SCRATCH/$1
+	local d=$SCRATCH/$1 f
 	rm -rf "$d" && mkdir -p "$d/ws" "$d/mnt" "$d/state"
+	shift
+	for f in "$@"; do head -c 262144 /dev/urandom >"$d/ws/$f" || return 1; done
 	printf '# conformance runs: no rules\n' >"$d/open.policy"
 	timeout 60 "$TXFS" mount --state "$d/state" --policy "$d/open.policy" \
 		-o allow_other "$d/ws" "$d/mnt" >&2 || return 1
@@ -147,4 +159,120 @@ fi
 if [ -n "$GITSRC" ]; then
 	run_git "$(plain_at git-native)" native
 	m=$(txfs_at git-txfs) && run_git "$m" txfs
+fi
+
+# manifest DIR: what a commit round trip must keep, one line per entry
+# (path, type, mode, link target; link count of non-folders), then the
+# content hash of every regular file; times and folder sizes are left out.
+manifest() {
+	(cd "$1" && find . ! -name . -printf '%p %y %m %l\n' | sort &&
+		find . ! -name . ! -type d -printf '%p links=%n\n' | sort &&
+		find . -type f -print0 | sort -z | xargs -0r md5sum)
+}
+
+# fsx_one NAME LABEL FILE OPTS...: one fsx run, its log files in the scratch
+# folder (outside the tree under test); prints a result line.
+fsx_one() {
+	local name=$1 label=$2 file=$3 t0 rc logd=$SCRATCH/fsxlog.$1.$2
+	shift 3
+	rm -rf "$logd" && mkdir -p "$logd"
+	t0=$(date +%s)
+	timeout 900 "$FSX" -q -P "$logd" "$@" "$file" >"$logd/out" 2>&1
+	rc=$?
+	echo "fsx $name $label ($*): exit $rc, $(($(date +%s) - t0)) s," \
+		"$(grep -c 'All operations completed A-OK' "$logd/out") A-OK"
+}
+
+# run_fsx WHERE NAME: new file (mapped I/O and plain I/O), reopened at random
+# (-c), and real files that exist before the mount (-L keeps the size and
+# rewrites the file in place; without -L fsx opens with O_TRUNC).
+run_fsx() {
+	local w=$1 n=$2
+	fsx_one "$n" new "$w/new" -N 20000 -S 1
+	fsx_one "$n" new-nommap "$w/new-nommap" -N 20000 -S 2 -R -W
+	fsx_one "$n" reopen "$w/reopen" -N 20000 -S 3 -c 20
+	fsx_one "$n" reopen-nommap "$w/reopen-nommap" -N 20000 -S 4 -c 20 -R -W
+	fsx_one "$n" real-lite "$w/real-lite" -N 20000 -S 5 -L
+	fsx_one "$n" real-lite-reopen "$w/real-lite-reopen" -N 20000 -S 6 -L -c 20
+	fsx_one "$n" real-trunc "$w/real-trunc" -N 20000 -S 7
+	fsx_one "$n" new-long "$w/new-long" -N 200000 -S 8 -c 100
+}
+
+# fss_run WHERE NAME SEED OPTS...: fsstress into WHERE/stress, keeping its
+# files (-c); prints a result line.
+fss_run() {
+	local w=$1 n=$2 seed=$3 t0 rc out=$SCRATCH/fsstress.$2.$3.out
+	shift 3
+	t0=$(date +%s)
+	timeout 900 "$FSS" -n 2000 -p 2 -s "$seed" -c -d "$w/stress" "$@" >"$out" 2>&1
+	rc=$?
+	echo "fsstress $n seed $seed ($*): exit $rc, $(($(date +%s) - t0)) s," \
+		"$(find "$w/stress" | wc -l) entries"
+}
+
+# read_all_rm WHERE NAME: read every file, then rm -rf the tree; prints
+# the errors of both and whether WHERE is empty afterwards.
+read_all_rm() {
+	local w=$1 n=$2 rerr rmerr
+	rerr=$(cd "$w" && timeout 600 find stress -type f -print0 | timeout 600 xargs -0r cat 2>&1 >/dev/null | wc -l)
+	rmerr=$(timeout 600 rm -rf "$w/stress" 2>&1 | wc -l)
+	echo "fsstress $n: read errors $rerr, rm -rf errors $rmerr," \
+		"left in the tree: $(find "$w" -mindepth 1 | wc -l)"
+}
+
+if [ -n "$FSX" ]; then
+	plain_at fsx-native >/dev/null
+	for f in real-lite real-lite-reopen real-trunc; do
+		head -c 262144 /dev/urandom >"$SCRATCH/fsx-native/$f"
+	done
+	run_fsx "$SCRATCH/fsx-native" native
+	m=$(txfs_at fsx-txfs real-lite real-lite-reopen real-trunc) && {
+		run_fsx "$m" txfs
+		# what fsx left must reach the workspace as it is in the mount
+		manifest "$m" >"$SCRATCH/fsx.mnt.manifest"
+		timeout 120 "$TXFS" commit "$m" >/dev/null
+		echo "fsx txfs commit: exit $?, workspace equals mount:" \
+			"$(manifest "$SCRATCH/fsx-txfs/ws" | cmp -s - "$SCRATCH/fsx.mnt.manifest" && echo yes || echo NO)"
+	}
+	# the same on real files, then a rollback: the workspace files must
+	# be byte for byte what they were before the mount, and so must the
+	# mount show them
+	m=$(txfs_at fsx-rollback real-lite real-trunc) && {
+		(cd "$SCRATCH/fsx-rollback/ws" && md5sum real-lite real-trunc) >"$SCRATCH/fsx.rb.before"
+		fsx_one txfs-rollback real-lite "$m/real-lite" -N 20000 -S 9 -L -c 20
+		fsx_one txfs-rollback real-trunc "$m/real-trunc" -N 20000 -S 10 -c 20
+		timeout 120 "$TXFS" rollback "$m" >/dev/null
+		echo "fsx txfs rollback: exit $?, workspace unchanged:" \
+			"$(cd "$SCRATCH/fsx-rollback/ws" && md5sum real-lite real-trunc | cmp -s - "$SCRATCH/fsx.rb.before" && echo yes || echo NO)," \
+			"mount shows the originals:" \
+			"$(cd "$m" && md5sum real-lite real-trunc | cmp -s - "$SCRATCH/fsx.rb.before" && echo yes || echo NO)," \
+			"entries: $(ls -A "$m" | tr '\n' ' ')"
+	}
+fi
+if [ -n "$FSS" ]; then
+	p=$(plain_at fss-native)
+	fss_run "$p" native 1
+	read_all_rm "$p" native
+	fss_run "$p" native 2 -f mknod=0 -f dwrite=0
+	manifest "$p" >"$SCRATCH/fss.native.manifest"
+	m=$(txfs_at fss-txfs) && {
+		fss_run "$m" txfs 1
+		read_all_rm "$m" txfs
+		timeout 60 "$TXFS" status "$m" >"$SCRATCH/fss.status.after-rm" 2>&1
+		echo "fsstress txfs: status after rm -rf: $(tr '\n' ' ' <"$SCRATCH/fss.status.after-rm")"
+		timeout 120 "$TXFS" rollback "$m" >/dev/null
+		echo "fsstress txfs: rollback exit $?, mount entries" \
+			"$(find "$m" -mindepth 1 | wc -l), workspace entries" \
+			"$(find "$SCRATCH/fss-txfs/ws" -mindepth 1 | wc -l)"
+		# the commit round trip, with mknod off (txfs refuses the
+		# character devices fsstress makes, which shifts its names) and
+		# dwrite off (its offsets and lengths follow st_blksize: 64 KiB
+		# on txfs, 4 KiB on ext4, so the bytes differ by design)
+		fss_run "$m" txfs 2 -f mknod=0 -f dwrite=0
+		manifest "$m" >"$SCRATCH/fss.mnt.manifest"
+		timeout 600 "$TXFS" commit "$m" >/dev/null
+		echo "fsstress txfs: commit exit $?;" \
+			"workspace equals mount: $(manifest "$SCRATCH/fss-txfs/ws" | cmp -s - "$SCRATCH/fss.mnt.manifest" && echo yes || echo NO);" \
+			"mount equals plain directory: $(cmp -s "$SCRATCH/fss.mnt.manifest" "$SCRATCH/fss.native.manifest" && echo yes || echo NO)"
+	}
 fi
