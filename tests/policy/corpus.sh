@@ -45,6 +45,11 @@ if [ "$(id -u)" = 0 ] && [ -z "${TXFS_CORPUS_UNPRIV:-}" ]; then
 		useradd -m -s /bin/bash "$U" || { echo "FAIL: corpus: cannot create the test user $U"; exit 1; }
 	fi
 	if [ -n "${TXFS_CORPUS_NS:-}" ]; then
+		# The namespace copied every FUSE mount of the tests running beside
+		# this one: detach the copies, or those tests' daemons cannot exit
+		# when they unmount (their umount waits 30 s and fails).
+		sed -n 's/^[^ ]* [^ ]* [^ ]* [^ ]* \([^ ]*\) .* - fuse\(\.[^ ]*\)\{0,1\} .*/\1/p' /proc/self/mountinfo |
+			sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
 		# private: /mnt holds the copy, /tmp is empty and ours alone
 		mount -t tmpfs -o mode=755 txfs-corpus-stage /mnt || { echo "FAIL: corpus: tmpfs on /mnt"; exit 1; }
 		stage=/mnt/stage
