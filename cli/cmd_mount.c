@@ -342,6 +342,11 @@ int cmd_umount(int argc, char **argv)
 		return 1;
 	}
 	wait_exit(pid, 30);
+	if (!exited(pid))
+		fprintf(stderr, "txfs: umount %s: detached, but its daemon (pid "
+			"%d) still serves a copy of the mount that another mount "
+			"namespace holds; it exits when that namespace ends\n",
+			argv[optind], (int)pid);
 	/* a dead mount left under the live one (stacked by an older run) */
 	return txfs_unmount_stale(argv[optind]) ? 1 : 0;
 }
