@@ -93,7 +93,12 @@ static void reply_negative(fuse_req_t req)
  */
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	struct txfs *fs = userdata;
+
+	if (fs->opts.writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
+		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+	else
+		conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 	conn->want &= ~(unsigned)FUSE_CAP_HANDLE_KILLPRIV;
 	conn->want &= ~(unsigned)FUSE_CAP_AUTO_INVAL_DATA;
 	conn->want &= ~(unsigned)(FUSE_CAP_PARALLEL_DIROPS |
