@@ -67,8 +67,6 @@ static int take_o(struct txfs_opts *o, char *arg, char *fuse, size_t fsize)
 			o->policy = t + 7;
 		else if (!strncmp(t, "ctl-name=", 9))
 			o->ctl_name = t + 9;
-		else if (!strcmp(t, "writeback"))
-			o->writeback = true;
 		else if (used + strlen(t) + 2 < fsize)
 			snprintf(fuse + used, fsize - used, "%s%s",
 				 used ? "," : "", t);

@@ -23,8 +23,6 @@ struct txfs_opts {
 	bool no_ctl_verbs;	/* .txfs/ctl refuses every verb (txfs run) */
 	bool salvage;		/* a damaged layer: no check, read-only,
 				 * no commit (to save what can be read) */
-	bool writeback;		/* -o writeback: kernel writeback cache
-				 * (experimental, see ops.c op_init) */
 };
 
 /* Mount and serve until unmounted. Without opts->foreground, forks: the
