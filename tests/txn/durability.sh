@@ -12,6 +12,8 @@
 #  - a rollback is final: data written before it through an fd still open
 #    is not written back later (not at close, not at unmount), and the
 #    file's size is the real one at once;
+#  - a store through a shared mapping, not msync'ed, does not come back
+#    after a rollback either, not even when syncfs forces the write-back;
 #  - write, fsync, SIGKILL of the daemon: the data is there after remount.
 . "$(dirname "$0")/txnlib.sh"
 fixture
@@ -88,6 +90,38 @@ check_eq "and nothing is staged" "" "$(t 10 cat "$MNT/$CTL/changes")"
 remount || exit 1
 check_content "after unmount and mount: the real content" "$MNT/dir/sub/deep.txt" deep
 check_eq "nothing is staged" "" "$(t 10 cat "$MNT/$CTL/changes")"
+
+# The check below relies on syncfs writing back a dirty shared page: a
+# store, no msync, syncfs, and the store is staged.
+out=$(t 30 "$PY" -c '
+import mmap, os, subprocess, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+m = mmap.mmap(fd, 0)
+m[300:312] = b"SYNCFS-FLUSH"
+subprocess.run(["sync", "-f", sys.argv[1]])
+print(open(sys.argv[2]).read().strip())
+m.close()
+os.close(fd)
+' "$MNT/big.bin" "$MNT/$CTL/changes")
+check_eq "mmap store, no msync, syncfs: the store is staged" "M big.bin" "$out"
+
+# A store through a shared mapping, not msync'ed, then rollback: the page
+# must not be written back into the next transaction (syncfs forces the
+# write-back of whatever the kernel still holds dirty).
+out=$(t 30 "$PY" -c '
+import mmap, os, subprocess, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+m = mmap.mmap(fd, 0)
+m[200:212] = b"MAPPED-NOSYN"
+rc = subprocess.run(["bash", "-c", "echo rollback > \"$0\"", sys.argv[2]]).returncode
+subprocess.run(["sync", "-f", sys.argv[1]])
+print(rc)
+m.close()
+os.close(fd)
+' "$MNT/big.bin" "$MNT/$CTL/ctl")
+check_eq "mmap store, rollback (mapping still live), forced write-back: rollback OK" 0 "$out"
+check_eq "the real content of that range after all" "$(t 10 "$FSOP" pread "$WS/big.bin" 200 12 | od -An -tx1)" "$(t 10 "$FSOP" pread "$MNT/big.bin" 200 12 | od -An -tx1)"
+check_eq "and nothing is staged" "" "$(t 10 cat "$MNT/$CTL/changes")"
 
 # fsync, then SIGKILL of the daemon.
 check_run "write and fsync" "$FSOP" pwrite "$MNT/synced.txt" 0 FSYNCED fsync
