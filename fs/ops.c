@@ -96,10 +96,11 @@ static void reply_negative(fuse_req_t req)
  *    correct here yet: the kernel owns a cached file's size, so after a
  *    rollback a file keeps its staged size (zeros past the real end)
  *    until evicted, and write(2)-accepted data dies with the daemon. A
- *    correct version needs a new node id for every rolled-back file
- *    (the daemon refuses the old id's late write-backs; the kernel looks
- *    the name up afresh, with a fresh size) and a syncfs of the mount
- *    before commit and rollback; txfs writes through instead.
+ *    correct version needs every rolled-back file to become a new kernel
+ *    inode (a new generation in its entries: the kernel marks the old
+ *    inode bad, so its late write-backs fail, and reads the size afresh)
+ *    and a syncfs of the mount before commit and rollback; txfs writes
+ *    through instead.
  */
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {

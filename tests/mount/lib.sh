@@ -14,7 +14,7 @@
 # Environment: TXFS (the txfs binary), TXFS_TOOLS (directory of fsop and
 # difftest), TXFS_SRC (source root), TXFS_KEEP=1 keeps the temp dir,
 # TXFS_TEST_TMP (the base of temp dirs; default: one per txfs binary in /tmp),
-# TXFS_TEST_MOUNT_OPTS (extra -o options for every txfs_mount, e.g. writeback).
+# TXFS_TEST_MOUNT_OPTS (extra -o options for every txfs_mount: A/B runs).
 #
 # Safety: everything happens in a fresh temp dir $T. An EXIT/INT/TERM trap
 # kills every daemon this scenario started (SIGKILL, by the PID in its
