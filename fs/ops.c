@@ -89,7 +89,18 @@ static void reply_negative(fuse_req_t req)
  *    does it right (costs a GETXATTR per write and a GETATTR per chown).
  *  - AUTO_INVAL_DATA: nothing changes behind the kernel's back but commit
  *    and rollback, which invalidate explicitly.
- *  - WRITEBACK_CACHE: its own change (issue 11, point 3).
+ *  - WRITEBACK_CACHE (libfuse does not ask for it by default): measured
+ *    and dropped (bench/results/2026-11-24-writeback.md). Only 4 KiB
+ *    random writes gain (~2x); W1 and W6 make more requests (a SETATTR
+ *    per file for the kernel's mtime), W3 fewer but no faster. It is not
+ *    correct here yet: the kernel owns a cached file's size, so after a
+ *    rollback a file keeps its staged size (zeros past the real end)
+ *    until evicted, and write(2)-accepted data dies with the daemon. A
+ *    correct version needs every rolled-back file to become a new kernel
+ *    inode (a new generation in its entries: the kernel marks the old
+ *    inode bad, so its late write-backs fail, and reads the size afresh)
+ *    and a syncfs of the mount before commit and rollback; txfs writes
+ *    through instead.
  */
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {

@@ -13,7 +13,8 @@
 #
 # Environment: TXFS (the txfs binary), TXFS_TOOLS (directory of fsop and
 # difftest), TXFS_SRC (source root), TXFS_KEEP=1 keeps the temp dir,
-# TXFS_TEST_TMP (the base of temp dirs; default: one per txfs binary in /tmp).
+# TXFS_TEST_TMP (the base of temp dirs; default: one per txfs binary in /tmp),
+# TXFS_TEST_MOUNT_OPTS (extra -o options for every txfs_mount: A/B runs).
 #
 # Safety: everything happens in a fresh temp dir $T. An EXIT/INT/TERM trap
 # kills every daemon this scenario started (SIGKILL, by the PID in its
@@ -194,7 +195,7 @@ txfs_mount() {
 	target=$mnt
 	[ $inplace = 1 ] && target=$ws
 	MOUNTS+=("$target|$st")
-	local cmd=("$TXFS" mount --state "$st" ${TXFS_POLICY:+--policy "$TXFS_POLICY"} "${args[@]}" "$ws")
+	local cmd=("$TXFS" mount --state "$st" ${TXFS_POLICY:+--policy "$TXFS_POLICY"} ${TXFS_TEST_MOUNT_OPTS:+-o "$TXFS_TEST_MOUNT_OPTS"} "${args[@]}" "$ws")
 	[ $inplace = 1 ] || cmd+=("$mnt")
 	t 30 "${cmd[@]}" </dev/null >>"$T/mount.out" 2>"$T/mount.err"
 	RC=$?
