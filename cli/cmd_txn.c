@@ -27,7 +27,30 @@
 
 /* --- talking to the daemon ------------------------------------------ */
 
-/* The value of "state" in MNT/<ctl>/status.json, unescaped. */
+/* MNT/<ctl>/state: the state folder on one line (cheap: a fixed text).
+ * -ENOENT from a daemon older than that file. */
+static int state_file(const char *mnt, const char *ctl, char *out,
+		      size_t size)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s/state", mnt, ctl);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, out, size);
+	close(fd);
+	if (n < 2 || (size_t)n >= size || out[0] != '/' || out[n - 1] != '\n' ||
+	    memchr(out, '\n', (size_t)n - 1) || memchr(out, '\0', (size_t)n))
+		return -EIO;
+	out[n - 1] = '\0';
+	return 0;
+}
+
+/* The state folder of the mount: MNT/<ctl>/state, or (older daemons)
+ * the value of "state" in MNT/<ctl>/status.json, unescaped. */
 int cli_find_state(const char *mnt, const char *ctl, char *out,
 		      size_t size)
 {
@@ -35,8 +58,10 @@ int cli_find_state(const char *mnt, const char *ctl, char *out,
 	const char *p;
 	size_t o = 0;
 	ssize_t n;
-	int fd;
+	int fd = state_file(mnt, ctl, out, size);
 
+	if (fd != -ENOENT)
+		return fd;
 	snprintf(path, sizeof(path), "%s/%s/status.json", mnt, ctl);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
