@@ -107,6 +107,41 @@ static int check_server(int fd, const char *state)
 	return -EPERM;
 }
 
+/* The request as one buffer: each argument with its NUL, then an empty
+ * string; sent with one send(2), so the daemon reads it in one wakeup. */
+static int send_request(int fd, int argc, char **argv)
+{
+	size_t len = 1, off = 0;
+	char *req;
+	ssize_t w;
+	int err;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	req = malloc(len);
+	if (!req)
+		return -ENOMEM;
+	for (int i = 0; i < argc; i++) {
+		size_t l = strlen(argv[i]) + 1;
+
+		memcpy(req + off, argv[i], l);
+		off += l;
+	}
+	req[off] = '\0';
+	/* MSG_NOSIGNAL: a daemon that refuses closes early; its answer is
+	 * still there to read */
+	for (off = 0; off < len; off += (size_t)w) {
+		w = send(fd, req + off, len - off, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			w = 0;
+		else if (w < 0)
+			break;
+	}
+	err = off < len ? errno : 0;
+	free(req);
+	return err && err != EPIPE ? -err : 0;
+}
+
 /* Send argv to the daemon of state; *err gets its errno, *out its text. */
 int cli_request(const char *state, int argc, char **argv, int *err,
 		   char **out, size_t *outlen)
@@ -129,18 +164,8 @@ int cli_request(const char *state, int argc, char **argv, int *err,
 	}
 	if ((rc = check_server(fd, state)))
 		goto out;
-	/* MSG_NOSIGNAL: a daemon that refuses closes early; its answer is
-	 * still there to read */
-	for (int i = 0; i < argc; i++)
-		if (send(fd, argv[i], strlen(argv[i]) + 1, MSG_NOSIGNAL) < 0 &&
-		    errno != EPIPE) {
-			rc = -errno;
-			goto out;
-		}
-	if (send(fd, "", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE) {
-		rc = -errno;
+	if ((rc = send_request(fd, argc, argv)))
 		goto out;
-	}
 	for (;;) {
 		if (len + 65536 > cap) {
 			char *b = realloc(buf, cap = cap * 2 + 65536);
