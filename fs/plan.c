@@ -592,8 +592,9 @@ static int drop_vanished(struct plan *p)
 	return rc ? rc : drop_below_dropped(p);
 }
 
-int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
-	       bool force)
+/* The objects and their final places (no steps). */
+static int plan_objects(struct txfs *fs, struct layer_txn *t, struct plan *p,
+			bool force)
 {
 	int rc;
 
@@ -609,7 +610,20 @@ int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
 		rc = plan_conflicts(p);
 	else if (rc == 0)
 		rc = drop_vanished(p);
+	return rc;
+}
+
+int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
+	       bool force)
+{
+	int rc = plan_objects(fs, t, p, force);
+
 	return rc ? rc : build_steps(p);
+}
+
+int plan_view(struct txfs *fs, struct layer_txn *t, struct plan *p)
+{
+	return plan_objects(fs, t, p, true);
 }
 
 int plan_conflicts(struct plan *p)

@@ -193,9 +193,9 @@ static int changes_since(struct txfs *fs, const char *name, bool only,
 	if (only && level < layer_sp_level(t) &&
 	    (rc = layer_sp_rollback(t, level + 1)))
 		goto out_txn;
-	if ((rc = plan_build(fs, t, &after, true)) ||
+	if ((rc = plan_view(fs, t, &after)) ||
 	    (rc = layer_sp_rollback(t, level)) ||
-	    (rc = plan_build(fs, t, &before, true)))
+	    (rc = plan_view(fs, t, &before)))
 		goto out_plans;
 	rc = diff_plans(&before, &after, list);
 out_plans:
