@@ -88,6 +88,7 @@ struct exec_ctx {
 	unsigned stopped;	/* leftovers stopped after it exited */
 	bool tree_failed;	/* some could not be stopped: roll back */
 	struct sup_lists sup;	/* the supervisor's policy part */
+	bool have_globs;	/* sup filled from cmd-begin's answer */
 };
 
 static int add_path(struct exec_ctx *x, const char *path, bool must)
@@ -159,11 +160,10 @@ static int parse_exec(int argc, char **argv, struct exec_ctx *x)
 	return 0;
 }
 
-/* MNT, or the nearest folder above the cwd with .txfs/status.json. */
+/* MNT, or the nearest folder above the cwd whose .txfs/ names a state
+ * folder (cli_find_state: the mount's .txfs/state); x->state then too. */
 static int find_mount(struct exec_ctx *x)
 {
-	char p[PATH_MAX + 32];
-
 	if (!getcwd(x->cwd, sizeof(x->cwd)))
 		return -errno;
 	if (x->mnt_arg)
@@ -172,9 +172,10 @@ static int find_mount(struct exec_ctx *x)
 	for (;;) {
 		char *slash;
 
-		snprintf(p, sizeof(p), "%s/.txfs/status.json", x->mnt);
-		if (access(p, R_OK) == 0)
+		if (cli_find_state(x->mnt, ".txfs", x->state,
+				   sizeof(x->state)) == 0)
 			return 0;
+		x->state[0] = '\0';
 		slash = strrchr(x->mnt, '/');
 		if (!slash || slash == x->mnt)
 			return -ENOENT;
@@ -198,7 +199,8 @@ static pid_t read_daemon_pid(const char *state)
 }
 
 /* The policy in force, read back from the mount's .txfs/policy: the
- * supervisor's `allow connect` and `exec deny` lists. */
+ * supervisor's `allow connect` and `exec deny` lists (when cmd-begin's
+ * answer did not carry them: a daemon from before it did). */
 static int load_sup_lists(struct exec_ctx *x)
 {
 	char path[PATH_MAX + 16], *text = NULL, *err = NULL;
@@ -323,7 +325,7 @@ static int begin(struct exec_ctx *x)
 	int n = 0;
 	char **req;
 	char *out;
-	int network = 0;
+	int network = 0, globs = 0;
 
 	while (x->cmd[n])
 		n++;
@@ -334,17 +336,20 @@ static int begin(struct exec_ctx *x)
 	memcpy(req + 1, x->cmd, (size_t)n * sizeof(*req));
 	out = ask(x, n + 1, req);
 	free(req);
-	if (!out || sscanf(out, "%llu %llu %d", &x->id, &x->vetoes0,
-			   &network) != 3) {
+	if (!out || sscanf(out, "%llu %llu %d %d", &x->id, &x->vetoes0,
+			   &network, &globs) < 3) {
 		x->id = 0;
 		free(out);
 		return -EPROTO;
 	}
 	x->begin_text = out;
 	x->no_network = x->no_network || network;
-	/* the policy's allow-write folders (missing ones are skipped) */
+	x->have_globs = globs == 1;
+	/* the policy's allow-write folders (missing ones are skipped), then
+	 * its connect ("c:") and exec deny ("x:") globs */
 	for (char *l = strchr(out, '\n'); l;) {
 		char *e;
+		int rc;
 
 		*l++ = '\0';
 		if (!*l)
@@ -352,8 +357,12 @@ static int begin(struct exec_ctx *x)
 		e = strchr(l, '\n');
 		if (e)
 			*e = '\0';
-		if (add_path(x, l, false))
-			return -EPERM;
+		if (x->have_globs && (l[0] == 'c' || l[0] == 'x') && l[1] == ':')
+			rc = sup_lists_add(&x->sup, l[0] == 'x', l + 2, x->mnt);
+		else
+			rc = add_path(x, l, false) ? -EPERM : 0;
+		if (rc)
+			return rc;
 		l = e;
 	}
 	return 0;
@@ -456,8 +465,8 @@ static int setup(struct exec_ctx *x, int argc, char **argv)
 			"one)", x->mnt_arg ? x->mnt_arg : "current folder");
 		return 125;
 	}
-	if ((rc = cli_find_state(x->mnt, ".txfs", x->state,
-				 sizeof(x->state)))) {
+	if (!x->state[0] && (rc = cli_find_state(x->mnt, ".txfs", x->state,
+						 sizeof(x->state)))) {
 		cli_err(rc, "exec: %s: not a txfs mount", x->mnt);
 		return 125;
 	}
@@ -505,7 +514,7 @@ int cmd_exec(int argc, char **argv)
 	/* begun but refused (a policy allow-write over the state folder),
 	 * or its policy or subreaper not to be had: not run, and ended as a
 	 * failure so that its savepoint goes */
-	if (rc == 0 && (rc = load_sup_lists(&x)) == 0 &&
+	if (rc == 0 && (x.have_globs || (rc = load_sup_lists(&x)) == 0) &&
 	    (rc = proctree_start(&x.pt)))
 		cli_err(rc, "exec: cannot become the subreaper of the command");
 	status = rc ? 125 : exec_spawn_wait(&x, x.cmd, false);

@@ -27,7 +27,30 @@
 
 /* --- talking to the daemon ------------------------------------------ */
 
-/* The value of "state" in MNT/<ctl>/status.json, unescaped. */
+/* MNT/<ctl>/state: the state folder on one line (cheap: a fixed text).
+ * -ENOENT from a daemon older than that file. */
+static int state_file(const char *mnt, const char *ctl, char *out,
+		      size_t size)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s/state", mnt, ctl);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, out, size);
+	close(fd);
+	if (n < 2 || (size_t)n >= size || out[0] != '/' || out[n - 1] != '\n' ||
+	    memchr(out, '\n', (size_t)n - 1) || memchr(out, '\0', (size_t)n))
+		return -EIO;
+	out[n - 1] = '\0';
+	return 0;
+}
+
+/* The state folder of the mount: MNT/<ctl>/state, or (older daemons)
+ * the value of "state" in MNT/<ctl>/status.json, unescaped. */
 int cli_find_state(const char *mnt, const char *ctl, char *out,
 		      size_t size)
 {
@@ -35,8 +58,10 @@ int cli_find_state(const char *mnt, const char *ctl, char *out,
 	const char *p;
 	size_t o = 0;
 	ssize_t n;
-	int fd;
+	int fd = state_file(mnt, ctl, out, size);
 
+	if (fd != -ENOENT)
+		return fd;
 	snprintf(path, sizeof(path), "%s/%s/status.json", mnt, ctl);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -82,6 +107,41 @@ static int check_server(int fd, const char *state)
 	return -EPERM;
 }
 
+/* The request as one buffer: each argument with its NUL, then an empty
+ * string; sent with one send(2), so the daemon reads it in one wakeup. */
+static int send_request(int fd, int argc, char **argv)
+{
+	size_t len = 1, off = 0;
+	char *req;
+	ssize_t w;
+	int err;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	req = malloc(len);
+	if (!req)
+		return -ENOMEM;
+	for (int i = 0; i < argc; i++) {
+		size_t l = strlen(argv[i]) + 1;
+
+		memcpy(req + off, argv[i], l);
+		off += l;
+	}
+	req[off] = '\0';
+	/* MSG_NOSIGNAL: a daemon that refuses closes early; its answer is
+	 * still there to read */
+	for (off = 0; off < len; off += (size_t)w) {
+		w = send(fd, req + off, len - off, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			w = 0;
+		else if (w < 0)
+			break;
+	}
+	err = off < len ? errno : 0;
+	free(req);
+	return err && err != EPIPE ? -err : 0;
+}
+
 /* Send argv to the daemon of state; *err gets its errno, *out its text. */
 int cli_request(const char *state, int argc, char **argv, int *err,
 		   char **out, size_t *outlen)
@@ -104,18 +164,8 @@ int cli_request(const char *state, int argc, char **argv, int *err,
 	}
 	if ((rc = check_server(fd, state)))
 		goto out;
-	/* MSG_NOSIGNAL: a daemon that refuses closes early; its answer is
-	 * still there to read */
-	for (int i = 0; i < argc; i++)
-		if (send(fd, argv[i], strlen(argv[i]) + 1, MSG_NOSIGNAL) < 0 &&
-		    errno != EPIPE) {
-			rc = -errno;
-			goto out;
-		}
-	if (send(fd, "", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE) {
-		rc = -errno;
+	if ((rc = send_request(fd, argc, argv)))
 		goto out;
-	}
 	for (;;) {
 		if (len + 65536 > cap) {
 			char *b = realloc(buf, cap = cap * 2 + 65536);

@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "supervise_int.h"
@@ -399,13 +400,13 @@ int sup_child(struct sup *s)
 	int report_fd = s->pipes[1], ack_fd = s->pipes[2];
 	bool notify = sup_supported() == 1;
 	scmp_filter_ctx ctx;
-	int rc, fd[2] = { -1, -1 };	/* listener, helper */
+	int rc, fd[3] = { -1, -1, 0 };	/* listener, helper, its pid */
 	char ack;
 
 	close(s->pipes[0]);
 	close(s->pipes[3]);
 	if (notify && s->landlock_abi >= 6) {
-		fd[1] = sup_helper_start();
+		fd[1] = sup_helper_start(&fd[2]);
 		if (fd[1] < 0)
 			return fd[1];
 	}
@@ -485,9 +486,42 @@ static void *loop(void *arg)
 	return NULL;
 }
 
+/* The helper's pid, as reported by the child: a pidfd on it once it is
+ * checked to be our child (CLONE_PARENT), so that sup_free can reap it. */
+static void take_helper(struct sup *s, pid_t pid)
+{
+	int pfd;
+
+	if (pid <= 0)
+		return;
+	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd >= 0 && parent_of(pid) == getpid()) {
+		s->helper_pidfd = pfd;
+		return;
+	}
+	if (pfd >= 0)
+		close(pfd);	/* not ours: the process-tree stop finds it */
+}
+
+/* After the command: reap the helper (killed by sup_free), so no
+ * descendant of ours is left for the tree walk; given up after 1 s (the
+ * walk then kills and reaps it). */
+static void reap_helper(struct sup *s)
+{
+	struct pollfd p = { .fd = s->helper_pidfd, .events = POLLIN };
+	siginfo_t si;
+
+	while (poll(&p, 1, 1000) < 0 && errno == EINTR)
+		;
+	(void)waitid((idtype_t)P_PIDFD, (id_t)s->helper_pidfd, &si,
+		     WEXITED | WNOHANG);
+	close(s->helper_pidfd);
+	s->helper_pidfd = -1;
+}
+
 int sup_attach(struct sup *s, pid_t child)
 {
-	int fd[2] = { -1, -1 }, pfd = -1, rc = 0;
+	int fd[3] = { -1, -1, 0 }, pfd = -1, rc = 0;
 	int report_fd = s->pipes[0], ack_fd = s->pipes[3];
 	ssize_t n;
 
@@ -504,6 +538,7 @@ int sup_attach(struct sup *s, pid_t child)
 		rc = -EPIPE;	/* the child failed and said why */
 		goto out;
 	}
+	take_helper(s, fd[2]);
 	if (fd[0] < 0)
 		goto out;	/* the refusing fallback filter */
 	pfd = (int)syscall(SYS_pidfd_open, child, 0);
@@ -606,6 +641,7 @@ int sup_new(const struct sup_opts *o, struct sup **out)
 	if (!s)
 		return -ENOMEM;
 	s->listener = s->stop_pipe[0] = s->stop_pipe[1] = s->helper = -1;
+	s->helper_pidfd = -1;
 	s->pipes[0] = s->pipes[1] = s->pipes[2] = s->pipes[3] = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->helper_lock, NULL);
@@ -640,6 +676,11 @@ void sup_free(struct sup *s, struct sup_stats *st)
 
 	if (!s)
 		return;
+	/* The command is done: the helper may go (a connect still asked by
+	 * a leftover of the command fails: ECONNREFUSED). Killed first, it
+	 * dies while the thread stops; reaped below. */
+	if (s->helper_pidfd >= 0)
+		(void)syscall(SYS_pidfd_send_signal, s->helper_pidfd, SIGKILL, NULL, 0);
 	if (s->started) {
 		(void)write_all(s->stop_pipe[1], "x", 1);
 		pthread_join(s->thread, NULL);
@@ -656,6 +697,8 @@ void sup_free(struct sup *s, struct sup_stats *st)
 		close(s->listener);
 	if (s->helper >= 0)
 		close(s->helper);	/* the helper exits */
+	if (s->helper_pidfd >= 0)
+		reap_helper(s);
 	for (i = 0; i < 2; i++)
 		if (s->stop_pipe[i] >= 0)
 			close(s->stop_pipe[i]);
@@ -677,6 +720,16 @@ void sup_free(struct sup *s, struct sup_stats *st)
 
 /* ---- from the policy ------------------------------------------------------------- */
 
+/* An exec deny glob made absolute: relative ones are beneath ws. */
+static char *exec_glob(const char *g, const char *ws)
+{
+	char *s = NULL;
+
+	if (g[0] == '/')
+		return strdup(g);
+	return asprintf(&s, "%s/%s", ws, g) < 0 ? NULL : s;
+}
+
 int sup_lists_from_policy(const struct policy *p, const char *ws, struct sup_lists *l)
 {
 	const char *const *g;
@@ -691,16 +744,35 @@ int sup_lists_from_policy(const struct policy *p, const char *ws, struct sup_lis
 	if (!l->exec && n)
 		return -ENOMEM;
 	for (i = 0; i < n; i++, l->nexec++) {
-		if (g[i][0] == '/')
-			l->exec[i] = strdup(g[i]);
-		else if (asprintf(&l->exec[i], "%s/%s", ws, g[i]) < 0)
-			l->exec[i] = NULL;
+		l->exec[i] = exec_glob(g[i], ws);
 		if (!l->exec[i]) {
 			sup_lists_free(l);
 			return -ENOMEM;
 		}
 	}
 	return 0;
+}
+
+/* Append s (taken) to the NULL-terminated array *v of *n. */
+static int push(char ***v, size_t *n, char *s)
+{
+	char **nv = s ? realloc(*v, (*n + 2) * sizeof(**v)) : NULL;
+
+	if (!nv) {
+		free(s);
+		return -ENOMEM;
+	}
+	nv[(*n)++] = s;
+	nv[*n] = NULL;
+	*v = nv;
+	return 0;
+}
+
+int sup_lists_add(struct sup_lists *l, bool exec, const char *glob, const char *ws)
+{
+	if (exec)
+		return push(&l->exec, &l->nexec, exec_glob(glob, ws));
+	return push(&l->connect, &l->nconnect, strdup(glob));
 }
 
 void sup_lists_free(struct sup_lists *l)

@@ -84,6 +84,10 @@ struct sup_lists {
 
 /* Fill *l from p (nothing kept from p). Returns 0 or -ENOMEM. */
 int sup_lists_from_policy(const struct policy *p, const char *ws, struct sup_lists *l);
+/* Add one glob as written in the policy to *l (zeroed at first): an
+ * `allow connect` glob (exec false) or an `exec deny` glob, made absolute
+ * beneath ws as sup_lists_from_policy does. 0 or -ENOMEM. */
+int sup_lists_add(struct sup_lists *l, bool exec, const char *glob, const char *ws);
 void sup_lists_free(struct sup_lists *l);
 
 

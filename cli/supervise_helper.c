@@ -9,19 +9,23 @@
  * and letting the kernel continue the target's own connect would re-read an
  * address the target can swap after the check. So the child, after
  * confine_apply() and before loading the notify filter, starts a helper
- * (double fork: nobody's child to wait for) in the same domain, without the
- * notify filter. The supervisor sends it the target's socket (SCM_RIGHTS)
+ * in the same domain, without the notify filter: one clone(CLONE_PARENT),
+ * so the helper is a child of the supervising process (never of the
+ * command, whose wait() must not see it), which reaps it itself when the
+ * command is done (sup_free): the process-tree stop then finds nothing of
+ * ours to kill. The supervisor sends it the target's socket (SCM_RIGHTS)
  * and the address it checked; the helper connects and answers the result:
  * the kernel applies the scope exactly as for the target. If the command
  * kills the helper, abstract connects fail (ECONNREFUSED): closed, not open.
- * The helper exits when the supervisor closes its end (sup_free, after the
- * command is waited for). Its name is "txfs-sup-helper" (PR_SET_NAME).
+ * The helper exits when the supervisor closes its end; sup_free, after
+ * the command is waited for, also kills it through a pidfd and reaps it. Its name is "txfs-sup-helper" (PR_SET_NAME).
  */
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "supervise_int.h"
@@ -59,22 +63,23 @@ static void helper_loop(int sp)
 	}
 }
 
-int sup_helper_start(void)
+int sup_helper_start(pid_t *pid)
 {
-	int sp[2], status;
+	int sp[2];
 	pid_t p;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return -errno;
-	p = fork();
+	/* Raw clone, as fork() without atfork handlers: we are
+	 * single-threaded, and the helper calls no libc function that needs
+	 * its thread data (no malloc, no stdio). */
+	p = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, 0);
 	if (p < 0) {
 		close(sp[0]);
 		close(sp[1]);
 		return -errno;
 	}
 	if (p == 0) {
-		if (fork() != 0)
-			_exit(0);
 		/* A name the run's process sweep can recognise (and count apart). */
 		(void)prctl(PR_SET_NAME, "txfs-sup-helper", 0, 0, 0);
 		/* Hold nothing of the command's (its stdout, pipes): only sp. */
@@ -84,8 +89,7 @@ int sup_helper_start(void)
 		helper_loop(0);
 	}
 	close(sp[1]);
-	while (waitpid(p, &status, 0) < 0 && errno == EINTR)
-		;
+	*pid = p;
 	return sp[0];
 }
 

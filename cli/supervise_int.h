@@ -47,6 +47,7 @@ struct sup {
 	atomic_ulong notifications, refused;
 	atomic_int workers;	/* detached threads still using listener */
 	int helper;		/* socket to the in-domain helper, or -1 */
+	int helper_pidfd;	/* the helper (our child), or -1 */
 	struct audit *audit;	/* STATE/audit.log, or NULL */
 	pthread_mutex_t helper_lock;
 };
@@ -104,9 +105,10 @@ int sup_handle_exec(struct sup_call *c);
 
 /* ---- supervise_helper.c --------------------------------------------------------- */
 
-/* In the child, confined, before the notify filter: start the helper;
- * returns our end of its socket or -errno. */
-int sup_helper_start(void);
+/* In the child, confined, before the notify filter: start the helper (a
+ * child of our parent: CLONE_PARENT), its pid in *pid; returns our end of
+ * its socket or -errno. */
+int sup_helper_start(pid_t *pid);
 /* connect(sock, addr) performed by the helper: 0 or -errno. */
 int sup_helper_connect(struct sup *s, int sock, const void *addr, socklen_t len);
 

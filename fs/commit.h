@@ -83,6 +83,10 @@ struct plan {
  * the real directory changed underneath (unless force). */
 int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
 	       bool force);
+/* plan_build(force) without the steps: what the merged view is (objects
+ * and their final paths), for the status and the changes since a
+ * savepoint, which list changes and execute nothing. */
+int plan_view(struct txfs *fs, struct layer_txn *t, struct plan *p);
 void plan_free(struct plan *p);
 /* Partial commit: keep only the objects at or below paths, and what they
  * need (new or moved folders above them, with everything below those),

@@ -35,6 +35,7 @@ static int gen_policy(struct txfs *fs, char **buf, size_t *len);
 static int gen_ctl(struct txfs *fs, char **buf, size_t *len);
 static int gen_changes(struct txfs *fs, char **buf, size_t *len);
 static int gen_log(struct txfs *fs, char **buf, size_t *len);
+static int gen_state(struct txfs *fs, char **buf, size_t *len);
 
 /* The files that name changed paths (status counts and names the paths
  * that need review, ctl's outcome lists conflicts) are the mount owner's
@@ -50,6 +51,7 @@ static const struct ctl_file ctl_files[] = {
 	{ "ctl", S_IFREG | 0600, gen_ctl },
 	{ "changes", S_IFREG | 0400, gen_changes },
 	{ "log", S_IFREG | 0400, gen_log },
+	{ "state", S_IFREG | 0400, gen_state },
 };
 #define NCTL (sizeof(ctl_files) / sizeof(ctl_files[0]))
 
@@ -255,6 +257,13 @@ static int gen_log(struct txfs *fs, char **buf, size_t *len)
 	if (!fs->audit)
 		return gen_text(buf, len, "%s", "");
 	return audit_read(fs->audit, buf, len);
+}
+
+/* The state folder, one line: how a client finds the control socket
+ * without having the whole status computed (it grows with the layer). */
+static int gen_state(struct txfs *fs, char **buf, size_t *len)
+{
+	return gen_text(buf, len, "%s\n", fs->state_path);
 }
 
 static int gen_policy(struct txfs *fs, char **buf, size_t *len)

@@ -524,6 +524,47 @@ static int build_steps(struct plan *p)
 	return 0;
 }
 
+/* Is the real path of o strictly below that of folder d? */
+static bool lower_below(const struct cobj *o, const struct cobj *d)
+{
+	size_t l = strlen(d->lower);
+
+	return o->lower && !strncmp(o->lower, d->lower, l) && o->lower[l] == '/';
+}
+
+/*
+ * What was below a dropped folder cannot be placed either. Only the
+ * folders dropped before this pass are compared with: one it drops lies
+ * below one of those, and so does everything below it. O(objects x
+ * dropped folders), not O(objects^2): with none dropped (the usual case)
+ * a plan of 2,000 staged objects no longer compares 4 million pairs.
+ */
+static int drop_below_dropped(struct plan *p)
+{
+	size_t *dirs = NULL, n = 0;
+
+	for (size_t k = 0; k < p->n; k++) {
+		const struct cobj *d = &p->objs[k];
+
+		if (!d->skip || !S_ISDIR(d->rec.mode) || !d->lower || !*d->lower)
+			continue;
+		size_t *v = realloc(dirs, (n + 1) * sizeof(*v));	/* rare */
+
+		if (!v) {
+			free(dirs);
+			return -ENOMEM;
+		}
+		dirs = v;
+		dirs[n++] = k;
+	}
+	for (size_t i = 0; i < p->n && n; i++)
+		for (size_t j = 0; j < n && !p->objs[i].skip; j++)
+			if (lower_below(&p->objs[i], &p->objs[dirs[j]]))
+				p->objs[i].skip = true;
+	free(dirs);
+	return 0;
+}
+
 /*
  * --force: an object whose real base is gone or replaced is not in the
  * merged view any more (lookups find the real directory's new state), so
@@ -548,23 +589,12 @@ static int drop_vanished(struct plan *p)
 		rc = add_conflict(p, o->lower, "gone or replaced in the real "
 				  "directory: left as it is there");
 	}
-	/* what was below a dropped folder cannot be placed either */
-	for (size_t i = 0; i < p->n && rc == 0; i++)
-		for (size_t k = 0; k < p->n && !p->objs[i].skip; k++) {
-			const struct cobj *d = &p->objs[k];
-			size_t l = d->lower ? strlen(d->lower) : 0;
-
-			if (d->skip && S_ISDIR(d->rec.mode) && l &&
-			    p->objs[i].lower &&
-			    !strncmp(p->objs[i].lower, d->lower, l) &&
-			    p->objs[i].lower[l] == '/')
-				p->objs[i].skip = true;
-		}
-	return rc;
+	return rc ? rc : drop_below_dropped(p);
 }
 
-int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
-	       bool force)
+/* The objects and their final places (no steps). */
+static int plan_objects(struct txfs *fs, struct layer_txn *t, struct plan *p,
+			bool force)
 {
 	int rc;
 
@@ -580,7 +610,20 @@ int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
 		rc = plan_conflicts(p);
 	else if (rc == 0)
 		rc = drop_vanished(p);
+	return rc;
+}
+
+int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
+	       bool force)
+{
+	int rc = plan_objects(fs, t, p, force);
+
 	return rc ? rc : build_steps(p);
+}
+
+int plan_view(struct txfs *fs, struct layer_txn *t, struct plan *p)
+{
+	return plan_objects(fs, t, p, true);
 }
 
 int plan_conflicts(struct plan *p)

@@ -7,11 +7,18 @@
  *   cmd-begin ARGV...          number the command N (meta "cmd_seq", kept
  *                              across remounts), take savepoint "cmd-N",
  *                              log {"event":"cmd-begin","cmd":N,"argv":[..]}.
- *                              Answers "N VETOES NETWORK\n": the vetoes
- *                              counter now, and 1 when the policy denies the
- *                              network (the client confines accordingly),
- *                              then the policy's allow-write folders, one a
- *                              line.
+ *                              Answers "N VETOES NETWORK GLOBS\n": the
+ *                              vetoes counter now, 1 when the policy denies
+ *                              the network (the client confines
+ *                              accordingly), 1 when the answer lists the
+ *                              supervisor's globs; then the policy's
+ *                              allow-write folders, one a line (absolute),
+ *                              then with GLOBS its `allow connect` globs
+ *                              ("c:GLOB") and `exec deny` globs ("x:GLOB"),
+ *                              as written, one a line (the client need not
+ *                              read and parse .txfs/policy). GLOBS is 0
+ *                              when a glob holds a newline: the client
+ *                              then reads the policy.
  *   cmd-end N EXIT keep|rollback VETOES0
  *                              list what changed since savepoint cmd-N, then
  *                              keep the changes staged or roll back to it,
@@ -186,9 +193,9 @@ static int changes_since(struct txfs *fs, const char *name, bool only,
 	if (only && level < layer_sp_level(t) &&
 	    (rc = layer_sp_rollback(t, level + 1)))
 		goto out_txn;
-	if ((rc = plan_build(fs, t, &after, true)) ||
+	if ((rc = plan_view(fs, t, &after)) ||
 	    (rc = layer_sp_rollback(t, level)) ||
-	    (rc = plan_build(fs, t, &before, true)))
+	    (rc = plan_view(fs, t, &before)))
 		goto out_plans;
 	rc = diff_plans(&before, &after, list);
 out_plans:
@@ -253,14 +260,48 @@ static int add_allow_write(const struct policy *pol, struct txn_report *r)
 	return rc;
 }
 
+/* Append one line to *text (malloc'd). 0 or -ENOMEM. */
+static int add_line(char **text, const char *prefix, const char *line)
+{
+	char *t;
+
+	if (asprintf(&t, "%s%s%s\n", *text ? *text : "", prefix, line) < 0)
+		return -ENOMEM;
+	free(*text);
+	*text = t;
+	return 0;
+}
+
+/* The policy's `allow connect` and `exec deny` globs as "c:" and "x:"
+ * lines into *text; -EINVAL when one holds a newline (not sendable). */
+static int sup_globs(const struct policy *pol, char **text)
+{
+	const char *const *g;
+	char **c = NULL;
+	size_t nc = 0, nx = pol ? policy_exec_globs(pol, &g) : 0;
+	int rc = pol ? policy_connect_globs(pol, &c, &nc) : 0;
+
+	*text = NULL;
+	for (size_t i = 0; rc == 0 && i < nc; i++)
+		rc = strchr(c[i], '\n') ? -EINVAL : add_line(text, "c:", c[i]);
+	for (size_t i = 0; rc == 0 && i < nx; i++)
+		rc = strchr(g[i], '\n') ? -EINVAL : add_line(text, "x:", g[i]);
+	policy_connect_free(c, nc);
+	if (rc) {
+		free(*text);
+		*text = NULL;
+	}
+	return rc;
+}
+
 static int cmd_begin(struct txfs *fs, int argc, char **argv,
 		     struct txn_report *r)
 {
 	const struct policy *pol = atomic_load(&fs->policy);
 	uint64_t vetoes = atomic_load(&fs->vetoes), id;
-	char sp[32];
+	char sp[32], *globs = NULL;
 	json_t *ev, *args;
-	int rc = next_cmd_id(fs, &id);
+	int globs_rc, rc = next_cmd_id(fs, &id);
 
 	if (rc)
 		return rc;
@@ -278,11 +319,28 @@ static int cmd_begin(struct txfs *fs, int argc, char **argv,
 	if (ev)
 		audit_json(fs, "cmd-begin", ev);
 	json_decref(ev);
-	if (asprintf(&r->text, "%llu %llu %d\n", (unsigned long long)id,
-		     (unsigned long long)vetoes,
-		     pol && policy_network_denied(pol)) < 0)
+	globs_rc = sup_globs(pol, &globs);
+	if (globs_rc == -ENOMEM)
 		return -ENOMEM;
-	return add_allow_write(pol, r);
+	if (asprintf(&r->text, "%llu %llu %d %d\n", (unsigned long long)id,
+		     (unsigned long long)vetoes,
+		     pol && policy_network_denied(pol), globs_rc == 0) < 0) {
+		free(globs);
+		return -ENOMEM;
+	}
+	rc = add_allow_write(pol, r);
+	if (rc == 0 && globs) {
+		char *t;
+
+		if (asprintf(&t, "%s%s", r->text, globs) < 0)
+			rc = -ENOMEM;
+		else {
+			free(r->text);
+			r->text = t;
+		}
+	}
+	free(globs);
+	return rc;
 }
 
 /* Keep the last command's summary for status --json (meta "last_cmd"). */

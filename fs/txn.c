@@ -381,7 +381,7 @@ int txn_summary(struct txfs *fs, struct txn_counts *c, char **changes)
 		return -ENOMEM;
 	rc = layer_begin(fs->layer, false, &t);
 	if (rc == 0) {
-		rc = plan_build(fs, t, &p, true);
+		rc = plan_view(fs, t, &p);
 		if (rc == 0)
 			changes_count(&p, c, out, atomic_load(&fs->policy),
 				      NULL);

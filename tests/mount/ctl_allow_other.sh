@@ -1,7 +1,8 @@
 #!/bin/bash
 # Under -o allow_other, the control files that name changed paths
 # (status, status.json, changes, log, and ctl, whose outcome can list
-# conflicts) are readable by the mount's owner and root only; README and
+# conflicts; state, the state folder) are readable by the mount's owner
+# and root only; README and
 # policy stay readable by all, and so does the tree by its own modes. Runs
 # as root (allow_other without user_allow_other in /etc/fuse.conf) and
 # reads as the unprivileged user txfstest.
@@ -16,7 +17,7 @@ chmod o+x "$T"		# let the test user reach the mount point
 txfs_mount -o allow_other || exit 1
 echo "secret-change" >"$MNT/changed-secret-name.txt"
 t 10 cat "$MNT/.txfs/log" >/dev/null
-for f in status status.json changes log ctl; do
+for f in status status.json changes log ctl state; do
 	out=$(as_user cat "$MNT/.txfs/$f" 2>&1)
 	case $out in
 	*"Permission denied"*) ok "$TEST_USER cannot read .txfs/$f" ;;

@@ -84,4 +84,10 @@ conflict_case "replaced by a symlink underneath" big.bin \
 	'"$FSOP" pwrite big.bin 100 mine' 'rm big.bin && ln -s file.txt big.bin' real
 conflict_case "deleted in the mount, edited underneath" dir/sub/deep.txt \
 	'rm dir/sub/deep.txt' 'echo theirs >> dir/sub/deep.txt' absent
+# a staged folder (times changed) replaced underneath, its staged file
+# (edited) moved into the new folder: the forced commit leaves both as the
+# real directory has them
+conflict_case "folder replaced underneath, staged file moved into it" dir/sub \
+	'echo mine >> dir/sub/deep.txt && touch -d @1000000000 dir/sub' \
+	'mv dir/sub dir/old && mkdir dir/sub && mv dir/old/deep.txt dir/sub/ && rm -rf dir/old' real
 txn_finish
