@@ -11,8 +11,10 @@
 # different names never log the same; `txfs log` (text) shows them quoted
 # (\xff, \n, \x1b) with no control byte; `txfs log --json --commands`
 # keeps argv_hex and changes_hex; `txfs diff --command N` lists the new
-# name's exact bytes. Before the audit log moved to jansson, that command
-# failed: a change line that is not UTF-8 made cmd-end fail with ENOMEM.
+# name's exact bytes; a commit lists the flagged names, exact, in
+# needs_review (a name holding ", " stays one). Before the audit log
+# moved to jansson, the txfs exec command failed (a change line that is
+# not UTF-8 made cmd-end fail with ENOMEM), and ", " split a name in two.
 . "$(dirname "$0")/lib.sh"
 
 require_landlock
@@ -67,7 +69,7 @@ body() {
 		echo x >"$WS/keep/$n"
 	done
 	as_owner "$WS/keep"
-	printf 'deny delete keep/**\n' >"$T/$pol"
+	printf 'deny delete keep/**\nflag review/**\n' >"$T/$pol"
 	chmod 644 "$T/$pol"
 	mount_ws --policy "$T/$pol"
 	out=$(as_run "$PY" -c 'import os, sys
@@ -128,6 +130,19 @@ print(c["argv_hex"][-2], sum(1 for h in c["changes_hex"] if h))' "$T/logc$SEQ.js
 	check_eq "[$u] txfs diff --command N: the new name's exact bytes" 1 \
 		"$(txfs_as diff --command "$(jget cmd)" --name-status "$WS" |
 			grep -c $'^A\tnew\xfe$')"
+
+	# a commit that needs review: needs_review holds the exact names
+	as_run mkdir "$WS/review"
+	as_run sh -c 'echo z > "$1/review/$2"; echo z > "$1/review/$3"' sh "$WS" \
+		$'x\xfd' 'a, b'
+	txfs_as commit "$WS" >"$T/commit$SEQ.out" 2>&1 ||
+		fail "[$u] txfs commit: $(cat "$T/commit$SEQ.out")"
+	check_eq "[$u] commit record: needs_review exact (a name with ', ' stays one)" \
+		"[b'review', b'review/a, b', b'review/x\\xfd']" "$(t 30 "$PY" -c 'import json, sys
+r = [json.loads(l) for l in open(sys.argv[1], "rb")]
+r = [x for x in r if x["event"] == "commit"][-1]
+h = r.get("needs_review_hex") or [None] * len(r["needs_review"])
+print(sorted(bytes.fromhex(x) if x else v.encode() for v, x in zip(r["needs_review"], h)))' "$STATE/audit.log")"
 	umount_ws
 	check_unmounted "[$u] log_bytes"
 }
