@@ -89,6 +89,15 @@ static void put_bytes(FILE *f, const char *pre, json_t *o, const char *key,
 	free(b);
 }
 
+/* Has o a member key_hex (bytes of key that are not UTF-8)? */
+static bool has_hex(json_t *o, const char *key)
+{
+	char hk[64];
+
+	snprintf(hk, sizeof(hk), "%s_hex", key);
+	return json_object_get(o, hk) != NULL;
+}
+
 /* Is k the K_hex of a member K of o (printed with K)? */
 static bool is_hex_of_member(json_t *o, const char *k)
 {
@@ -177,6 +186,13 @@ static void print_event(FILE *f, json_t *ev, const char *indent)
 		if (json_is_string(v)) {
 			fprintf(f, " %s=", k);
 			put_bytes(f, "", ev, k, -1);
+			continue;
+		}
+		if (json_is_array(v) && has_hex(ev, k)) {
+			fprintf(f, " %s=[", k);
+			for (size_t i = 0; i < json_array_size(v); i++)
+				put_bytes(f, i ? "," : "", ev, k, (long)i);
+			fputc(']', f);
 			continue;
 		}
 		s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);

@@ -143,6 +143,9 @@ r = [json.loads(l) for l in open(sys.argv[1], "rb")]
 r = [x for x in r if x["event"] == "commit"][-1]
 h = r.get("needs_review_hex") or [None] * len(r["needs_review"])
 print(sorted(bytes.fromhex(x) if x else v.encode() for v, x in zip(r["needs_review"], h)))' "$STATE/audit.log")"
+	txfs_as log "$WS" >"$T/log$SEQ.txt" 2>&1
+	check_eq "[$u] txfs log: the commit's needs_review, quoted" 1 \
+		"$(grep -cF 'needs_review=[review,review/x\xfd,review/a, b]' "$T/log$SEQ.txt")"
 	umount_ws
 	check_unmounted "[$u] log_bytes"
 }
