@@ -356,7 +356,10 @@ static const char log_usage[] =
 	"The audit log: vetoes and transaction events, grouped by `txfs exec`\n"
 	"command (number, argv, outcome, exit status, savepoint, changes,\n"
 	"vetoes and the events while it ran). --json prints the JSON lines as\n"
-	"stored; --json --commands one JSON object a command or event.\n";
+	"stored; --json --commands one JSON object a command or event.\n"
+	"Names are printed for a terminal: \\\\ for \\, \\n, \\t, \\xNN for\n"
+	"other control bytes and bytes that are not UTF-8 (in the JSON, such a\n"
+	"name is K plus its exact bytes in K_hex; see txfs(1)).\n";
 
 /* One JSON line to "time event op path rule errno exe txid": strings as
  * their bytes quoted for a terminal (audit_quote), other values as
