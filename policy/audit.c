@@ -129,6 +129,13 @@ static json_t *display_string(const char *s, size_t n)
 	return j;
 }
 
+json_t *audit_json_text(const char *s)
+{
+	size_t n = strlen(s);
+
+	return utf8_valid(s, n) ? json_stringn(s, n) : display_string(s, n);
+}
+
 static json_t *hex_string(const char *s, size_t n)
 {
 	static const char digits[] = "0123456789abcdef";

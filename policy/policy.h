@@ -256,6 +256,10 @@ int audit_json_append_bytes(struct json_t *obj, const char *key,
  * when it has them, else the string. malloc'd and NUL-terminated; NULL when
  * missing, not a string, malformed hex, a NUL byte, or out of memory. */
 char *audit_json_bytes(const struct json_t *obj, const char *key, long idx);
+/* s as a JSON string with each byte outside valid UTF-8 as U+FFFD: lossy,
+ * for text shown to people or a model (MCP content); NULL when out of
+ * memory. */
+struct json_t *audit_json_text(const char *s);
 /* The bytes s for a terminal, one way back to the bytes: valid UTF-8 as
  * is, except '\' as \\, newline \n, tab \t, other control bytes (C0, DEL)
  * and bytes outside valid UTF-8 as \xNN, C1 controls as \u00NN. malloc'd;

@@ -12,9 +12,11 @@
 # (\xff, \n, \x1b) with no control byte; `txfs log --json --commands`
 # keeps argv_hex and changes_hex; `txfs diff --command N` lists the new
 # name's exact bytes; a commit lists the flagged names, exact, in
-# needs_review (a name holding ", " stays one). Before the audit log
+# needs_review (a name holding ", " stays one); the txfs mcp diff and log
+# tools answer with such a name in their text. Before the audit log
 # moved to jansson, the txfs exec command failed (a change line that is
-# not UTF-8 made cmd-end fail with ENOMEM), and ", " split a name in two.
+# not UTF-8 made cmd-end fail with ENOMEM), ", " split a name in two, and
+# the mcp diff tool answered "internal error".
 . "$(dirname "$0")/lib.sh"
 
 require_landlock
@@ -59,6 +61,28 @@ changes = {exact(end, "changes", i) for i in range(len(end["changes"]))}
 assert {b"A new\xfe", b"A new\nline"} <= changes, changes
 print(f"{len(recs)} records, {len(vetoed)} delete vetoes, changes {sorted(changes)}")
 PYEOF
+
+# A minimal MCP client: initialize, then the diff and log tools; prints
+# isError and whether the new name shows, for each.
+MCP='import json, subprocess, sys
+p = subprocess.Popen([sys.argv[1], "mcp", sys.argv[2]], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+def ask(i, method, params):
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method,
+                              "params": params}).encode() + b"\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+ask(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                      "clientInfo": {"name": "t", "version": "1"}})
+out = []
+for i, (tool, args, want) in enumerate([("diff", {"name_status": True}, "new\ufffd"),
+                                        ("log", {}, "new\\xfe")], 2):
+    r = ask(i, "tools/call", {"name": tool, "arguments": args}).get("result")
+    t = "".join(c.get("text", "") for c in r["content"]) if r else ""
+    out += [r["isError"] if r else "no-result", want in t]
+p.stdin.close()
+p.wait(timeout=30)
+print(*out)'
 
 body() {
 	local u=$WHO n out pol
@@ -130,6 +154,13 @@ print(c["argv_hex"][-2], sum(1 for h in c["changes_hex"] if h))' "$T/logc$SEQ.js
 	check_eq "[$u] txfs diff --command N: the new name's exact bytes" 1 \
 		"$(txfs_as diff --command "$(jget cmd)" --name-status "$WS" |
 			grep -c $'^A\tnew\xfe$')"
+
+	# txfs mcp: tool results are JSON text even when a name is not UTF-8
+	check_eq "[$u] txfs mcp: diff and log tools answer (name as U+FFFD, log quoted)" \
+		"False True False True" "$(timeout -k 5 60 "${AS[@]}" env -i \
+		PATH=/usr/local/bin:/usr/bin:/bin HOME="$HOME_DECOY" LC_ALL=C \
+		ASAN_OPTIONS="$ASAN_OPTIONS" UBSAN_OPTIONS="$UBSAN_OPTIONS" \
+		"$PY" -c "$MCP" "$TXFS_BIN" "$WS" 2>&1)"
 
 	# a commit that needs review: needs_review holds the exact names
 	as_run mkdir "$WS/review"

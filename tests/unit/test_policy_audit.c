@@ -467,7 +467,7 @@ static void test_bytes_arrays(void **state)
 	json_decref(o);
 }
 
-/* A reader refuses what no path can be: bad hex, a NUL byte. */
+/* A reader refuses what no path can be: bad hex, a NUL byte; text. */
 static void test_bytes_reader(void **state)
 {
 	static const char *const bad[] = {
@@ -491,6 +491,14 @@ static void test_bytes_reader(void **state)
 			fail_msg("%s read as %s", bad[i], s);
 		json_decref(o);
 	}
+	/* text for people or a model: lossy, always a JSON string */
+	o = audit_json_text("a\xff\xc3\n\xc3\xa9");
+	assert_string_equal(json_string_value(o),
+			    "a\xef\xbf\xbd\xef\xbf\xbd\n\xc3\xa9");
+	json_decref(o);
+	o = audit_json_text("");
+	assert_string_equal(json_string_value(o), "");
+	json_decref(o);
 	o = json_loads("{\"p\":\"\\ufffd\",\"p_hex\":\"0aff\"}", 0, NULL);
 	s = audit_json_bytes(o, "p", -1);
 	assert_string_equal(s, "\n\xff");
