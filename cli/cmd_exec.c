@@ -376,14 +376,15 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* The vetoes logged while command x->id ran, as "op path (rule)". */
-static json_t *vetoed(struct exec_ctx *x)
+/* The vetoes logged while command x->id ran, as "op path (rule)" lines in
+ * o["vetoed"] (bytes: "vetoed_hex" when one is not UTF-8). */
+static void vetoed(struct exec_ctx *x, json_t *o)
 {
 	char *req[1] = { "log" }, *log = ask(x, 1, req);
-	json_t *list = json_array();
 	bool in = false;
 
-	for (char *l = log ? strtok(log, "\n") : NULL; l && list;
+	json_object_set_new(o, "vetoed", json_array());
+	for (char *l = log ? strtok(log, "\n") : NULL; l;
 	     l = strtok(NULL, "\n")) {
 		json_t *ev = json_loads(l, 0, NULL);
 		const char *e = json_string_value(json_object_get(ev, "event"));
@@ -394,20 +395,36 @@ static json_t *vetoed(struct exec_ctx *x)
 		else if (e && !strcmp(e, "cmd-end"))
 			in = false;
 		else if (in && e && !strcmp(e, "veto")) {
-			char *s = NULL;
+			char *op = audit_json_bytes(ev, "op", -1);
+			char *path = audit_json_bytes(ev, "path", -1);
+			char *rule = audit_json_bytes(ev, "rule", -1), *s;
 
-			if (asprintf(&s, "%s %s (%s)", json_string_value(
-				json_object_get(ev, "op")) ?: "?",
-				json_string_value(json_object_get(ev, "path")) ?: "?",
-				json_string_value(json_object_get(ev, "rule")) ?:
-				"no rule") > 0)
-				json_array_append_new(list, json_string(s));
-			free(s);
+			if (asprintf(&s, "%s %s (%s)", op ? op : "?",
+				     path ? path : "?",
+				     rule ? rule : "no rule") > 0) {
+				audit_json_append_bytes(o, "vetoed", s);
+				free(s);
+			}
+			free(op);
+			free(path);
+			free(rule);
 		}
 		json_decref(ev);
 	}
 	free(log);
-	return list;
+}
+
+/* Print o[key]'s byte strings, one a line after pre, for a terminal. */
+static void put_lines(json_t *o, const char *key, const char *pre)
+{
+	for (size_t i = 0; i < json_array_size(json_object_get(o, key)); i++) {
+		char *b = audit_json_bytes(o, key, (long)i);
+		char *q = b ? audit_quote(b) : NULL;
+
+		fprintf(stderr, "  %s%s\n", pre, q ? q : "?");
+		free(q);
+		free(b);
+	}
 }
 
 /* Print the daemon's cmd-end object, with what only we know added. */
@@ -415,17 +432,16 @@ static void report(struct exec_ctx *x, const char *end, int check_status,
 		   double ms)
 {
 	json_t *o = json_loads(end, 0, NULL), *ch;
-	size_t i;
-	json_t *v;
 
 	if (!o) {
 		fputs(end, x->json ? stdout : stderr);
 		return;
 	}
 	json_object_set_new(o, "check_exit", json_integer(check_status));
-	json_object_set_new(o, "vetoed",
-			    json_integer_value(json_object_get(o, "vetoes")) ?
-			    vetoed(x) : json_array());
+	if (json_integer_value(json_object_get(o, "vetoes")))
+		vetoed(x, o);
+	else
+		json_object_set_new(o, "vetoed", json_array());
 	json_object_set_new(o, "ms", json_real(ms));
 	if (x->json) {
 		char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -447,10 +463,8 @@ static void report(struct exec_ctx *x, const char *end, int check_status,
 		(long long)json_integer_value(json_object_get(o, "vetoes")),
 		json_integer_value(json_object_get(o, "vetoes")) == 1 ? "" :
 		"es");
-	json_array_foreach(ch, i, v)
-		fprintf(stderr, "  %s\n", json_string_value(v));
-	json_array_foreach(json_object_get(o, "vetoed"), i, v)
-		fprintf(stderr, "  vetoed: %s\n", json_string_value(v));
+	put_lines(o, "changes", "");
+	put_lines(o, "vetoed", "vetoed: ");
 	json_decref(o);
 }
 

@@ -35,6 +35,7 @@
 
 #include "config.h"
 #include "cli.h"
+#include "policy.h"
 
 #define MCP_REVISION "2025-06-18"
 
@@ -133,10 +134,13 @@ static int control_ok(struct mcp *m, const char *verb, char **why)
 	return 0;
 }
 
+/* A tool's result: text (a command's output, which need not be UTF-8:
+ * each byte that is not becomes U+FFFD, as JSON text must be UTF-8). */
 static json_t *text_result(const char *text, bool error, json_t *structured)
 {
-	json_t *r = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text",
-			      "text", text ? text : "", "isError", error);
+	json_t *t = audit_json_text(text ? text : "");
+	json_t *r = t ? json_pack("{s:[{s:s,s:o}],s:b}", "content", "type",
+				  "text", "text", t, "isError", error) : NULL;
 
 	if (r && structured)
 		json_object_set_new(r, "structuredContent", structured);

@@ -6,7 +6,9 @@
  * The audit log holds, per command, a cmd-begin record (cmd, argv,
  * savepoint), the vetoes and events that happened while it ran, and a
  * cmd-end record (exit, outcome, changes, vetoes); cmd-rollback records
- * mark commands undone later. Records are parsed with jansson.
+ * mark commands undone later. Records are parsed with jansson; names and
+ * arguments are bytes (K, or K_hex when present: policy/audit.c), printed
+ * for people with audit_quote() and kept as stored with --json.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "policy.h"
 
 struct entry {
 	json_t *ev;		/* an event outside any command, or NULL */
@@ -61,6 +64,53 @@ static void mark_undone(struct history *h, json_int_t n)
 					    json_string("undone"));
 }
 
+/* Copy from's key_hex (the exact bytes of key's strings) into to. */
+static void copy_hex(json_t *to, json_t *from, const char *key)
+{
+	char hk[64];
+
+	snprintf(hk, sizeof(hk), "%s_hex", key);
+	if (json_object_get(from, hk))
+		json_object_set(to, hk, json_object_get(from, hk));
+	else
+		json_object_del(to, hk);
+}
+
+/* Print the bytes of o[key] (idx < 0) or o[key][idx], quoted for a
+ * terminal; "?" when they are missing. */
+static void put_bytes(FILE *f, const char *pre, json_t *o, const char *key,
+		      long idx)
+{
+	char *b = audit_json_bytes(o, key, idx);
+	char *q = b ? audit_quote(b) : NULL;
+
+	fprintf(f, "%s%s", pre, q ? q : "?");
+	free(q);
+	free(b);
+}
+
+/* Has o a member key_hex (bytes of key that are not UTF-8)? */
+static bool has_hex(json_t *o, const char *key)
+{
+	char hk[64];
+
+	snprintf(hk, sizeof(hk), "%s_hex", key);
+	return json_object_get(o, hk) != NULL;
+}
+
+/* Is k the K_hex of a member K of o (printed with K)? */
+static bool is_hex_of_member(json_t *o, const char *k)
+{
+	size_t n = strlen(k);
+	char base[64];
+
+	if (n <= 4 || n - 4 >= sizeof(base) || strcmp(k + n - 4, "_hex"))
+		return false;
+	memcpy(base, k, n - 4);
+	base[n - 4] = '\0';
+	return json_object_get(o, base) != NULL;
+}
+
 static int add_record(struct history *h, json_t *ev)
 {
 	const char *what = json_string_value(json_object_get(ev, "event"));
@@ -74,6 +124,8 @@ static int add_record(struct history *h, json_t *ev)
 			"savepoint", json_object_get(ev, "savepoint"),
 			"outcome", "running", "exit", "events");
 
+		if (c)
+			copy_hex(c, ev, "argv");
 		json_decref(ev);
 		if (!c)
 			return -ENOMEM;
@@ -89,6 +141,7 @@ static int add_record(struct history *h, json_t *ev)
 				json_object_set(c, "exit", json_object_get(ev, "exit"));
 				json_object_set(c, "outcome", json_object_get(ev, "outcome"));
 				json_object_set(c, "changes", json_object_get(ev, "changes"));
+				copy_hex(c, ev, "changes");
 				json_object_set(c, "vetoes", json_object_get(ev, "vetoes"));
 				break;
 			}
@@ -127,10 +180,22 @@ static void print_event(FILE *f, json_t *ev, const char *indent)
 	json_object_foreach(ev, k, v) {
 		char *s;
 
-		if (!strcmp(k, "time") || !strcmp(k, "event") || json_is_null(v))
+		if (!strcmp(k, "time") || !strcmp(k, "event") ||
+		    json_is_null(v) || is_hex_of_member(ev, k))
 			continue;
-		s = json_is_string(v) ? strdup(json_string_value(v)) :
-			json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		if (json_is_string(v)) {
+			fprintf(f, " %s=", k);
+			put_bytes(f, "", ev, k, -1);
+			continue;
+		}
+		if (json_is_array(v) && has_hex(ev, k)) {
+			fprintf(f, " %s=[", k);
+			for (size_t i = 0; i < json_array_size(v); i++)
+				put_bytes(f, i ? "," : "", ev, k, (long)i);
+			fputc(']', f);
+			continue;
+		}
+		s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 		fprintf(f, " %s=%s", k, s ? s : "?");
 		free(s);
 	}
@@ -148,15 +213,17 @@ static void print_cmd(FILE *f, json_t *c)
 
 	fprintf(f, "command %lld:", (long long)ival(c, "cmd"));
 	json_array_foreach(argv, i, v)
-		fprintf(f, " %s", json_string_value(v));
+		put_bytes(f, " ", c, "argv", (long)i);
 	fprintf(f, "\n  %s, exit %s, savepoint %s, %zu changes, %lld vetoes\n",
 		json_string_value(json_object_get(c, "outcome")),
 		ex,
 		json_string_value(json_object_get(c, "savepoint")) ?: "-",
 		json_array_size(json_object_get(c, "changes")),
 		(long long)ival(c, "vetoes"));
-	json_array_foreach(json_object_get(c, "changes"), i, v)
-		fprintf(f, "    %s\n", json_string_value(v));
+	json_array_foreach(json_object_get(c, "changes"), i, v) {
+		put_bytes(f, "    ", c, "changes", (long)i);
+		fputc('\n', f);
+	}
 	json_array_foreach(json_object_get(c, "events"), i, v)
 		print_event(f, v, "    ");
 }

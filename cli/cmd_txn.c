@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "policy.h"
 #include "../fs/mount.h"
 
 /* --- talking to the daemon ------------------------------------------ */
@@ -404,35 +406,50 @@ static const char log_usage[] =
 	"The audit log: vetoes and transaction events, grouped by `txfs exec`\n"
 	"command (number, argv, outcome, exit status, savepoint, changes,\n"
 	"vetoes and the events while it ran). --json prints the JSON lines as\n"
-	"stored; --json --commands one JSON object a command or event.\n";
+	"stored; --json --commands one JSON object a command or event.\n"
+	"Names are printed for a terminal: \\\\ for \\, \\n, \\t, \\xNN for\n"
+	"other control bytes and bytes that are not UTF-8 (in the JSON, such a\n"
+	"name is K plus its exact bytes in K_hex; see txfs(1)).\n";
 
-/* One JSON line to "time event op path rule". */
+/* One JSON line to "time event op path rule errno exe txid": strings as
+ * their bytes quoted for a terminal (audit_quote), other values as
+ * KEY=JSON. A line that is not JSON is shown quoted, not dropped. */
 static void log_line(const char *l)
 {
 	static const char *keys[] = { "time", "event", "op", "path", "rule",
 				      "errno", "exe", "txid" };
+	json_t *ev = json_loads(l, 0, NULL);
+	const char *sep = "";
 
+	if (!json_is_object(ev)) {
+		char *q = audit_quote(l);
+
+		printf("(not JSON) %s\n", q ? q : "?");
+		free(q);
+		json_decref(ev);
+		return;
+	}
 	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-		char pat[32];
-		const char *p;
+		json_t *v = json_object_get(ev, keys[k]);
+		char *s = NULL, *q = NULL;
 
-		snprintf(pat, sizeof(pat), "\"%s\":", keys[k]);
-		p = strstr(l, pat);
-		if (!p)
+		if (!v)
 			continue;
-		p += strlen(pat);
-		if (*p == '"') {
-			const char *e = p + 1;
-
-			while (*e && (*e != '"' || e[-1] == '\\'))
-				e++;
-			printf("%s%.*s", k ? " " : "", (int)(e - p - 1), p + 1);
-		} else {
-			printf("%s%s=%.*s", k ? " " : "", keys[k],
-			       (int)strcspn(p, ",}"), p);
-		}
+		if (json_is_string(v) &&
+		    (s = audit_json_bytes(ev, keys[k], -1)))
+			q = audit_quote(s);
+		else if (!json_is_string(v))
+			s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		if (json_is_string(v))
+			printf("%s%s", sep, q ? q : "?");
+		else
+			printf("%s%s=%s", sep, keys[k], s ? s : "?");
+		sep = " ";
+		free(q);
+		free(s);
 	}
 	putchar('\n');
+	json_decref(ev);
 }
 
 int cmd_log(int argc, char **argv)

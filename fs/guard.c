@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "txfs.h"
 
 #define AUDIT_MAX (8u << 20)
@@ -339,25 +341,30 @@ bool guard_hidden(struct txfs *fs, uint64_t dir, const char *name)
 
 /* ---- limits: counted per transaction in the layer ---- */
 
-/* Append ,"path":"..." (JSON-escaped) to a fields buffer. */
-static void json_path_field(char *buf, size_t size, const char *path)
+/* The members of a guard event: limit, max, rule, op, errno, hint, path
+ * (bytes, as audit.c writes them; left out when unknown). */
+static json_t *guard_fields(const char *what, uint64_t max, const char *file,
+			    unsigned line, const char *op, int err,
+			    const char *path)
 {
-	size_t o = strlen(buf);
+	json_t *o = json_pack("{s:s,s:I}", "limit", what, "max",
+			      (json_int_t)max);
+	char *rule = NULL;
 
-	if (!path || o + 12 >= size)
-		return;
-	o += (size_t)snprintf(buf + o, size - o, ",\"path\":\"");
-	for (const char *p = path; *p && o + 8 < size; p++) {
-		unsigned char ch = (unsigned char)*p;
-
-		if (ch == '"' || ch == '\\')
-			o += (size_t)snprintf(buf + o, size - o, "\\%c", ch);
-		else if (ch < 0x20)
-			o += (size_t)snprintf(buf + o, size - o, "\\u%04x", ch);
-		else
-			buf[o++] = (char)ch;
+	if (!o || asprintf(&rule, "%s:%u", file ? file : "", line) < 0 ||
+	    audit_json_set_bytes(o, "rule", rule) ||
+	    audit_json_set_bytes(o, "op", op) ||
+	    json_object_set_new(o, "errno", json_string(err == EDQUOT ?
+						"EDQUOT" : "EACCES")) ||
+	    json_object_set_new(o, "hint", json_string(err == EDQUOT ?
+				"commit or roll back, or raise the limit in "
+				"the policy" : GUARD_HINT)) ||
+	    (path && audit_json_set_bytes(o, "path", path))) {
+		json_decref(o);
+		o = NULL;
 	}
-	snprintf(buf + o, size - o, "\"");
+	free(rule);
+	return o;
 }
 
 static int over(struct txfs *fs, const struct charge *ch, const char *what,
@@ -370,21 +377,16 @@ static int over(struct txfs *fs, const struct charge *ch, const char *what,
 				    .uid = ch->c ? ch->c->uid : 0 };
 	int err = strcmp(what, "deletes") ? EDQUOT : EACCES;
 	char *path = itab_path(fs, ch->dir, ch->name);
-	char fields[512];
+	json_t *o;
 
 	atomic_fetch_add(&fs->vetoes, 1);
 	if (fs->audit) {
 		/* the veto itself, like any other, then the guard event */
 		audit_veto(fs->audit, ch->op, path ? path : "?", &v, err, &who);
-		snprintf(fields, sizeof(fields),
-			 "\"limit\":\"%s\",\"max\":%llu,\"rule\":\"%s:%u\","
-			 "\"op\":\"%s\",\"errno\":\"%s\",\"hint\":\"%s\"",
-			 what, (unsigned long long)max, policy_name(p), line,
-			 ch->op, err == EDQUOT ? "EDQUOT" : "EACCES",
-			 err == EDQUOT ? "commit or roll back, or raise the "
-			 "limit in the policy" : GUARD_HINT);
-		json_path_field(fields, sizeof(fields), path);
-		audit_event(fs->audit, "guard", fields, &who);
+		o = guard_fields(what, max, v.file, line, ch->op, err, path);
+		if (o)
+			audit_record(fs->audit, "guard", o, &who);
+		json_decref(o);
 	}
 	free(path);
 	return -err;

@@ -122,7 +122,9 @@ static char obj_kind(const struct plan *p, const struct cobj *o)
 	return S_ISDIR(o->rec.mode) ? 0 : 'M';
 }
 
-static int add_change(json_t *list, char kind, const char *a, const char *b)
+/* Append the change line to set["changes"]: bytes, as the audit log
+ * writes them (names need not be UTF-8; "changes_hex" keeps them exact). */
+static int add_change(json_t *set, char kind, const char *a, const char *b)
 {
 	char *line = NULL;
 	int rc;
@@ -130,7 +132,7 @@ static int add_change(json_t *list, char kind, const char *a, const char *b)
 	if (kind == 'R' ? asprintf(&line, "R %s -> %s", a, b) < 0 :
 			  asprintf(&line, "%c %s", kind, a) < 0)
 		return -ENOMEM;
-	rc = json_array_append_new(list, json_string(line)) ? -ENOMEM : 0;
+	rc = audit_json_append_bytes(set, "changes", line);
 	free(line);
 	return rc;
 }
@@ -167,8 +169,10 @@ static int diff_plans(struct plan *before, struct plan *after, json_t *list)
 	return rc;
 }
 
-/* What changed since savepoint `name` as a JSON array of change lines;
- * with `only`, only until the next savepoint (what one command did). */
+/* What changed since savepoint `name`: an object whose "changes" array
+ * holds the change lines (and "changes_hex" their bytes when one is not
+ * UTF-8: audit_json_bytes reads them); with `only`, only until the next
+ * savepoint (what one command did). */
 static int changes_since(struct txfs *fs, const char *name, bool only,
 			 json_t **out)
 {
@@ -176,7 +180,7 @@ static int changes_since(struct txfs *fs, const char *name, bool only,
 	struct layer_txn *t;
 	uint32_t level;
 	bool dirty = false;
-	json_t *list = json_array();
+	json_t *list = json_pack("{s:[]}", "changes");
 	int rc = list ? layer_begin(fs->layer, true, &t) : -ENOMEM;
 
 	if (rc)
@@ -214,14 +218,7 @@ out_list:
 /* Log event with the members of obj (the object is not consumed). */
 static void audit_json(struct txfs *fs, const char *event, json_t *obj)
 {
-	char *s = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	size_t len = s ? strlen(s) : 0;
-
-	if (fs->audit && len > 2) {
-		s[len - 1] = '\0';	/* members without the braces */
-		audit_event(fs->audit, event, s + 1, NULL);
-	}
-	free(s);
+	audit_record(fs->audit, event, obj, NULL);
 }
 
 static int next_cmd_id(struct txfs *fs, uint64_t *id)
@@ -300,7 +297,7 @@ static int cmd_begin(struct txfs *fs, int argc, char **argv,
 	const struct policy *pol = atomic_load(&fs->policy);
 	uint64_t vetoes = atomic_load(&fs->vetoes), id;
 	char sp[32], *globs = NULL;
-	json_t *ev, *args;
+	json_t *ev;
 	int globs_rc, rc = next_cmd_id(fs, &id);
 
 	if (rc)
@@ -311,12 +308,12 @@ static int cmd_begin(struct txfs *fs, int argc, char **argv,
 	r->text = NULL;
 	if (rc)
 		return rc;
-	args = json_array();
-	for (int i = 0; args && i < argc; i++)
-		json_array_append_new(args, json_string(argv[i]));
-	ev = json_pack("{s:I,s:o,s:s}", "cmd", (json_int_t)id, "argv",
-		       args ? args : json_null(), "savepoint", sp);
-	if (ev)
+	/* argv is bytes: "argv_hex" keeps an argument that is not UTF-8 */
+	ev = json_pack("{s:I,s:[]}", "cmd", (json_int_t)id, "argv");
+	for (int i = 0; ev && i < argc; i++)
+		if (audit_json_append_bytes(ev, "argv", argv[i]))
+			break;
+	if (ev && !json_object_set_new(ev, "savepoint", json_string(sp)))
 		audit_json(fs, "cmd-begin", ev);
 	json_decref(ev);
 	globs_rc = sup_globs(pol, &globs);
@@ -341,6 +338,21 @@ static int cmd_begin(struct txfs *fs, int argc, char **argv,
 	}
 	free(globs);
 	return rc;
+}
+
+/* Keep the first max change lines of set (and their "changes_hex");
+ * returns how many there were. */
+static size_t cut_changes(json_t *set, size_t max)
+{
+	json_t *ch = json_object_get(set, "changes");
+	json_t *hex = json_object_get(set, "changes_hex");
+	size_t total = json_array_size(ch);
+
+	while (json_array_size(ch) > max)
+		json_array_remove(ch, json_array_size(ch) - 1);
+	while (json_array_size(hex) > max)
+		json_array_remove(hex, json_array_size(hex) - 1);
+	return total;
 }
 
 /* Keep the last command's summary for status --json (meta "last_cmd"). */
@@ -378,16 +390,20 @@ static int cmd_end(struct txfs *fs, char **argv, struct txn_report *r)
 			rc = txn_release(fs, sp, &sub);	/* empty now */
 		free(sub.text);
 	}
-	total = json_array_size(changes);
-	while (json_array_size(changes) > CMD_MAX_CHANGES)
-		json_array_remove(changes, json_array_size(changes) - 1);
-	ev = json_pack("{s:I,s:s,s:i,s:s,s:o,s:I}", "cmd", (json_int_t)id,
+	total = cut_changes(changes, CMD_MAX_CHANGES);
+	ev = json_pack("{s:I,s:s,s:i,s:s}", "cmd", (json_int_t)id,
 		       "savepoint", sp, "exit", atoi(argv[2]),
 		       "outcome", rc ? "rollback-failed" :
-		       undo ? "rolled-back" : "kept", "changes", changes,
-		       "vetoes", (json_int_t)(atomic_load(&fs->vetoes) - v0));
-	if (!ev)
+		       undo ? "rolled-back" : "kept");
+	/* "changes" (and "changes_hex") move over, then "vetoes" */
+	if (!ev || json_object_update(ev, changes) ||
+	    json_object_set_new(ev, "vetoes", json_integer((json_int_t)(
+			atomic_load(&fs->vetoes) - v0)))) {
+		json_decref(ev);
+		json_decref(changes);
 		return -ENOMEM;
+	}
+	json_decref(changes);
 	if (total > CMD_MAX_CHANGES)
 		json_object_set_new(ev, "changes_total",
 				    json_integer((json_int_t)total));
@@ -450,9 +466,8 @@ static int cmd_rollback(struct txfs *fs, const char *arg,
 static int since(struct txfs *fs, const char *name, bool only,
 		 struct txn_report *r)
 {
-	json_t *list = NULL, *v;
-	size_t i;
-	char *buf = NULL;
+	json_t *list = NULL;
+	char *buf = NULL, *line;
 	size_t len = 0;
 	FILE *f;
 	int rc;
@@ -467,8 +482,12 @@ static int since(struct txfs *fs, const char *name, bool only,
 		json_decref(list);
 		return -ENOMEM;
 	}
-	json_array_foreach(list, i, v)
-		fprintf(f, "%s\n", json_string_value(v));
+	for (size_t i = 0; i < json_array_size(json_object_get(list,
+							"changes")); i++) {
+		line = audit_json_bytes(list, "changes", (long)i);
+		fprintf(f, "%s\n", line ? line : "?");
+		free(line);
+	}
 	fclose(f);
 	json_decref(list);
 	r->text = buf;

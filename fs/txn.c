@@ -18,6 +18,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "txfs.h"
 #include "commit.h"
 
@@ -285,20 +287,33 @@ static uint64_t cur_txid(struct layer_txn *t)
 	return id;
 }
 
-static void audit(struct txfs *fs, const char *event, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
+/* Log event with the members json_pack() makes of fmt and the rest. */
 static void audit(struct txfs *fs, const char *event, const char *fmt, ...)
 {
-	char fields[512];
+	json_t *o;
 	va_list ap;
 
 	if (!fs->audit)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(fields, sizeof(fields), fmt, ap);
+	o = json_vpack_ex(NULL, 0, fmt, ap);
 	va_end(ap);
-	audit_event(fs->audit, event, fields, NULL);
+	if (o)
+		audit_record(fs->audit, event, o, NULL);
+	json_decref(o);
+}
+
+/* Log event with member key: the savepoint name (bytes), and its level
+ * when not 0. */
+static void audit_name(struct txfs *fs, const char *event, const char *key,
+		       const char *name, uint32_t level)
+{
+	json_t *o = fs->audit ? json_object() : NULL;
+
+	if (o && !audit_json_set_bytes(o, key, name) &&
+	    (!level || !json_object_set_new(o, "level", json_integer(level))))
+		audit_record(fs->audit, event, o, NULL);
+	json_decref(o);
 }
 
 /* --- changes and counts --------------------------------------------- */
@@ -316,15 +331,15 @@ static void extra_names(const struct cobj *o, struct txn_counts *c, FILE *out,
 		c->added++;
 		c->flagged += flag;
 		if (flag && flagged)
-			fprintf(flagged, "%s%s", c->flagged > 1 ? ", " : "",
-				path);
+			fwrite(path, 1, strlen(path) + 1, flagged);
 		if (out)
 			fprintf(out, "A %s%s\n", path,
 				flag ? "\t(needs review)" : "");
 	}
 }
 
-/* Count (and list in out, and the flagged ones in flagged) the changes. */
+/* Count (and list in out, and the flagged ones in flagged, each followed
+ * by a NUL: a path may hold any other byte) the changes. */
 static void changes_count(struct plan *p, struct txn_counts *c, FILE *out,
 			  const struct policy *pol, FILE *flagged)
 {
@@ -353,8 +368,7 @@ static void changes_count(struct plan *p, struct txn_counts *c, FILE *out,
 
 		c->flagged += flag;
 		if (flag && flagged)
-			fprintf(flagged, "%s%s", c->flagged > 1 ? ", " : "",
-				path);
+			fwrite(path, 1, strlen(path) + 1, flagged);
 		if (out) {
 			if (kind == 'R')
 				fprintf(out, "R %s -> %s", o->lower, path);
@@ -465,56 +479,49 @@ static int relink_nodes(struct txfs *fs, const struct plan *p)
 	return 0;
 }
 
-/* The commit event: counts, and the flagged paths as a JSON array. */
+/* The commit event: counts, and the flagged paths (n bytes of
+ * NUL-terminated paths) as a JSON array of bytes. */
 static void audit_commit(struct txfs *fs, uint64_t txid,
-			 const struct txn_counts *c, const char *flagged)
+			 const struct txn_counts *c, const char *flagged,
+			 size_t n)
 {
-	char *fields = NULL, *list = NULL;
+	json_t *o;
+
+	if (!fs->audit)
+		return;
+	o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:[]}",
+		      "txid", (json_int_t)txid, "added", (json_int_t)c->added,
+		      "modified", (json_int_t)c->modified,
+		      "deleted", (json_int_t)c->deleted,
+		      "renamed", (json_int_t)c->renamed,
+		      "flagged", (json_int_t)c->flagged, "needs_review");
+	for (size_t i = 0; o && flagged && i < n; i += strlen(flagged + i) + 1)
+		if (audit_json_append_bytes(o, "needs_review", flagged + i))
+			break;
+	if (o)
+		audit_record(fs->audit, "commit", o, NULL);
+	json_decref(o);
+}
+
+/* The n bytes of NUL-terminated paths joined with ", " (for people). */
+static char *join_paths(const char *paths, size_t n)
+{
+	char *buf = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&list, &len);
+	FILE *f;
 
-	if (f) {
-		fputc('[', f);
-		for (const char *p = flagged; p && *p;) {
-			const char *e = strstr(p, ", ");
-			size_t n = e ? (size_t)(e - p) : strlen(p);
-
-			fputc('"', f);
-			for (size_t i = 0; i < n; i++) {
-				unsigned char ch = (unsigned char)p[i];
-
-				if (ch == '"' || ch == '\\')
-					fprintf(f, "\\%c", ch);
-				else if (ch < 0x20)
-					fprintf(f, "\\u%04x", ch);
-				else
-					fputc(ch, f);
-			}
-			fputc('"', f);
-			p = e ? e + 2 : p + n;
-			if (*p)
-				fputc(',', f);
-		}
-		fputc(']', f);
-		fclose(f);
-	}
-	if (fs->audit && asprintf(&fields, "\"txid\":%llu,\"added\":%llu,"
-			"\"modified\":%llu,\"deleted\":%llu,\"renamed\":%llu,"
-			"\"flagged\":%llu,\"needs_review\":%s",
-			(unsigned long long)txid, (unsigned long long)c->added,
-			(unsigned long long)c->modified,
-			(unsigned long long)c->deleted,
-			(unsigned long long)c->renamed,
-			(unsigned long long)c->flagged, list ? list : "[]") > 0)
-		audit_event(fs->audit, "commit", fields, NULL);
-	free(fields);
-	free(list);
+	if (!paths || !n || !(f = open_memstream(&buf, &len)))
+		return NULL;
+	for (size_t i = 0; i < n; i += strlen(paths + i) + 1)
+		fprintf(f, "%s%s", i ? ", " : "", paths + i);
+	fclose(f);
+	return buf;
 }
 
 static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 			 struct inval_list *il)
 {
-	char *flagged = NULL, *dropped = NULL;
+	char *flagged = NULL, *dropped = NULL, *flag_text;
 	size_t flen = 0;
 	FILE *flagf;
 	struct txn_counts c;
@@ -542,8 +549,8 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 		       "changed. Conflicts:\n%sReview them, then roll back, "
 		       "or commit with `txfs commit --force`.\n",
 		       list ? list : "");
-		audit(fs, "conflict", "\"txid\":%llu,\"conflicts\":%zu",
-		      (unsigned long long)txid, p.nconflicts);
+		audit(fs, "conflict", "{s:I,s:I}", "txid", (json_int_t)txid,
+		      "conflicts", (json_int_t)p.nconflicts);
 		free(list);
 	}
 	if (rc == 0)
@@ -573,18 +580,20 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 		free(dropped);
 		return rc;
 	}
+	flag_text = join_paths(flagged, flen);
 	report(fs, r, 0, "committed transaction %llu: %llu added, %llu "
 	       "modified, %llu deleted, %llu renamed%s%s%s\n",
 	       (unsigned long long)txid, (unsigned long long)c.added,
 	       (unsigned long long)c.modified, (unsigned long long)c.deleted,
 	       (unsigned long long)c.renamed,
 	       c.flagged ? "; needs review (runs code on the host): " : "",
-	       c.flagged && flagged ? flagged : "",
+	       c.flagged && flag_text ? flag_text : "",
 	       dropped ? "; forced past conflicts, left as the real directory "
 			 "has them: " : "");
 	if (dropped)
 		report_append(fs, r, dropped);
-	audit_commit(fs, txid, &c, flagged);
+	audit_commit(fs, txid, &c, flagged, flen);
+	free(flag_text);
 	free(flagged);
 	free(dropped);
 	return 0;
@@ -695,7 +704,7 @@ static int rollback_all(struct txfs *fs, struct txn_report *r,
 	report(fs, r, 0, "rolled back transaction %llu: every staged change "
 	       "was discarded; the workspace is as it was\n",
 	       (unsigned long long)txid);
-	audit(fs, "rollback", "\"txid\":%llu", (unsigned long long)txid);
+	audit(fs, "rollback", "{s:I}", "txid", (json_int_t)txid);
 	return 0;
 }
 
@@ -727,7 +736,7 @@ static int rollback_to(struct txfs *fs, const char *name,
 	if (rc == 0) {
 		report(fs, r, 0, "rolled back to savepoint %s: the changes "
 		       "made since it were discarded\n", name);
-		audit(fs, "rollback", "\"savepoint\":\"%s\"", name);
+		audit_name(fs, "rollback", "savepoint", name, 0);
 	}
 out:
 	free(n.buf);
@@ -795,8 +804,7 @@ int txn_savepoint(struct txfs *fs, const char *name, struct txn_report *r)
 	t = NULL;
 	if (rc == 0) {
 		report(fs, r, 0, "savepoint %s taken (level %u)\n", name, level);
-		audit(fs, "savepoint", "\"name\":\"%s\",\"level\":%u", name,
-		      level);
+		audit_name(fs, "savepoint", "name", name, level);
 	}
 out:
 	free(buf);
@@ -1000,8 +1008,8 @@ static int commit_some(struct txfs *fs, bool force, char **paths, size_t n,
 		report(fs, r, 0, "committed %zu staged objects at the paths "
 		       "given; the rest stays staged (savepoints were "
 		       "released)\n", chosen);
-		audit(fs, "commit", "\"txid\":%llu,\"partial\":true,"
-		      "\"objects\":%zu", (unsigned long long)txid, chosen);
+		audit(fs, "commit", "{s:I,s:b,s:I}", "txid", (json_int_t)txid,
+		      "partial", 1, "objects", (json_int_t)chosen);
 	}
 	return rc;
 }

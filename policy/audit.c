@@ -1,19 +1,35 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * audit.c - the audit log: one JSON object a line, in a file of the state
- * folder.
+ * folder, built and printed with jansson (JSON_COMPACT, members in the
+ * order added).
  *
  *   {"time":"2026-11-21T14:05:55.123Z","event":"veto","op":"delete",
  *    "path":"src/a.c","rule":"default.policy:12","errno":"EACCES",
  *    "pid":123,"uid":1000,"exe":"/usr/bin/rm"}
- *   {"time":"...","event":"commit",<fields_json>,"pid":..,"uid":..,"exe":..}
+ *   {"time":"...","event":"commit",<fields>,"pid":..,"uid":..,"exe":..}
  *
  * time is UTC with milliseconds; rule is null when no rule decided; exe is
  * readlink(/proc/PID/exe), null when that fails; pid, uid and exe are left
- * out when no caller is given. Strings are escaped as JSON: '"' and '\',
- * bytes below 0x20 and 0x7f as \u00XX, valid UTF-8 as is, and each byte
- * that is not part of valid UTF-8 as \uFFFD; when that happens to the path,
- * a "path_hex" member carries the path's exact bytes in hex.
+ * out when no caller is given.
+ *
+ * Bytes (paths, names, arguments, change lines) are not always UTF-8, and
+ * a JSON string is. A member K holding bytes is written so that no two byte
+ * strings give the same record, and every reader can get the bytes back:
+ *
+ *   - bytes that are valid UTF-8 (RFC 3629: no overlong forms, no
+ *     surrogates): K is the string itself; control bytes, '"' and '\'
+ *     are JSON escapes (\n, \u0001, ...), so the value is exact;
+ *   - otherwise K is the same string with each byte that is not part of
+ *     valid UTF-8 replaced by U+FFFD (for people), and K_hex (right after
+ *     K) holds the exact bytes in lowercase hex.
+ *
+ *   "path":"bad\ufffd\n","path_hex":"626164ff0a"
+ *
+ * In an array K of such strings, K_hex (present when one element needs
+ * it) is an array of the same length holding the hex of each inexact
+ * element and null for the others. A reader takes K_hex when present, K
+ * otherwise: audit_json_bytes() does. The bytes never contain NUL.
  *
  * Durability: a record is built in memory, then written with one write(2)
  * on an O_APPEND descriptor, so once the write returns the record is in the
@@ -26,6 +42,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +54,7 @@
 #include "policy_int.h"
 
 #define AUDIT_DEFAULT_MAX (4u << 20)
+#define HEX_KEY_MAX 64		/* "K_hex" of a member name K */
 
 struct audit {
 	pthread_mutex_t lock;	/* guards fd and size */
@@ -47,7 +65,7 @@ struct audit {
 	char *name, *rotated;	/* NAME, NAME.1 */
 };
 
-/* ---- JSON ------------------------------------------------------------- */
+/* ---- bytes as JSON ---------------------------------------------------- */
 
 /* Length of the valid UTF-8 sequence at s, or 0 (RFC 3629 table 3-7). */
 static size_t utf8_len(const unsigned char *s, size_t n)
@@ -81,93 +99,240 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
-/* s as a JSON string; returns false if it had bytes that are not UTF-8. */
-static bool add_str(struct sbuf *b, const char *s, size_t n)
+static bool utf8_valid(const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	bool valid = true;
+
+	for (size_t i = 0, k; i < n; i += k)
+		if (!(k = utf8_len(u + i, n - i)))
+			return false;
+	return true;
+}
+
+/* s with each byte outside valid UTF-8 replaced by U+FFFD, or NULL. */
+static json_t *display_string(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	struct sbuf b = { 0 };
+	json_t *j;
 	size_t k;
 
-	sbuf_addc(b, '"');
 	for (size_t i = 0; i < n; i += k) {
 		k = utf8_len(u + i, n - i);
-		if (!k) {
-			sbuf_add(b, "\\ufffd", 6);
-			valid = false;
-			k = 1;
-		} else if (u[i] == '"' || u[i] == '\\') {
-			sbuf_addc(b, '\\');
-			sbuf_addc(b, (char)u[i]);
-		} else if (u[i] < 0x20 || u[i] == 0x7f) {
-			sbuf_addf(b, "\\u%04x", u[i]);
-		} else {
-			sbuf_add(b, s + i, k);
-		}
+		if (k)
+			sbuf_add(&b, s + i, k);
+		else
+			sbuf_add(&b, "\xef\xbf\xbd", 3), k = 1;
 	}
-	sbuf_addc(b, '"');
-	return valid;
+	j = b.oom ? NULL : json_stringn(b.buf ? b.buf : "", b.len);
+	sbuf_release(&b);
+	return j;
 }
 
-static void add_member(struct sbuf *b, const char *key, const char *val)
+json_t *audit_json_text(const char *s)
 {
-	sbuf_addf(b, ",\"%s\":", key);
-	if (val)
-		add_str(b, val, strlen(val));
-	else
-		sbuf_add(b, "null", 4);
+	size_t n = strlen(s);
+
+	return utf8_valid(s, n) ? json_stringn(s, n) : display_string(s, n);
 }
 
-static void add_hex(struct sbuf *b, const char *key, const char *s)
+static json_t *hex_string(const char *s, size_t n)
 {
-	sbuf_addf(b, ",\"%s\":\"", key);
-	for (; *s; s++)
-		sbuf_addf(b, "%02x", (unsigned char)*s);
-	sbuf_addc(b, '"');
+	static const char digits[] = "0123456789abcdef";
+	char *h = malloc(2 * n + 1);
+	json_t *j;
+
+	if (!h)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		h[2 * i] = digits[(unsigned char)s[i] >> 4];
+		h[2 * i + 1] = digits[(unsigned char)s[i] & 15];
+	}
+	j = json_stringn(h, 2 * n);
+	free(h);
+	return j;
 }
 
-static void add_head(struct sbuf *b, const char *event)
+static int hex_key(char *out, const char *key)
+{
+	int n = snprintf(out, HEX_KEY_MAX, "%s_hex", key);
+
+	return n < 0 || n >= HEX_KEY_MAX ? -EINVAL : 0;
+}
+
+int audit_json_set_bytes(json_t *obj, const char *key, const char *s)
+{
+	char hk[HEX_KEY_MAX];
+	size_t n = strlen(s);
+	bool exact = utf8_valid(s, n);
+
+	if (hex_key(hk, key))
+		return -EINVAL;
+	if (json_object_set_new(obj, key, exact ? json_stringn(s, n) :
+				display_string(s, n)))
+		return -ENOMEM;
+	if (exact) {
+		json_object_del(obj, hk);
+		return 0;
+	}
+	return json_object_set_new(obj, hk, hex_string(s, n)) ? -ENOMEM : 0;
+}
+
+int audit_json_append_bytes(json_t *obj, const char *key, const char *s)
+{
+	json_t *arr = json_object_get(obj, key), *hex;
+	char hk[HEX_KEY_MAX];
+	size_t n = strlen(s), idx;
+	bool exact = utf8_valid(s, n);
+
+	if (hex_key(hk, key))
+		return -EINVAL;
+	if (!arr && json_object_set_new(obj, key, arr = json_array()))
+		return -ENOMEM;
+	if (!json_is_array(arr))
+		return -EINVAL;
+	idx = json_array_size(arr);
+	if (json_array_append_new(arr, exact ? json_stringn(s, n) :
+				  display_string(s, n)))
+		return -ENOMEM;
+	hex = json_object_get(obj, hk);
+	if (exact && !hex)
+		return 0;
+	if (!hex) {
+		if (json_object_set_new(obj, hk, hex = json_array()))
+			return -ENOMEM;
+		for (size_t i = 0; i < idx; i++)
+			if (json_array_append_new(hex, json_null()))
+				return -ENOMEM;
+	}
+	return json_array_append_new(hex, exact ? json_null() :
+				     hex_string(s, n)) ? -ENOMEM : 0;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* The bytes spelled by hex h (lowercase, no 00), malloc'd, or NULL. */
+static char *hex_decode(const char *h, size_t n)
+{
+	char *out = n % 2 ? NULL : malloc(n / 2 + 1);
+
+	for (size_t i = 0; out && i < n; i += 2) {
+		int hi = hex_digit(h[i]), lo = hex_digit(h[i + 1]);
+
+		if (hi < 0 || lo < 0 || (hi | lo) == 0) {
+			free(out);
+			return NULL;
+		}
+		out[i / 2] = (char)(hi << 4 | lo);
+	}
+	if (out)
+		out[n / 2] = '\0';
+	return out;
+}
+
+static const json_t *member_at(const json_t *obj, const char *key, long idx)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	return idx < 0 ? v : json_array_get(v, (size_t)idx);
+}
+
+char *audit_json_bytes(const json_t *obj, const char *key, long idx)
+{
+	const json_t *v = member_at(obj, key, idx), *h;
+	char hk[HEX_KEY_MAX];
+
+	if (!json_is_string(v) || hex_key(hk, key))
+		return NULL;
+	h = member_at(obj, hk, idx);
+	if (json_is_string(h))
+		return hex_decode(json_string_value(h), json_string_length(h));
+	if (strlen(json_string_value(v)) != json_string_length(v))
+		return NULL;	/* a \u0000 no path can hold */
+	return strdup(json_string_value(v));
+}
+
+char *audit_quote(const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = strlen(s), k;
+	struct sbuf b = { 0 };
+
+	for (size_t i = 0; i < n; i += k) {
+		k = utf8_len(u + i, n - i);
+		if (k == 1 && u[i] == '\\')
+			sbuf_add(&b, "\\\\", 2);
+		else if (k == 1 && u[i] == '\n')
+			sbuf_add(&b, "\\n", 2);
+		else if (k == 1 && u[i] == '\t')
+			sbuf_add(&b, "\\t", 2);
+		else if (!k || (k == 1 && (u[i] < 0x20 || u[i] == 0x7f)))
+			sbuf_addf(&b, "\\x%02x", u[i]), k = 1;
+		else if (k == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0)
+			sbuf_addf(&b, "\\u%04x", u[i + 1]);	/* C1 controls */
+		else
+			sbuf_add(&b, s + i, k);
+	}
+	return sbuf_steal(&b);
+}
+
+/* ---- records ---------------------------------------------------------- */
+
+/* {"time":...,"event":event}, or NULL. */
+static json_t *head(const char *event)
 {
 	struct timespec ts;
 	struct tm tm;
-	char t[32];
+	char t[48];
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
-	sbuf_addf(b, "{\"time\":\"%s.%03ldZ\"", t, ts.tv_nsec / 1000000);
-	add_member(b, "event", event);
+	snprintf(t + strlen(t), sizeof(t) - strlen(t), ".%03ldZ",
+		 ts.tv_nsec / 1000000);
+	return json_pack("{s:s,s:s}", "time", t, "event", event);
 }
 
-static void add_caller(struct sbuf *b, const struct audit_caller *who)
+static int add_caller(json_t *o, const struct audit_caller *who)
 {
 	char link[64], exe[4096];
 	ssize_t n;
 
 	if (!who)
-		return;
-	sbuf_addf(b, ",\"pid\":%ld,\"uid\":%lu", (long)who->pid,
-		  (unsigned long)who->uid);
+		return 0;
+	if (json_object_set_new(o, "pid", json_integer(who->pid)) ||
+	    json_object_set_new(o, "uid", json_integer(who->uid)))
+		return -ENOMEM;
 	snprintf(link, sizeof(link), "/proc/%ld/exe", (long)who->pid);
 	n = readlink(link, exe, sizeof(exe) - 1);
-	if (n >= 0)
-		exe[n] = '\0';
-	add_member(b, "exe", n >= 0 ? exe : NULL);
+	if (n < 0)
+		return json_object_set_new(o, "exe", json_null()) ? -ENOMEM : 0;
+	exe[n] = '\0';
+	return audit_json_set_bytes(o, "exe", exe);
 }
 
-static void add_rule(struct sbuf *b, const struct policy_verdict *v)
+static int add_rule(json_t *o, const struct policy_verdict *v)
 {
-	struct sbuf r = { 0 };
+	char *r = NULL;
+	int rc;
 
-	if (!v || !v->line || !v->file) {
-		add_member(b, "rule", NULL);
-		return;
-	}
-	sbuf_addf(&r, "%s:%u", v->file, v->line);
-	add_member(b, "rule", r.oom ? NULL : r.buf);
-	sbuf_release(&r);
+	if (!v || !v->line || !v->file)
+		return json_object_set_new(o, "rule", json_null()) ? -ENOMEM : 0;
+	if (asprintf(&r, "%s:%u", v->file, v->line) < 0)
+		return -ENOMEM;
+	rc = audit_json_set_bytes(o, "rule", r);
+	free(r);
+	return rc;
 }
 
-static void add_errno(struct sbuf *b, int err)
+static int add_errno(json_t *o, int err)
 {
 	const char *name;
 	char num[16];
@@ -178,7 +343,15 @@ static void add_errno(struct sbuf *b, int err)
 		snprintf(num, sizeof(num), "%d", err);
 		name = num;
 	}
-	add_member(b, "errno", name);
+	return json_object_set_new(o, "errno", json_string(name)) ? -ENOMEM : 0;
+}
+
+static int dump_cb(const char *s, size_t n, void *data)
+{
+	struct sbuf *b = data;
+
+	sbuf_add(b, s, n);
+	return b->oom ? -1 : 0;
 }
 
 /* ---- the file --------------------------------------------------------- */
@@ -242,23 +415,28 @@ static int write_full(int fd, const char *s, size_t n)
 	return 0;
 }
 
-/* Finish the record in b and append it; frees b. */
-static int append(struct audit *a, struct sbuf *b)
+/* Print the record o as one line and append it; drops o. */
+static int append(struct audit *a, json_t *o)
 {
+	struct sbuf b = { 0 };
 	int ret;
 
-	sbuf_add(b, "}\n", 2);
-	if (b->oom) {
-		sbuf_release(b);
+	if (json_dump_callback(o, dump_cb, &b, JSON_COMPACT |
+			       JSON_PRESERVE_ORDER))
+		b.oom = true;
+	json_decref(o);
+	sbuf_addc(&b, '\n');
+	if (b.oom) {
+		sbuf_release(&b);
 		return -ENOMEM;
 	}
 	pthread_mutex_lock(&a->lock);
-	maybe_rotate(a, b->len);
-	ret = write_full(a->fd, b->buf, b->len);
+	maybe_rotate(a, b.len);
+	ret = write_full(a->fd, b.buf, b.len);
 	if (!ret)
-		a->size += b->len;
+		a->size += b.len;
 	pthread_mutex_unlock(&a->lock);
-	sbuf_release(b);
+	sbuf_release(&b);
 	return ret;
 }
 
@@ -328,36 +506,63 @@ int audit_veto(struct audit *a, const char *op, const char *path,
 	       const struct policy_verdict *v, int err,
 	       const struct audit_caller *who)
 {
-	struct sbuf b = { 0 };
+	json_t *o;
 
 	if (!a)
 		return 0;
-	path = path ? path : "";
-	add_head(&b, "veto");
-	add_member(&b, "op", op);
-	sbuf_add(&b, ",\"path\":", 8);
-	if (!add_str(&b, path, strlen(path)))
-		add_hex(&b, "path_hex", path);
-	add_rule(&b, v);
-	add_errno(&b, err);
-	add_caller(&b, who);
-	return append(a, &b);
+	o = head("veto");
+	if (!o || audit_json_set_bytes(o, "op", op ? op : "") ||
+	    audit_json_set_bytes(o, "path", path ? path : "") ||
+	    add_rule(o, v) || add_errno(o, err) || add_caller(o, who)) {
+		json_decref(o);
+		return -ENOMEM;
+	}
+	return append(a, o);
+}
+
+int audit_record(struct audit *a, const char *event, const json_t *fields,
+		 const struct audit_caller *who)
+{
+	json_t *o;
+
+	if (!a)
+		return 0;
+	o = head(event);
+	if (!o || (fields && json_object_update_missing(o, (json_t *)fields)) ||
+	    add_caller(o, who)) {
+		json_decref(o);
+		return -ENOMEM;
+	}
+	return append(a, o);
 }
 
 int audit_event(struct audit *a, const char *event, const char *fields_json,
 		const struct audit_caller *who)
 {
-	struct sbuf b = { 0 };
+	json_t *fields = NULL;
+	char *text = NULL;
+	int rc = 0;
 
 	if (!a)
 		return 0;
-	add_head(&b, event);
 	if (fields_json && *fields_json) {
-		sbuf_addc(&b, ',');
-		sbuf_add(&b, fields_json, strlen(fields_json));
+		if (asprintf(&text, "{%s}", fields_json) < 0)
+			return -ENOMEM;
+		fields = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+		free(text);
 	}
-	add_caller(&b, who);
-	return append(a, &b);
+	if (fields_json && *fields_json && !fields) {
+		/* not JSON members: log the text itself, refuse the call */
+		rc = -EINVAL;
+		if (!(fields = json_object()) ||
+		    audit_json_set_bytes(fields, "bad_fields", fields_json)) {
+			json_decref(fields);
+			return -ENOMEM;
+		}
+	}
+	rc = audit_record(a, event, fields, who) ?: rc;
+	json_decref(fields);
+	return rc;
 }
 
 /* Append the file NAME of the state folder to b (nothing if missing). */

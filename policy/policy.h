@@ -203,9 +203,12 @@ const char *policy_rule_text(const struct policy *p, unsigned line,
  * one write(2) a record (O_APPEND), so a record written before a SIGKILL is
  * never lost; rotated to NAME.1 when it passes max_bytes (0: 4 MiB), so it
  * holds at most about 2 * max_bytes. Safe to call from many threads.
- * Record format and string escaping: the comment at the top of audit.c.
+ * Records are built and printed with jansson. Record format, and how bytes
+ * that are not UTF-8 are written (K plus K_hex): the comment at the top of
+ * audit.c.
  */
 struct audit;
+struct json_t;			/* jansson's json_t */
 
 struct audit_caller {
 	pid_t pid;
@@ -220,17 +223,47 @@ int audit_open(int dirfd, const char *name, uint64_t max_bytes,
 void audit_close(struct audit *a);
 /* One veto: op, path, the verdict that refused it and the errno returned
  * (either sign). who may be NULL (no pid, uid, exe); a NULL a drops the
- * record and returns 0, as does audit_event. Returns -errno of write. */
+ * record and returns 0, as do audit_record and audit_event. Returns -errno
+ * of write, -ENOMEM. */
 int audit_veto(struct audit *a, const char *op, const char *path,
 	       const struct policy_verdict *v, int err,
 	       const struct audit_caller *who);
 /* One transaction event ("commit", "rollback", "savepoint", "conflict",
- * "guard", "recover", ...). fields_json is a JSON object's members without
- * braces (e.g. "\"txid\":3,\"paths\":12"), or NULL. */
+ * "guard", "recover", ...) with the members of the JSON object fields (or
+ * NULL; not consumed; "time" and "event" in it are ignored). Put anything
+ * that holds bytes (a path, a name) in fields with audit_json_set_bytes()
+ * or audit_json_append_bytes(). */
+int audit_record(struct audit *a, const char *event,
+		 const struct json_t *fields, const struct audit_caller *who);
+/* The same with fields given as JSON members without braces (e.g.
+ * "\"txid\":3,\"paths\":12"), or NULL: for fixed words and numbers only.
+ * Text that is not JSON members is logged as "bad_fields" (K/K_hex) and
+ * -EINVAL returned. */
 int audit_event(struct audit *a, const char *event, const char *fields_json,
 		const struct audit_caller *who);
 /* The whole log (rotated part first) as a malloc'd NUL-terminated buffer
  * of *len bytes. */
 int audit_read(struct audit *a, char **buf, size_t *len);
+
+/* Bytes in JSON (see audit.c): set obj[key] to the bytes s (K, and K_hex
+ * when s is not UTF-8), or append s to the array obj[key] (created when
+ * missing; K_hex kept parallel). Return 0, -ENOMEM, -EINVAL (key too long
+ * or not an array). */
+int audit_json_set_bytes(struct json_t *obj, const char *key, const char *s);
+int audit_json_append_bytes(struct json_t *obj, const char *key,
+			    const char *s);
+/* The exact bytes of obj[key] (idx < 0) or of obj[key][idx]: from K_hex
+ * when it has them, else the string. malloc'd and NUL-terminated; NULL when
+ * missing, not a string, malformed hex, a NUL byte, or out of memory. */
+char *audit_json_bytes(const struct json_t *obj, const char *key, long idx);
+/* s as a JSON string with each byte outside valid UTF-8 as U+FFFD: lossy,
+ * for text shown to people or a model (MCP content); NULL when out of
+ * memory. */
+struct json_t *audit_json_text(const char *s);
+/* The bytes s for a terminal, one way back to the bytes: valid UTF-8 as
+ * is, except '\' as \\, newline \n, tab \t, other control bytes (C0, DEL)
+ * and bytes outside valid UTF-8 as \xNN, C1 controls as \u00NN. malloc'd;
+ * NULL when out of memory. */
+char *audit_quote(const char *s);
 
 #endif /* TXFS_POLICY_H */

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 #
-# tests/fuzz/run.sh [SECONDS] - build the policy fuzz targets with clang
+# tests/fuzz/run.sh [SECONDS] - build the policy fuzz targets (the parser,
+# the glob matcher, the audit log's byte strings) with clang
 # (-fsanitize=fuzzer,address,undefined) in build-fuzz/ and run each for
 # SECONDS (default 30) from a copy of its committed seed corpus.
 #
@@ -14,19 +15,25 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SECS=${1:-30}
 CC=${CC:-clang}
 OUT=${FUZZ_BUILD:-$ROOT/build-fuzz}
-TARGETS=(fuzz_policy_parser fuzz_policy_glob)
+TARGETS=(fuzz_policy_parser fuzz_policy_glob fuzz_policy_audit)
 
 mkdir -p "$OUT" || exit 1
 python3 "$ROOT/policy/embed.py" "$ROOT/policy/default.policy" \
 	"$OUT/default_policy.c" || exit 1
 
+# The policy library links jansson (the audit log); its flags from
+# pkg-config, as meson takes them.
+JANSSON=$(pkg-config --cflags --libs jansson 2>/dev/null) || JANSSON=-ljansson
+
 # every source of the policy library (policy/meson.build lists the same)
 build() {
+	# shellcheck disable=SC2086 # JANSSON is a list of flags
 	"$CC" -std=c17 -g -O1 -D_GNU_SOURCE -fno-omit-frame-pointer \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-I"$ROOT/policy" -o "$OUT/$1" "$ROOT/tests/fuzz/$1.c" \
 		"$ROOT"/policy/*.c \
-		"$OUT/default_policy.c" -lpthread >"$OUT/$1.build.log" 2>&1
+		"$OUT/default_policy.c" $JANSSON -lpthread \
+		>"$OUT/$1.build.log" 2>&1
 }
 
 run() {

@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_policy_audit.c - the audit log: record format (checked by a small
- * JSON parser in this file), escaping of hostile paths, rotation, many
- * threads writing at once, records surviving a SIGKILL of the writer, and
- * the file's creation rules.
+ * test_policy_audit.c - the audit log: record format (every line parsed
+ * with jansson and compared by value, not by escaping style), hostile
+ * paths (control bytes, quotes, backslashes, invalid UTF-8, 4 KiB, "\n")
+ * written losslessly and unambiguously (K plus K_hex) and read back to the
+ * same bytes, arrays of bytes, the terminal quoting, rotation, many threads
+ * writing at once, records surviving a SIGKILL of the writer, and the
+ * file's creation rules.
  *
  * Fixture: a fresh temporary state folder per test, opened as a dirfd.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -58,79 +62,106 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* ---- a strict little JSON parser -------------------------------------- */
+/* ---- records, parsed with jansson ------------------------------------- */
 
-static const char *json_value(const char *s);
+#define MAX_RECS (8 * 500 + 16)
 
-static const char *json_string(const char *s)
+struct recs {
+	json_t *r[MAX_RECS];
+	size_t n;
+};
+
+/* Parse every line of buf (each must end in '\n' and be exactly one JSON
+ * object, strict RFC 8259: jansson rejects invalid UTF-8 and garbage). */
+static void parse_lines(const char *buf, size_t len, struct recs *out)
 {
-	if (*s++ != '"')
-		return NULL;
-	for (; *s != '"'; s++) {
-		if ((unsigned char)*s < 0x20)
-			return NULL;
-		if (*s != '\\')
-			continue;
-		s++;
-		if (*s == 'u') {
-			for (int i = 1; i <= 4; i++)
-				if (!strchr("0123456789abcdefABCDEF", s[i]) ||
-				    !s[i])
-					return NULL;
-			s += 4;
-		} else if (!*s || !strchr("\"\\/bfnrt", *s)) {
-			return NULL;
-		}
-	}
-	return s + 1;
-}
+	out->n = 0;
+	for (const char *s = buf, *nl; s < buf + len; s = nl + 1) {
+		json_error_t err;
+		json_t *r;
 
-static const char *json_object(const char *s)
-{
-	if (*s++ != '{')
-		return NULL;
-	if (*s == '}')
-		return s + 1;
-	for (;;) {
-		s = json_string(s);
-		if (!s || *s++ != ':')
-			return NULL;
-		s = json_value(s);
-		if (!s)
-			return NULL;
-		if (*s == '}')
-			return s + 1;
-		if (*s++ != ',')
-			return NULL;
+		nl = memchr(s, '\n', (size_t)(buf + len - s));
+		assert_non_null(nl);
+		r = json_loadb(s, (size_t)(nl - s), 0, &err);
+		if (!json_is_object(r))
+			fail_msg("line %zu is not a JSON object (%s): %.*s",
+				 out->n + 1, err.text, (int)(nl - s), s);
+		assert_true(out->n < MAX_RECS);
+		out->r[out->n++] = r;
 	}
 }
 
-static const char *json_value(const char *s)
+static void free_recs(struct recs *rs)
 {
-	if (*s == '"')
-		return json_string(s);
-	if (*s == '{')
-		return json_object(s);
-	if (!strncmp(s, "null", 4))
-		return s + 4;
-	if (*s == '-')
-		s++;
-	if (*s < '0' || *s > '9')
-		return NULL;
-	while (*s >= '0' && *s <= '9')
-		s++;
-	return s;
+	for (size_t i = 0; i < rs->n; i++)
+		json_decref(rs->r[i]);
+	rs->n = 0;
 }
 
-/* line is exactly one JSON object followed by '\n'. */
-static void assert_json_line(const char *line, size_t len)
+static const char *str(const json_t *r, const char *key)
 {
-	char *copy = strndup(line, len);
-	const char *end = json_object(copy);
+	const char *v = json_string_value(json_object_get(r, key));
 
-	if (!end || *end != '\n' || end[1])
-		fail_msg("not a JSON line: %s", copy);
-	free(copy);
+	if (!v)
+		fail_msg("no string member %s", key);
+	return v;
+}
+
+static json_int_t num(const json_t *r, const char *key)
+{
+	const json_t *v = json_object_get(r, key);
+
+	assert_true(json_is_integer(v));
+	return json_integer_value(v);
+}
+
+/* The members of r are exactly keys, in this order. */
+static void assert_keys(const json_t *r, const char *const *keys)
+{
+	const char *k;
+	json_t *v;
+	size_t i = 0;
+
+	json_object_foreach((json_t *)r, k, v) {
+		if (!keys[i])
+			fail_msg("extra member %s", k);
+		assert_string_equal(k, keys[i]);
+		i++;
+	}
+	assert_null(keys[i]);
+}
+
+static void assert_time(const char *t)
+{
+	int y, mo, d, h, mi, s, ms, n = 0;
+
+	assert_int_equal(strlen(t), 24);
+	assert_int_equal(sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ%n", &y, &mo,
+				&d, &h, &mi, &s, &ms, &n), 7);
+	assert_int_equal(n, 24);
+	assert_true(y >= 2024 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31);
+}
+
+/* r[key] holds exactly the bytes want (through K_hex when needed), and
+ * K_hex is there only when want is not UTF-8. */
+static void assert_bytes(const json_t *r, const char *key, long idx,
+			 const char *want, bool utf8)
+{
+	char *got = audit_json_bytes(r, key, idx), hk[64];
+	const json_t *h;
+
+	snprintf(hk, sizeof(hk), "%s_hex", key);
+	h = json_object_get(r, hk);
+	if (idx >= 0)
+		h = json_array_get(h, (size_t)idx);
+	assert_non_null(got);
+	assert_int_equal(strlen(got), strlen(want));
+	assert_memory_equal(got, want, strlen(want));
+	if (utf8)
+		assert_true(!h || json_is_null(h));
+	else
+		assert_true(json_is_string(h));
+	free(got);
 }
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -152,18 +183,26 @@ static char *read_log(struct audit *a, size_t *len)
 	return buf;
 }
 
-/* Check every line is JSON; return how many lines. */
+/* Check every line is one JSON object; return how many lines. */
 static size_t check_lines(const char *buf, size_t len)
 {
-	size_t n = 0;
+	static struct recs rs;
+	size_t n;
 
-	for (const char *s = buf, *nl; s < buf + len; s = nl + 1) {
-		nl = memchr(s, '\n', (size_t)(buf + len - s));
-		assert_non_null(nl);
-		assert_json_line(s, (size_t)(nl - s) + 1);
-		n++;
-	}
+	parse_lines(buf, len, &rs);
+	n = rs.n;
+	free_recs(&rs);
 	return n;
+}
+
+/* The log's records, parsed. */
+static void read_recs(struct audit *a, struct recs *rs)
+{
+	size_t len;
+	char *buf = read_log(a, &len);
+
+	parse_lines(buf, len, rs);
+	free(buf);
 }
 
 static const struct policy_verdict deny3 = {
@@ -174,107 +213,318 @@ static const struct policy_verdict deny3 = {
 
 static void test_veto_record(void **state)
 {
+	static const char *const keys[] = { "time", "event", "op", "path",
+		"rule", "errno", "pid", "uid", "exe", NULL };
+	static struct recs rs;
 	struct fixture *f = *state;
 	struct audit *a = open_log(f, 0);
 	struct audit_caller who = { .pid = getpid(), .uid = getuid() };
-	char want[4096 + 512], exe[4096];
+	char exe[4096];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	size_t len;
 	char *buf;
-	int y, mo, d, h, mi, s, ms;
-	char z;
 
 	assert_true(n > 0);
 	exe[n] = '\0';
 	assert_int_equal(audit_veto(a, "delete", "src/a.c", &deny3, -EACCES,
 				    &who), 0);
 	buf = read_log(a, &len);
-	assert_int_equal(check_lines(buf, len), 1);
-	assert_int_equal(sscanf(buf, "{\"time\":\"%4d-%2d-%2dT%2d:%2d:%2d.%3d%c\"",
-				&y, &mo, &d, &h, &mi, &s, &ms, &z), 8);
-	assert_true(y >= 2024 && mo >= 1 && mo <= 12 && z == 'Z');
-	assert_int_equal(buf[34], ',');	/* fixed-width time */
-	snprintf(want, sizeof(want), ",\"event\":\"veto\",\"op\":\"delete\","
-		 "\"path\":\"src/a.c\",\"rule\":\"t.policy:3\",\"errno\":"
-		 "\"EACCES\",\"pid\":%d,\"uid\":%u,\"exe\":\"%s\"}\n",
-		 (int)getpid(), (unsigned)getuid(), exe);
-	assert_string_equal(buf + 34, want);
+	/* compact: the greps of the shell suites depend on it */
+	assert_non_null(strstr(buf, "\"event\":\"veto\",\"op\":\"delete\","
+			       "\"path\":\"src/a.c\""));
+	parse_lines(buf, len, &rs);
+	assert_int_equal(rs.n, 1);
+	assert_keys(rs.r[0], keys);
+	assert_time(str(rs.r[0], "time"));
+	assert_string_equal(str(rs.r[0], "event"), "veto");
+	assert_string_equal(str(rs.r[0], "op"), "delete");
+	assert_string_equal(str(rs.r[0], "path"), "src/a.c");
+	assert_string_equal(str(rs.r[0], "rule"), "t.policy:3");
+	assert_string_equal(str(rs.r[0], "errno"), "EACCES");
+	assert_int_equal(num(rs.r[0], "pid"), getpid());
+	assert_int_equal(num(rs.r[0], "uid"), getuid());
+	assert_string_equal(str(rs.r[0], "exe"), exe);
+	free_recs(&rs);
 	free(buf);
 	audit_close(a);
 }
 
 static void test_veto_without_rule_or_caller(void **state)
 {
+	static const char *const keys[] = { "time", "event", "op", "path",
+		"rule", "errno", NULL };
+	static struct recs rs;
 	struct fixture *f = *state;
 	struct audit *a = open_log(f, 0);
-	size_t len;
-	char *buf;
 
 	assert_int_equal(audit_veto(a, "write", "x", NULL, ENOSPC, NULL), 0);
-	buf = read_log(a, &len);
-	check_lines(buf, len);
-	assert_non_null(strstr(buf, "\"rule\":null,\"errno\":\"ENOSPC\"}\n"));
-	assert_null(strstr(buf, "\"pid\""));
-	free(buf);
+	assert_int_equal(audit_veto(a, "write", NULL, NULL, 4095, NULL), 0);
+	read_recs(a, &rs);
+	assert_int_equal(rs.n, 2);
+	assert_keys(rs.r[0], keys);
+	assert_true(json_is_null(json_object_get(rs.r[0], "rule")));
+	assert_string_equal(str(rs.r[0], "errno"), "ENOSPC");
+	/* no path: ""; an errno without a name: its number */
+	assert_string_equal(str(rs.r[1], "path"), "");
+	assert_string_equal(str(rs.r[1], "errno"), "4095");
+	free_recs(&rs);
 	audit_close(a);
 }
 
 static void test_event_record(void **state)
 {
+	static const char *const k0[] = { "time", "event", "txid", "paths",
+		"pid", "uid", "exe", NULL };
+	static const char *const k1[] = { "time", "event", NULL };
+	static struct recs rs;
 	struct fixture *f = *state;
 	struct audit *a = open_log(f, 0);
 	struct audit_caller who = { .pid = 999999999, .uid = 7 };
-	size_t len;
-	char *buf;
 
 	assert_int_equal(audit_event(a, "commit", "\"txid\":3,\"paths\":12",
 				     &who), 0);
 	assert_int_equal(audit_event(a, "rollback", NULL, NULL), 0);
 	assert_int_equal(audit_event(a, "savepoint", "", NULL), 0);
-	buf = read_log(a, &len);
-	assert_int_equal(check_lines(buf, len), 3);
+	read_recs(a, &rs);
+	assert_int_equal(rs.n, 3);
+	assert_keys(rs.r[0], k0);
+	assert_int_equal(num(rs.r[0], "txid"), 3);
+	assert_int_equal(num(rs.r[0], "paths"), 12);
+	assert_int_equal(num(rs.r[0], "pid"), 999999999);
+	assert_int_equal(num(rs.r[0], "uid"), 7);
 	/* no such process: exe is null, the record is still written */
-	assert_non_null(strstr(buf, ",\"event\":\"commit\",\"txid\":3,"
-			       "\"paths\":12,\"pid\":999999999,\"uid\":7,"
-			       "\"exe\":null}\n"));
-	assert_non_null(strstr(buf, ",\"event\":\"rollback\"}\n"));
-	assert_non_null(strstr(buf, ",\"event\":\"savepoint\"}\n"));
-	free(buf);
+	assert_true(json_is_null(json_object_get(rs.r[0], "exe")));
+	assert_keys(rs.r[1], k1);
+	assert_string_equal(str(rs.r[1], "event"), "rollback");
+	assert_keys(rs.r[2], k1);
+	assert_string_equal(str(rs.r[2], "event"), "savepoint");
+	free_recs(&rs);
 	audit_close(a);
 }
 
-static void test_escaping(void **state)
+/* Members that are not JSON are refused, and still logged as bytes. */
+static void test_event_bad_fields(void **state)
 {
-	static const char hostile[] =
-		"q\"b\\s\nn\tt\x01\x1f\x7f \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 "
-		"bad\xff\xc3 \xed\xa0\x80 \xc0\xaf end";
+	static const char *const bad[] = { "\"a\":", "\"a\":1}", "\"a\":1,"
+		"\"a\":2", "\"p\":\"\xff\"", "}{", "\"x\":1} , {\"y\":2" };
+	static struct recs rs;
 	struct fixture *f = *state;
 	struct audit *a = open_log(f, 0);
-	char hex[256] = "";
-	size_t len;
-	char *buf;
+	size_t n = sizeof(bad) / sizeof(bad[0]);
 
-	assert_int_equal(audit_veto(a, "op\"x", hostile, &deny3, EACCES, NULL),
-			 0);
-	assert_int_equal(audit_veto(a, "read", "plain\xc3\xa9", &deny3,
-				    EACCES, NULL), 0);
-	buf = read_log(a, &len);
-	assert_int_equal(check_lines(buf, len), 2);
-	assert_non_null(strstr(buf, "\"op\":\"op\\\"x\""));
-	assert_non_null(strstr(buf,
-		"\"path\":\"q\\\"b\\\\s\\u000an\\u0009t\\u0001\\u001f\\u007f "
-		"\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 bad\\ufffd\\ufffd "
-		"\\ufffd\\ufffd\\ufffd \\ufffd\\ufffd end\""));
-	for (const char *s = hostile; *s; s++)
-		sprintf(hex + strlen(hex), "%02x", (unsigned char)*s);
-	assert_non_null(strstr(buf, hex));
-	assert_non_null(strstr(buf, "\"path_hex\":\""));
-	/* valid UTF-8 needs no hex copy: only the first line has one */
-	assert_non_null(strstr(buf, "\"path\":\"plain\xc3\xa9\",\"rule\""));
-	assert_true(strstr(buf, "path_hex") < strchr(buf, '\n'));
-	assert_null(strstr(strchr(buf, '\n'), "path_hex"));
-	free(buf);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(audit_event(a, "x", bad[i], NULL), -EINVAL);
+	read_recs(a, &rs);
+	assert_int_equal(rs.n, n);
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(str(rs.r[i], "event"), "x");
+		assert_bytes(rs.r[i], "bad_fields", -1, bad[i],
+			     !strchr(bad[i], '\xff'));
+	}
+	free_recs(&rs);
 	audit_close(a);
+}
+
+/* Fields given as a JSON object: order kept, time/event not overridden,
+ * the object not consumed. */
+static void test_record_object(void **state)
+{
+	static const char *const keys[] = { "time", "event", "name", "name_hex",
+		"level", "list", "list_hex", NULL };
+	static struct recs rs;
+	struct fixture *f = *state;
+	struct audit *a = open_log(f, 0);
+	json_t *o = json_pack("{s:s,s:s}", "event", "forged", "time", "1999");
+
+	assert_non_null(o);
+	assert_int_equal(audit_json_set_bytes(o, "name", "sp\xfe"), 0);
+	assert_int_equal(json_object_set_new(o, "level", json_integer(4)), 0);
+	assert_int_equal(audit_json_append_bytes(o, "list", "ok"), 0);
+	assert_int_equal(audit_json_append_bytes(o, "list", "n\xc3"), 0);
+	json_object_del(o, "event");
+	json_object_del(o, "time");
+	assert_int_equal(audit_record(a, "savepoint", o, NULL), 0);
+	assert_int_equal(json_object_size(o), 5);	/* still ours */
+	json_object_set_new(o, "event", json_string("forged"));
+	assert_int_equal(audit_record(a, "savepoint", o, NULL), 0);
+	json_decref(o);
+	assert_int_equal(audit_record(a, "recover", NULL, NULL), 0);
+	read_recs(a, &rs);
+	assert_int_equal(rs.n, 3);
+	assert_keys(rs.r[0], keys);
+	assert_bytes(rs.r[0], "name", -1, "sp\xfe", false);
+	assert_string_equal(str(rs.r[0], "name"), "sp\xef\xbf\xbd");
+	assert_bytes(rs.r[0], "list", 0, "ok", true);
+	assert_bytes(rs.r[0], "list", 1, "n\xc3", false);
+	assert_string_equal(str(rs.r[1], "event"), "savepoint");
+	assert_string_equal(str(rs.r[2], "event"), "recover");
+	free_recs(&rs);
+	audit_close(a);
+}
+
+/* Hostile paths: every line is JSON, every path reads back to its exact
+ * bytes, and no two different paths give the same (path, path_hex). */
+static void test_hostile_paths(void **state)
+{
+	static struct recs rs;
+	static char ctl[40], big[4097], bigbad[4097];
+	const struct { const char *p; bool utf8; } t[] = {
+		{ "q\"b\\s\nn\tt\x01\x1f\x7f \xc3\xa9 \xe2\x82\xac "
+		  "\xf0\x9f\x98\x80", true },
+		{ "\\\\\\\"\"\\u0000\\ufffd\\n", true },	/* escapes, as text */
+		{ "line1\nline2", true }, { "\n", true }, { "a/b\n/c\r\n", true },
+		{ ctl, true },				/* every C0 byte */
+		{ "bad\xff", false }, { "bad\xc3", false },
+		{ "\xed\xa0\x80", false },		/* a surrogate */
+		{ "\xc0\xaf", false },			/* overlong */
+		{ "\xf5\x80", false }, { "\xf4\x90\x80\x80", false },
+		{ "\xe2\x82", false }, { "\x80", false },
+		/* U+FFFD for real vs the bytes it stands for */
+		{ "a\xef\xbf\xbd", true }, { "a\xff", false }, { "a\xfe", false },
+		{ "\xc2\x80\xc2\x9f", true },		/* C1 controls */
+		{ big, true }, { bigbad, false }, { "", true },
+	};
+	size_t n = sizeof(t) / sizeof(t[0]);
+	struct fixture *f = *state;
+	struct audit *a = open_log(f, 64u << 20);
+
+	for (int i = 1; i < 32; i++)
+		ctl[i - 1] = (char)i;
+	memset(big, 'x', 4096);
+	for (int i = 0; i < 4096; i += 64)
+		big[i] = '/';
+	memcpy(bigbad, big, sizeof(big));
+	bigbad[2000] = '\xff';
+	bigbad[4095] = '\n';
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(audit_veto(a, "op\"\\\n\xff", t[i].p, &deny3,
+					    EACCES, NULL), 0);
+	read_recs(a, &rs);
+	assert_int_equal(rs.n, n);
+	for (size_t i = 0; i < n; i++) {
+		assert_bytes(rs.r[i], "path", -1, t[i].p, t[i].utf8);
+		assert_bytes(rs.r[i], "op", -1, "op\"\\\n\xff", false);
+	}
+	/* unambiguous: different paths, different records */
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++) {
+			json_t *hi = json_object_get(rs.r[i], "path_hex");
+			json_t *hj = json_object_get(rs.r[j], "path_hex");
+
+			assert_false(json_equal(json_object_get(rs.r[i],
+					"path"), json_object_get(rs.r[j],
+					"path")) && (hi == hj ||
+					(hi && hj && json_equal(hi, hj))));
+		}
+	/* the display form: one U+FFFD a bad byte, the hex exact */
+	assert_string_equal(str(rs.r[6], "path"), "bad\xef\xbf\xbd");
+	assert_string_equal(str(rs.r[6], "path_hex"), "626164ff");
+	assert_string_equal(str(rs.r[8], "path"),
+			    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	free_recs(&rs);
+	audit_close(a);
+}
+
+/* Arrays of bytes: K_hex parallel to K, null for the exact elements. */
+static void test_bytes_arrays(void **state)
+{
+	static const char *const argv[] = { "ls", "-l", "\xff\xfe", "x\ny",
+					    "\xc3\xa9", "t\xc3" };
+	json_t *o = json_object(), *h;
+	size_t n = sizeof(argv) / sizeof(argv[0]);
+	char *s;
+
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(audit_json_append_bytes(o, "argv", argv[i]), 0);
+		h = json_object_get(o, "argv_hex");
+		/* no hex array until one element needs it, then parallel */
+		assert_true(i < 2 ? h == NULL : json_array_size(h) == i + 1);
+	}
+	for (size_t i = 0; i < n; i++)
+		assert_bytes(o, "argv", (long)i, argv[i],
+			     i != 2 && i != 5);
+	h = json_object_get(o, "argv_hex");
+	assert_true(json_is_null(json_array_get(h, 0)));
+	assert_string_equal(json_string_value(json_array_get(h, 2)), "fffe");
+	/* round trip through text */
+	s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	o = json_loads(s, 0, NULL);
+	free(s);
+	assert_non_null(o);
+	for (size_t i = 0; i < n; i++)
+		assert_bytes(o, "argv", (long)i, argv[i], i != 2 && i != 5);
+	assert_null(audit_json_bytes(o, "argv", (long)n));
+	/* a member set again loses a stale K_hex */
+	assert_int_equal(audit_json_set_bytes(o, "p", "\xff"), 0);
+	assert_int_equal(audit_json_set_bytes(o, "p", "fine"), 0);
+	assert_null(json_object_get(o, "p_hex"));
+	/* not an array, a key too long */
+	assert_int_equal(audit_json_append_bytes(o, "p", "x"), -EINVAL);
+	assert_int_equal(audit_json_set_bytes(o, "k123456789012345678901234567"
+		"8901234567890123456789012345678901234567890", "x"), -EINVAL);
+	json_decref(o);
+}
+
+/* A reader refuses what no path can be: bad hex, a NUL byte; text. */
+static void test_bytes_reader(void **state)
+{
+	static const char *const bad[] = {
+		"{\"p\":\"x\",\"p_hex\":\"6\"}",
+		"{\"p\":\"x\",\"p_hex\":\"zz\"}",
+		"{\"p\":\"x\",\"p_hex\":\"6100\"}",
+		"{\"p\":\"x\",\"p_hex\":\"6A\"}",
+		"{\"p\":\"a\\u0000b\"}",
+		"{\"p\":3}",
+		"{\"q\":\"x\"}",
+	};
+	json_t *o;
+	char *s;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		o = json_loads(bad[i], JSON_ALLOW_NUL, NULL);
+		assert_non_null(o);
+		s = audit_json_bytes(o, "p", -1);
+		if (s)
+			fail_msg("%s read as %s", bad[i], s);
+		json_decref(o);
+	}
+	/* text for people or a model: lossy, always a JSON string */
+	o = audit_json_text("a\xff\xc3\n\xc3\xa9");
+	assert_string_equal(json_string_value(o),
+			    "a\xef\xbf\xbd\xef\xbf\xbd\n\xc3\xa9");
+	json_decref(o);
+	o = audit_json_text("");
+	assert_string_equal(json_string_value(o), "");
+	json_decref(o);
+	o = json_loads("{\"p\":\"\\ufffd\",\"p_hex\":\"0aff\"}", 0, NULL);
+	s = audit_json_bytes(o, "p", -1);
+	assert_string_equal(s, "\n\xff");
+	free(s);
+	json_decref(o);
+}
+
+/* For a terminal: no control byte reaches it, and the way back is one. */
+static void test_quote(void **state)
+{
+	static const char *const in[] = { "plain/\xc3\xa9", "a\\b", "a\nb\tc",
+		"\x1b[31m\x7f", "bad\xff\xc3", "\xc2\x9b" "x", "\\x1b", "" };
+	static const char *const out[] = { "plain/\xc3\xa9", "a\\\\b",
+		"a\\nb\\tc", "\\x1b[31m\\x7f", "bad\\xff\\xc3", "\\u009bx",
+		"\\\\x1b", "" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		char *q = audit_quote(in[i]);
+
+		assert_non_null(q);
+		assert_string_equal(q, out[i]);
+		for (const char *c = q; *c; c++)
+			assert_true((unsigned char)*c >= 0x20 && *c != 0x7f);
+		free(q);
+	}
 }
 
 static void test_rotation(void **state)
@@ -460,7 +710,15 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_event_record, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_event_bad_fields, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_record_object, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_hostile_paths, setup,
+						teardown),
+		cmocka_unit_test(test_bytes_arrays),
+		cmocka_unit_test(test_bytes_reader),
+		cmocka_unit_test(test_quote),
 		cmocka_unit_test_setup_teardown(test_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_threads_rotating, setup,

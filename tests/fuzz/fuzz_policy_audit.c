@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * fuzz_policy_audit.c - libFuzzer target: any bytes as the names the audit
+ * log writes (policy/audit.c: K, plus K_hex when not UTF-8).
+ *
+ * The input, cut at NUL bytes, gives up to 8 names. Each is set as a
+ * member and appended to an array; the object is printed as jansson
+ * prints a record and parsed back, strictly. Every name must read back to
+ * its exact bytes, two different names must never print the same, and
+ * audit_quote() must put no control byte on a terminal. Any crash,
+ * sanitizer report or abort() is a finding.
+ */
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy_int.h"
+
+#define MAX_NAMES 8
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* {"p":name} as printed in the log (K and K_hex). */
+static char *print_one(const char *name)
+{
+	json_t *o = json_object();
+	char *s;
+
+	if (!o || audit_json_set_bytes(o, "p", name))
+		abort();
+	s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!s)
+		abort();
+	return s;
+}
+
+static void check_quote(const char *name)
+{
+	char *q = audit_quote(name);
+
+	if (!q)
+		abort();
+	for (const unsigned char *c = (const unsigned char *)q; *c; c++)
+		if (*c < 0x20 || *c == 0x7f ||
+		    (c[0] == 0xc2 && c[1] >= 0x80 && c[1] < 0xa0))
+			abort();
+	free(q);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *buf = malloc(size + 1), *names[MAX_NAMES], *printed[MAX_NAMES];
+	json_t *o = json_object(), *back;
+	size_t n = 0;
+	char *s;
+
+	if (!buf || !o)
+		abort();
+	memcpy(buf, data, size);
+	buf[size] = '\0';
+	for (size_t i = 0; i <= size && n < MAX_NAMES;
+	     i += strlen(buf + i) + 1)
+		names[n++] = buf + i;
+	for (size_t i = 0; i < n; i++) {
+		if (audit_json_set_bytes(o, "one", names[i]) ||
+		    audit_json_append_bytes(o, "all", names[i]))
+			abort();
+		printed[i] = print_one(names[i]);
+		check_quote(names[i]);
+	}
+	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	back = s ? json_loads(s, JSON_REJECT_DUPLICATES, NULL) : NULL;
+	if (!back)
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		char *got = audit_json_bytes(back, "all", (long)i);
+
+		if (!got || strcmp(got, names[i]))
+			abort();
+		free(got);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(printed[i], printed[j]) !=
+			    !strcmp(names[i], names[j]))
+				abort();
+	}
+	if (n) {
+		char *got = audit_json_bytes(back, "one", -1);
+
+		if (!got || strcmp(got, names[n - 1]))
+			abort();
+		free(got);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(printed[i]);
+	json_decref(back);
+	json_decref(o);
+	free(s);
+	free(buf);
+	return 0;
+}
