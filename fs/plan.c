@@ -21,7 +21,9 @@
  * extra hard links; META sets modes, owners, times and xattrs (deepest
  * first); CLEAN removes the staging folder; SYNC flushes the filesystem.
  * New file contents are written to the staging folder and fsync'ed before
- * the plan is journaled (prepare, in commit.c).
+ * the plan is journaled (prepare, in commit.c), except for a real file
+ * changed in part, which PATCH writes in place (patch.c; when, see
+ * commit.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -399,7 +401,7 @@ static int keep_root_times(struct plan *p)
 	return add_step(p, CS_META, 0, "", times, 0);
 }
 
-static int attach_steps(struct plan *p, const struct cobj *o)
+static int attach_steps(struct plan *p, struct cobj *o)
 {
 	const char *f0 = o->finals[0];
 	int d = depth_of(f0);
@@ -408,6 +410,10 @@ static int attach_steps(struct plan *p, const struct cobj *o)
 
 	if (o->tino == (uint64_t)p->fs->root_ino)
 		return 0;
+	if (plan_needs_data(o) && patch_fits(p, o)) {
+		o->patch = true;	/* no staged copy, no detach */
+		return add_step(p, CS_PATCH, o->tino, f0, NULL, d);
+	}
 	if (plan_needs_data(o)) {
 		bool inplace = o->natural && o->rec.nlink > 1;
 
@@ -432,12 +438,18 @@ static int attach_steps(struct plan *p, const struct cobj *o)
 	return add_step(p, CS_MKNOD, o->tino, f0, NULL, d);
 }
 
+/* The place of a kind in the order of steps: PATCH runs with COPY. */
+static int kind_rank(enum cstep_kind k)
+{
+	return k == CS_PATCH ? (int)CS_COPY : (int)k;
+}
+
 static int cmp_step(const void *a, const void *b)
 {
 	const struct cstep *x = a, *y = b;
 
-	if (x->kind != y->kind)
-		return (int)x->kind - (int)y->kind;
+	if (kind_rank(x->kind) != kind_rank(y->kind))
+		return kind_rank(x->kind) - kind_rank(y->kind);
 	/* detach and meta: deepest first; attach kinds: shallowest first */
 	if (x->kind == CS_DETACH || x->kind == CS_META)
 		return y->depth - x->depth;
@@ -454,7 +466,7 @@ static int cmp_attach(const void *a, const void *b)
 
 static bool is_attach(enum cstep_kind k)
 {
-	return k >= CS_MKDIR && k <= CS_MKNOD;
+	return kind_rank(k) >= CS_MKDIR && kind_rank(k) <= CS_MKNOD;
 }
 
 /*
@@ -491,6 +503,7 @@ static int build_steps(struct plan *p)
 	for (size_t i = 0; i < p->n && rc == 0; i++) {
 		struct cobj *o = &p->objs[i];
 
+		o->patch = false;
 		if (o->skip)
 			continue;
 		if (p->partial && (rc = add_step(p, CS_FORGET, o->tino, NULL,
