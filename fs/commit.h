@@ -115,6 +115,9 @@ struct plan {
 	char **conflicts;
 	size_t nconflicts;
 	bool partial;		/* plan_select was applied */
+	bool commit;		/* built to be committed: may choose CS_PATCH
+				 * (probes the real files; status and diff
+				 * plans do not) */
 	struct place *whiteouts;	/* layer whiteouts (dir, name) */
 	size_t nwh, whcap;
 };
@@ -123,6 +126,10 @@ struct plan {
  * the real directory changed underneath (unless force). */
 int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
 	       bool force);
+/* The same for a plan that will be committed: the steps may patch real
+ * files in place (CS_PATCH), which plan_build never chooses. */
+int plan_build_commit(struct txfs *fs, struct layer_txn *t, struct plan *p,
+		      bool force);
 void plan_free(struct plan *p);
 /* Partial commit: keep only the objects at or below paths, and what they
  * need (new or moved folders above them, with everything below those),

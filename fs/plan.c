@@ -410,7 +410,7 @@ static int attach_steps(struct plan *p, struct cobj *o)
 
 	if (o->tino == (uint64_t)p->fs->root_ino)
 		return 0;
-	if (plan_needs_data(o) && patch_fits(p, o)) {
+	if (p->commit && plan_needs_data(o) && patch_fits(p, o)) {
 		o->patch = true;	/* no staged copy, no detach */
 		return add_step(p, CS_PATCH, o->tino, f0, NULL, d);
 	}
@@ -576,14 +576,15 @@ static int drop_vanished(struct plan *p)
 	return rc;
 }
 
-int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
-	       bool force)
+static int build(struct txfs *fs, struct layer_txn *t, struct plan *p,
+		 bool force, bool commit)
 {
 	int rc;
 
 	memset(p, 0, sizeof(*p));
 	p->fs = fs;
 	p->t = t;
+	p->commit = commit;
 	if ((rc = layer_inode_each(t, collect_obj, p)) ||
 	    (rc = layer_dirent_each_all(t, collect_place, p)))
 		return rc;
@@ -594,6 +595,18 @@ int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
 	else if (rc == 0)
 		rc = drop_vanished(p);
 	return rc ? rc : build_steps(p);
+}
+
+int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
+	       bool force)
+{
+	return build(fs, t, p, force, false);
+}
+
+int plan_build_commit(struct txfs *fs, struct layer_txn *t, struct plan *p,
+		      bool force)
+{
+	return build(fs, t, p, force, true);
 }
 
 int plan_conflicts(struct plan *p)
