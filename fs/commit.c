@@ -711,6 +711,8 @@ static int apply_step(struct txfs *fs, struct layer_txn *t, int sfd,
 		return step_copy(fs, sfd, s);
 	case CS_PATCH:
 		return patch_apply(fs, t, s, phase);
+	case CS_FSYNC:
+		return patch_fsync(fs, s);
 	case CS_SYMLINK:
 		return step_symlink(fs, s);
 	case CS_LINK:

@@ -10,7 +10,10 @@
  *             written into the real file (pwrite, ftruncate), as an
  *             idempotent redo step: a crash replays it from the chunks,
  *             which stay in the layer until the commit is finalized.
- *             Cost: the changed blocks, not the file. Chosen only when
+ *             Cost: the changed blocks, not the file. A commit whose
+ *             steps are only such patches and metadata ends with an
+ *             fsync of each file it touched (CS_FSYNC) instead of a
+ *             syncfs of the whole file system. Chosen only when
  *             all of these hold (patch_fits):
  *               - the file stays at its real path (not renamed, not
  *                 replaced, no name added or moved in the layer);
@@ -89,6 +92,12 @@ enum cstep_kind {
 			 * place (runs among the attach kinds, where CS_COPY
 			 * does; numbered last so older journals keep their
 			 * numbers) */
+	CS_FSYNC,	/* fsync a (a regular file or folder; anything else,
+			 * or one that cannot be opened: syncfs). Replaces
+			 * CS_SYNC in a commit that patches files in place and
+			 * changes no names (only PATCH and META steps): it
+			 * then waits for its own files, not for every dirty
+			 * page of the file system */
 };
 
 struct cstep {
@@ -148,6 +157,8 @@ bool patch_fits(struct plan *p, const struct cobj *o);
  * Calls fault_point(fs, phase) between its writes. */
 int patch_apply(struct txfs *fs, struct layer_txn *t, const struct cstep *s,
 		const char *phase);
+/* Apply a CS_FSYNC step. */
+int patch_fsync(struct txfs *fs, const struct cstep *s);
 
 /* Prepare, journal (the commit point), apply and finalize a plan built
  * in write transaction p->t (which this commits). */

@@ -17,9 +17,11 @@
  *
  * Redo is idempotent: the bytes below L that no chunk covers are never
  * written, so they stay the real file's own bytes; every other byte is
- * set from the chunks, which stay in LMDB until the commit is finalized
- * (after the CS_SYNC step, whose syncfs makes the patched bytes durable:
- * no fsync per file). A replay after a crash at any point therefore ends
+ * set from the chunks, which stay in LMDB until the commit is finalized,
+ * after the patched bytes are durable: a commit with only patches and
+ * metadata changes ends with an fsync of each file it touched (CS_FSYNC,
+ * instead of CS_SYNC's syncfs of the whole file system), any other
+ * commit with CS_SYNC. A replay after a crash at any point therefore ends
  * with the same bytes. Between steps 1 and 3 the file's size can differ
  * from both ends (only when the change shrinks or grows it).
  *
@@ -238,6 +240,21 @@ int patch_apply(struct txfs *fs, struct layer_txn *t, const struct cstep *s,
 	if (ftruncate(fd, (off_t)rec.size))
 		rc = -errno;
 out_close:
+	close(fd);
+	return rc;
+}
+
+int patch_fsync(struct txfs *fs, const struct cstep *s)
+{
+	struct stat st;
+	int fd = lower_open(fs, s->a, O_RDONLY | O_NONBLOCK | O_NOCTTY), rc;
+
+	if (fd < 0)	/* gone, or not ours to open: flush everything */
+		return syncfs(fs->rootfd) ? -errno : 0;
+	if (fstat(fd, &st) || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+		rc = syncfs(fs->rootfd) ? -errno : 0;
+	else
+		rc = fsync(fd) ? -errno : 0;
 	close(fd);
 	return rc;
 }

@@ -438,10 +438,13 @@ static int attach_steps(struct plan *p, struct cobj *o)
 	return add_step(p, CS_MKNOD, o->tino, f0, NULL, d);
 }
 
-/* The place of a kind in the order of steps: PATCH runs with COPY. */
+/* The place of a kind in the order of steps: PATCH runs with COPY,
+ * FSYNC where SYNC would. */
 static int kind_rank(enum cstep_kind k)
 {
-	return k == CS_PATCH ? (int)CS_COPY : (int)k;
+	if (k == CS_PATCH)
+		return (int)CS_COPY;
+	return k == CS_FSYNC ? (int)CS_SYNC : (int)k;
 }
 
 static int cmp_step(const void *a, const void *b)
@@ -495,6 +498,45 @@ static int unlink_step(struct plan *p, const struct place *w)
 	return rc;
 }
 
+#define FSYNC_MAX 64	/* more files than this: one syncfs is cheaper */
+
+/* Does the commit only patch files in place and set metadata of regular
+ * files and folders (no name created, moved or removed)? */
+static bool only_patches(struct plan *p)
+{
+	size_t npatch = 0, nmeta = 0;
+
+	for (size_t i = 0; i < p->nsteps; i++) {
+		const struct cstep *s = &p->steps[i];
+		const struct cobj *o = s->tino ? plan_obj(p, s->tino) : NULL;
+
+		if (s->kind == CS_PATCH)
+			npatch++;
+		else if (s->kind == CS_META && (!s->tino || (o &&
+			 (S_ISREG(o->rec.mode) || S_ISDIR(o->rec.mode)))))
+			nmeta++;
+		else if (s->kind != CS_FORGET)
+			return false;
+	}
+	return npatch && nmeta <= FSYNC_MAX;
+}
+
+/* The durability steps at the end: an fsync of every file and folder a
+ * patch-only commit touched, else one syncfs. */
+static int sync_steps(struct plan *p)
+{
+	size_t n = p->nsteps;
+	int rc = 0;
+
+	if (!only_patches(p))
+		return add_step(p, CS_SYNC, 0, NULL, NULL, 0);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if (p->steps[i].kind == CS_META)
+			rc = add_step(p, CS_FSYNC, p->steps[i].tino,
+				      p->steps[i].a, NULL, 0);
+	return rc;
+}
+
 static int build_steps(struct plan *p)
 {
 	size_t first = 0, last;
@@ -525,8 +567,8 @@ static int build_steps(struct plan *p)
 		rc = unlink_step(p, &p->whiteouts[i]);
 	if (rc == 0 && !plan_obj(p, (uint64_t)p->fs->root_ino))
 		rc = keep_root_times(p);	/* staging comes and goes there */
-	if (rc || (rc = add_step(p, CS_CLEAN, 0, NULL, NULL, 0)) ||
-	    (rc = add_step(p, CS_SYNC, 0, NULL, NULL, 0)))
+	if (rc || (rc = sync_steps(p)) ||
+	    (rc = add_step(p, CS_CLEAN, 0, NULL, NULL, 0)))
 		return rc;
 	qsort(p->steps, p->nsteps, sizeof(*p->steps), cmp_step);
 	while (first < p->nsteps && !is_attach(p->steps[first].kind))
