@@ -330,6 +330,39 @@ static int prepare_one(struct txfs *fs, struct layer_txn *t, int sfd,
 	return rc;
 }
 
+/* Does the step change a name in the real directory (through the
+ * staging folder, or beside it)? */
+static bool names_step(enum cstep_kind k)
+{
+	switch (k) {
+	case CS_PATCH:
+	case CS_META:
+	case CS_FORGET:
+	case CS_CLEAN:
+	case CS_SYNC:
+	case CS_FSYNC:
+		return false;
+	case CS_DETACH:
+	case CS_MKDIR:
+	case CS_ATTACH:
+	case CS_PLACE:
+	case CS_COPY:
+	case CS_SYMLINK:
+	case CS_MKNOD:
+	case CS_LINK:
+		return true;
+	}
+	return true;
+}
+
+static bool uses_staging(const struct plan *p)
+{
+	for (size_t i = 0; i < p->nsteps; i++)
+		if (names_step(p->steps[i].kind))
+			return true;
+	return false;
+}
+
 static int prepare(struct txfs *fs, struct plan *p, uint64_t txid)
 {
 	size_t staged = 0;
@@ -346,9 +379,9 @@ static int prepare(struct txfs *fs, struct plan *p, uint64_t txid)
 			rc = fault_point(fs, "commit");
 	/* one syncfs for every staged file (an fsync each costs ~1 ms a
 	 * file), then the folders: all durable before the commit point.
-	 * Nothing staged (only in-place patches): nothing to make durable,
-	 * the steps recreate the staging folder if a crash loses it. */
-	if (rc == 0 && staged &&
+	 * A commit of in-place patches only has nothing staged and no name
+	 * to move through the staging folder: nothing to make durable. */
+	if (rc == 0 && (staged || uses_staging(p)) &&
 	    (syncfs(sfd) || fsync(sfd) || fsync(fs->rootfd)))
 		rc = -errno;
 	close(sfd);
