@@ -79,8 +79,19 @@ check_eq "suid.bin: the mode the same write gives in a plain directory" \
 prog_pid=$!
 sleep 0.3
 both '"$FSOP" pwrite prog 100 X && sha256sum prog'
+busy=$("$PY" -c '
+import os, sys
+try:
+    os.close(os.open(sys.argv[1], os.O_WRONLY)); print("writable")
+except OSError as e:
+    print("busy" if e.errno == 26 else "other")' "$WS/prog")
 check_ctl "commit of a program that runs from the real directory" OK commit
 check_eq "prog: new content" "$(sha "$MODEL/prog")" "$(sha "$WS/prog")"
+if [ "$busy" = busy ]; then	# ETXTBSY: the kernel refuses writers
+	[ "$(ino "$WS/prog")" != "${ino0[prog]}" ] &&
+		ok "prog: a new copy (running, so not writable in place)" ||
+		fail "prog: kept its inode while running: patched in place?"
+fi
 kill "$prog_pid" 2>/dev/null
 wait "$prog_pid" 2>/dev/null
 
