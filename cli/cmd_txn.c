@@ -375,7 +375,9 @@ int cmd_commit(int argc, char **argv)
 		"Merge the staged changes into the real directory, crash-\n"
 		"atomically. Refused (exit 1) when the real directory changed\n"
 		"underneath; --force overrides. With PATHs, commits only those\n"
-		"(and the folders they need) and keeps the rest staged.\n";
+		"(and the folders they need) and keeps the rest staged. A real\n"
+		"file changed in part is patched in place (its changed blocks\n"
+		"only), not copied; see the README.\n";
 	struct copts o;
 	char **req, *out = NULL;
 	size_t len, n = 0;

@@ -330,8 +330,42 @@ static int prepare_one(struct txfs *fs, struct layer_txn *t, int sfd,
 	return rc;
 }
 
+/* Does the step change a name in the real directory (through the
+ * staging folder, or beside it)? */
+static bool names_step(enum cstep_kind k)
+{
+	switch (k) {
+	case CS_PATCH:
+	case CS_META:
+	case CS_FORGET:
+	case CS_CLEAN:
+	case CS_SYNC:
+	case CS_FSYNC:
+		return false;
+	case CS_DETACH:
+	case CS_MKDIR:
+	case CS_ATTACH:
+	case CS_PLACE:
+	case CS_COPY:
+	case CS_SYMLINK:
+	case CS_MKNOD:
+	case CS_LINK:
+		return true;
+	}
+	return true;
+}
+
+static bool uses_staging(const struct plan *p)
+{
+	for (size_t i = 0; i < p->nsteps; i++)
+		if (names_step(p->steps[i].kind))
+			return true;
+	return false;
+}
+
 static int prepare(struct txfs *fs, struct plan *p, uint64_t txid)
 {
+	size_t staged = 0;
 	int sfd, rc = 0;
 
 	stage_remove(fs, txid);
@@ -340,11 +374,15 @@ static int prepare(struct txfs *fs, struct plan *p, uint64_t txid)
 		return sfd;
 	for (size_t i = 0; i < p->n && rc == 0; i++)
 		if (!p->objs[i].skip && plan_needs_data(&p->objs[i]) &&
+		    !p->objs[i].patch && ++staged &&
 		    (rc = prepare_one(fs, p->t, sfd, &p->objs[i])) == 0)
 			rc = fault_point(fs, "commit");
 	/* one syncfs for every staged file (an fsync each costs ~1 ms a
-	 * file), then the folders: all durable before the commit point */
-	if (rc == 0 && (syncfs(sfd) || fsync(sfd) || fsync(fs->rootfd)))
+	 * file), then the folders: all durable before the commit point.
+	 * A commit of in-place patches only has nothing staged and no name
+	 * to move through the staging folder: nothing to make durable. */
+	if (rc == 0 && (staged || uses_staging(p)) &&
+	    (syncfs(sfd) || fsync(sfd) || fsync(fs->rootfd)))
 		rc = -errno;
 	close(sfd);
 	return rc;
@@ -686,7 +724,7 @@ static int step_times(struct txfs *fs, const struct cstep *s)
 }
 
 static int apply_step(struct txfs *fs, struct layer_txn *t, int sfd,
-		      uint64_t txid, const struct cstep *s)
+		      uint64_t txid, const struct cstep *s, const char *phase)
 {
 	struct layer_ino_view lv;
 	char name[32];
@@ -704,6 +742,10 @@ static int apply_step(struct txfs *fs, struct layer_txn *t, int sfd,
 		return move_in(fs, sfd, name, s->a);
 	case CS_COPY:
 		return step_copy(fs, sfd, s);
+	case CS_PATCH:
+		return patch_apply(fs, t, s, phase);
+	case CS_FSYNC:
+		return patch_fsync(fs, s);
 	case CS_SYMLINK:
 		return step_symlink(fs, s);
 	case CS_LINK:
@@ -741,7 +783,7 @@ static int apply_all(struct txfs *fs, struct plan *p, uint64_t txid,
 		return sfd;
 	}
 	for (size_t i = 0; i < p->nsteps; i++) {
-		if ((rc = apply_step(fs, t, sfd, txid, &p->steps[i])) ||
+		if ((rc = apply_step(fs, t, sfd, txid, &p->steps[i], phase)) ||
 		    (rc = fault_point(fs, phase))) {
 			fprintf(stderr, "txfs: commit step %zu (%d %s): %s\n",
 				i, p->steps[i].kind, p->steps[i].a,

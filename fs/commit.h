@@ -1,7 +1,45 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * commit.h - the commit plan (plan.c), its journal and application
- * (commit.c), and the transaction verbs (txn.c).
+ * (commit.c, patch.c), and the transaction verbs (txn.c).
+ *
+ * How a regular file's new content reaches the real directory:
+ *
+ *   CS_PATCH  in place (patch.c): a real file whose data changed partly.
+ *             After the commit point the layer's changed blocks are
+ *             written into the real file (pwrite, ftruncate), as an
+ *             idempotent redo step: a crash replays it from the chunks,
+ *             which stay in the layer until the commit is finalized.
+ *             Cost: the changed blocks, not the file. A commit whose
+ *             steps are only such patches and metadata ends with an
+ *             fsync of each file it touched (CS_FSYNC) instead of a
+ *             syncfs of the whole file system. Chosen only when
+ *             all of these hold (patch_fits):
+ *               - the file stays at its real path (not renamed, not
+ *                 replaced, no name added or moved in the layer);
+ *               - it has one name: the layer's and the real st_nlink are
+ *                 both 1 (a hard-linked file keeps CS_COPY below, as
+ *                 before this path existed);
+ *               - it is unchanged underneath (the real ctime equals the
+ *                 one recorded when the transaction first touched it:
+ *                 otherwise a conflict, or with --force the copy path);
+ *               - it is not setuid/setgid, and txfs can open it for
+ *                 writing now (not busy as a running program, ...);
+ *               - the layer keeps some of its real bytes (lower_valid >
+ *                 0) and changes at most half of its 64 KiB blocks.
+ *             Readers of the real directory can see the file partly
+ *             patched while the commit runs (as with `git checkout` or an
+ *             editor saving in place); after a crash the next mount (or
+ *             `txfs recover`) completes the patch.
+ *   CS_PLACE  a new copy: the whole content is written into the staging
+ *             folder and fsync'ed before the commit point, the old file
+ *             is detached and the copy renamed into place (atomic per
+ *             file). New files, renamed or replaced ones, and files
+ *             rewritten for the most part.
+ *   CS_COPY   a hard-linked real file (layer nlink > 1): staged as for
+ *             CS_PLACE, then copied into the existing inode, so that every
+ *             name of it shows the new content - names outside the
+ *             workspace included, since they are the same file.
  */
 #ifndef TXFS_COMMIT_H
 #define TXFS_COMMIT_H
@@ -31,6 +69,7 @@ struct cobj {
 	size_t nfinals;
 	bool natural;		/* stays at its real path */
 	bool skip;		/* partial commit: not selected, stays staged */
+	bool patch;		/* data committed in place (CS_PATCH) */
 };
 
 /* Step kinds, in the order they run (attach kinds interleave). */
@@ -49,6 +88,16 @@ enum cstep_kind {
 			 * (after CLEAN: removing staging changes the root) */
 	CS_SYNC,	/* syncfs */
 	CS_FORGET,	/* partial commit: drop tino from the layer at the end */
+	CS_PATCH,	/* the layer's blocks of tino written into real a in
+			 * place (runs among the attach kinds, where CS_COPY
+			 * does; numbered last so older journals keep their
+			 * numbers) */
+	CS_FSYNC,	/* fsync a (a regular file or folder; anything else,
+			 * or one that cannot be opened: syncfs). Replaces
+			 * CS_SYNC in a commit that patches files in place and
+			 * changes no names (only PATCH and META steps): it
+			 * then waits for its own files, not for every dirty
+			 * page of the file system */
 };
 
 struct cstep {
@@ -75,6 +124,9 @@ struct plan {
 	char **conflicts;
 	size_t nconflicts;
 	bool partial;		/* plan_select was applied */
+	bool commit;		/* built to be committed: may choose CS_PATCH
+				 * (probes the real files; status and diff
+				 * plans do not) */
 	struct place *whiteouts;	/* layer whiteouts (dir, name) */
 	size_t nwh, whcap;
 };
@@ -83,6 +135,10 @@ struct plan {
  * the real directory changed underneath (unless force). */
 int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
 	       bool force);
+/* The same for a plan that will be committed: the steps may patch real
+ * files in place (CS_PATCH), which plan_build never chooses. */
+int plan_build_commit(struct txfs *fs, struct layer_txn *t, struct plan *p,
+		      bool force);
 /* plan_build(force) without the steps: what the merged view is (objects
  * and their final paths), for the status and the changes since a
  * savepoint, which list changes and execute nothing. */
@@ -97,6 +153,16 @@ int plan_select(struct plan *p, const char *const *paths, size_t n);
 int plan_conflicts(struct plan *p);
 struct cobj *plan_obj(struct plan *p, uint64_t tino);
 bool plan_needs_data(const struct cobj *o);
+
+/* patch.c: should o's data be committed in place (CS_PATCH)? Checks the
+ * rules above against the layer (p->t) and the real file. */
+bool patch_fits(struct plan *p, const struct cobj *o);
+/* Apply a CS_PATCH step with the layer's chunks read in t; idempotent.
+ * Calls fault_point(fs, phase) between its writes. */
+int patch_apply(struct txfs *fs, struct layer_txn *t, const struct cstep *s,
+		const char *phase);
+/* Apply a CS_FSYNC step. */
+int patch_fsync(struct txfs *fs, const struct cstep *s);
 
 /* Prepare, journal (the commit point), apply and finalize a plan built
  * in write transaction p->t (which this commits). */

@@ -21,7 +21,9 @@
  * extra hard links; META sets modes, owners, times and xattrs (deepest
  * first); CLEAN removes the staging folder; SYNC flushes the filesystem.
  * New file contents are written to the staging folder and fsync'ed before
- * the plan is journaled (prepare, in commit.c).
+ * the plan is journaled (prepare, in commit.c), except for a real file
+ * changed in part, which PATCH writes in place (patch.c; when, see
+ * commit.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -399,7 +401,7 @@ static int keep_root_times(struct plan *p)
 	return add_step(p, CS_META, 0, "", times, 0);
 }
 
-static int attach_steps(struct plan *p, const struct cobj *o)
+static int attach_steps(struct plan *p, struct cobj *o)
 {
 	const char *f0 = o->finals[0];
 	int d = depth_of(f0);
@@ -408,6 +410,10 @@ static int attach_steps(struct plan *p, const struct cobj *o)
 
 	if (o->tino == (uint64_t)p->fs->root_ino)
 		return 0;
+	if (p->commit && plan_needs_data(o) && patch_fits(p, o)) {
+		o->patch = true;	/* no staged copy, no detach */
+		return add_step(p, CS_PATCH, o->tino, f0, NULL, d);
+	}
 	if (plan_needs_data(o)) {
 		bool inplace = o->natural && o->rec.nlink > 1;
 
@@ -432,12 +438,21 @@ static int attach_steps(struct plan *p, const struct cobj *o)
 	return add_step(p, CS_MKNOD, o->tino, f0, NULL, d);
 }
 
+/* The place of a kind in the order of steps: PATCH runs with COPY,
+ * FSYNC where SYNC would. */
+static int kind_rank(enum cstep_kind k)
+{
+	if (k == CS_PATCH)
+		return (int)CS_COPY;
+	return k == CS_FSYNC ? (int)CS_SYNC : (int)k;
+}
+
 static int cmp_step(const void *a, const void *b)
 {
 	const struct cstep *x = a, *y = b;
 
-	if (x->kind != y->kind)
-		return (int)x->kind - (int)y->kind;
+	if (kind_rank(x->kind) != kind_rank(y->kind))
+		return kind_rank(x->kind) - kind_rank(y->kind);
 	/* detach and meta: deepest first; attach kinds: shallowest first */
 	if (x->kind == CS_DETACH || x->kind == CS_META)
 		return y->depth - x->depth;
@@ -454,7 +469,7 @@ static int cmp_attach(const void *a, const void *b)
 
 static bool is_attach(enum cstep_kind k)
 {
-	return k >= CS_MKDIR && k <= CS_MKNOD;
+	return kind_rank(k) >= CS_MKDIR && kind_rank(k) <= CS_MKNOD;
 }
 
 /*
@@ -483,6 +498,45 @@ static int unlink_step(struct plan *p, const struct place *w)
 	return rc;
 }
 
+#define FSYNC_MAX 64	/* more files than this: one syncfs is cheaper */
+
+/* Does the commit only patch files in place and set metadata of regular
+ * files and folders (no name created, moved or removed)? */
+static bool only_patches(struct plan *p)
+{
+	size_t npatch = 0, nmeta = 0;
+
+	for (size_t i = 0; i < p->nsteps; i++) {
+		const struct cstep *s = &p->steps[i];
+		const struct cobj *o = s->tino ? plan_obj(p, s->tino) : NULL;
+
+		if (s->kind == CS_PATCH)
+			npatch++;
+		else if (s->kind == CS_META && (!s->tino || (o &&
+			 (S_ISREG(o->rec.mode) || S_ISDIR(o->rec.mode)))))
+			nmeta++;
+		else if (s->kind != CS_FORGET)
+			return false;
+	}
+	return npatch && nmeta <= FSYNC_MAX;
+}
+
+/* The durability steps at the end: an fsync of every file and folder a
+ * patch-only commit touched, else one syncfs. */
+static int sync_steps(struct plan *p)
+{
+	size_t n = p->nsteps;
+	int rc = 0;
+
+	if (!only_patches(p))
+		return add_step(p, CS_SYNC, 0, NULL, NULL, 0);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if (p->steps[i].kind == CS_META)
+			rc = add_step(p, CS_FSYNC, p->steps[i].tino,
+				      p->steps[i].a, NULL, 0);
+	return rc;
+}
+
 static int build_steps(struct plan *p)
 {
 	size_t first = 0, last;
@@ -491,6 +545,7 @@ static int build_steps(struct plan *p)
 	for (size_t i = 0; i < p->n && rc == 0; i++) {
 		struct cobj *o = &p->objs[i];
 
+		o->patch = false;
 		if (o->skip)
 			continue;
 		if (p->partial && (rc = add_step(p, CS_FORGET, o->tino, NULL,
@@ -512,8 +567,8 @@ static int build_steps(struct plan *p)
 		rc = unlink_step(p, &p->whiteouts[i]);
 	if (rc == 0 && !plan_obj(p, (uint64_t)p->fs->root_ino))
 		rc = keep_root_times(p);	/* staging comes and goes there */
-	if (rc || (rc = add_step(p, CS_CLEAN, 0, NULL, NULL, 0)) ||
-	    (rc = add_step(p, CS_SYNC, 0, NULL, NULL, 0)))
+	if (rc || (rc = sync_steps(p)) ||
+	    (rc = add_step(p, CS_CLEAN, 0, NULL, NULL, 0)))
 		return rc;
 	qsort(p->steps, p->nsteps, sizeof(*p->steps), cmp_step);
 	while (first < p->nsteps && !is_attach(p->steps[first].kind))
@@ -592,15 +647,17 @@ static int drop_vanished(struct plan *p)
 	return rc ? rc : drop_below_dropped(p);
 }
 
-/* The objects and their final places (no steps). */
+/* The objects and their final places (no steps); commit: the plan will
+ * be committed, so its steps may patch real files in place. */
 static int plan_objects(struct txfs *fs, struct layer_txn *t, struct plan *p,
-			bool force)
+			bool force, bool commit)
 {
 	int rc;
 
 	memset(p, 0, sizeof(*p));
 	p->fs = fs;
 	p->t = t;
+	p->commit = commit;
 	if ((rc = layer_inode_each(t, collect_obj, p)) ||
 	    (rc = layer_dirent_each_all(t, collect_place, p)))
 		return rc;
@@ -616,14 +673,22 @@ static int plan_objects(struct txfs *fs, struct layer_txn *t, struct plan *p,
 int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
 	       bool force)
 {
-	int rc = plan_objects(fs, t, p, force);
+	int rc = plan_objects(fs, t, p, force, false);
+
+	return rc ? rc : build_steps(p);
+}
+
+int plan_build_commit(struct txfs *fs, struct layer_txn *t, struct plan *p,
+		      bool force)
+{
+	int rc = plan_objects(fs, t, p, force, true);
 
 	return rc ? rc : build_steps(p);
 }
 
 int plan_view(struct txfs *fs, struct layer_txn *t, struct plan *p)
 {
-	return plan_objects(fs, t, p, true);
+	return plan_objects(fs, t, p, true, false);
 }
 
 int plan_conflicts(struct plan *p)

@@ -534,7 +534,7 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 	if (rc)
 		return rc;
 	txid = cur_txid(t);
-	rc = plan_build(fs, t, &p, force);
+	rc = plan_build_commit(fs, t, &p, force);
 	if (rc == -EBUSY) {
 		char *list = NULL;
 		size_t len = 0;
@@ -976,7 +976,7 @@ static int commit_some(struct txfs *fs, bool force, char **paths, size_t n,
 	if (rc)
 		return rc;
 	txid = cur_txid(t);
-	rc = plan_build(fs, t, &p, true);
+	rc = plan_build_commit(fs, t, &p, true);
 	if (rc == 0 && (rc = plan_select(&p, (const char *const *)paths, n)) ==
 			       -ENOENT)
 		report(fs, r, rc, "commit: no staged change at the paths "

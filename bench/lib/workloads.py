@@ -237,17 +237,25 @@ def w4(ctx, R, peers, rounds):
 # ------------------------------------------------------------------- W5
 def w5(ctx, R, peers, rounds):
     size = (64 << 20) if ctx.quick else (1 << 30)
-    keys = ["W5.time", "W5.stored"]
+    keys = ["W5.time", "W5.stored", "W5.commit"]
     R.table("W5: partial update", ABS_CAPTION,
             [("W5.time", f"overwrite 4 KiB in the middle of a "
               f"{_size(size)} file + fsync", "ms", False),
              ("W5.stored", "upper layer / state folder size afterwards",
-              "bytes", False)], rounds,
+              "bytes", False),
+             ("W5.commit", "commit of that change into the real file",
+              "ms", False)], rounds,
             ["The file exists in the real directory (random bytes) before "
              "the mount; the time runs from open(2) to close(2). Stored "
              "size: `du` of the overlay upper or the txfs state folder "
              "(LMDB files included) after unmounting; '-' where writes go "
-             "to the real file."])
+             "to the real file. Commit: txfs is mounted again over its "
+             "staged transaction and `echo commit > .txfs/ctl` is timed "
+             "from open to close (then the state folder is discarded, so "
+             "every round starts empty); kernel overlayfs and "
+             "fuse-overlayfs: what a user does instead after unmounting, "
+             "`cp -a upper/. lower/ && sync -f lower`; '-' where writes "
+             "go to the real file."])
     lower = os.path.join(ctx.src, "big")
     big = os.path.join(lower, "big.bin")
     if not os.path.exists(big) or os.path.getsize(big) != size:
@@ -269,11 +277,28 @@ def w5(ctx, R, peers, rounds):
         p.umount()
         if p.name == "txfs":
             R.add("W5.stored", p, rnd, float(du_bytes(p.state)))
+            _w5_commit_txfs(p, rnd, R, lower)
         elif p.upper:
             R.add("W5.stored", p, rnd, float(du_bytes(p.upper)))
+            cmd = f"cp -a '{p.upper}/.' '{lower}/' && sync -f '{lower}'"
+            R.add("W5.commit", p, rnd,
+                  timed(cmd, shell=True, timeout=1800)[0])
         else:
             R.add("W5.stored", p, rnd, DASH)
+            R.add("W5.commit", p, rnd, DASH)
     each_round(ctx, R, peers, keys, rounds, "W5", body)
+
+
+def _w5_commit_txfs(p, rnd, R, lower):
+    """Mount again over the staged 4 KiB change and time its commit."""
+    p.mount(lower, "w5")
+    v = _ctl(p, "commit")
+    p.umount()
+    if isinstance(v, float) and os.path.exists(
+            os.path.join(lower, ".txfs.staging")):
+        v = fail("commit left its staging folder behind")
+    R.add("W5.commit", p, rnd, v)
+    p.discard()
 
 
 # ------------------------------------------------------------------- W6

@@ -1,6 +1,8 @@
 #!/bin/bash
 # SIGKILL sweep: ROUNDS (default 200) commits of a small change set (16
-# files: new, modified, deleted, renamed, a renamed folder) each killed with
+# files: new, modified, deleted, renamed, a renamed folder, and a sparse
+# 4 MiB real file written in two places, which commit patches in place)
+# each killed with
 # SIGKILL after a random delay of 0-30 ms (TXFS_SWEEP_MAX_MS) after the
 # commit was started (seeded: TXFS_SEED, default 20240601), then recovered (odd rounds: txfs recover STATE, then mount;
 # even rounds: mount directly) and checked: the real directory is exactly
@@ -16,7 +18,16 @@ mkdir -p "$CRASH_TPL/src/lib" "$CRASH_TPL/docs" "$CRASH_TPL/old"
 for i in 1 2 3 4 5 6; do echo "module $i" >"$CRASH_TPL/src/m$i.c"; done
 for i in 1 2 3; do echo "lib $i" >"$CRASH_TPL/src/lib/l$i.c"; echo "doc $i" >"$CRASH_TPL/docs/d$i.md"; done
 for i in 1 2; do echo "old $i" >"$CRASH_TPL/old/o$i"; done
+# a real file changed in part: committed in place (CS_PATCH); sparse, and
+# small so that hashing it every round stays cheap (crash_patch.sh has the
+# 64 MiB one)
+truncate -s 4M "$CRASH_TPL/docs/data.bin"
+"$FSOP" fill "$CRASH_TPL/docs/head.bin" 1M 21
+dd if="$CRASH_TPL/docs/head.bin" of="$CRASH_TPL/docs/data.bin" conv=notrunc status=none
+rm "$CRASH_TPL/docs/head.bin"
 CRASH_STEP='
+"$FSOP" pwrite docs/data.bin 2000000 patched-in-place
+"$FSOP" pwrite docs/data.bin 500000 over-real-bytes
 for i in 1 2 3 4; do echo "changed $i" >> src/m$i.c; done
 for i in 1 2 3 4 5; do echo "new $i" > src/new$i.c; done
 rm src/m6.c docs/d3.md
