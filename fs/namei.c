@@ -211,6 +211,7 @@ int view_lookup(struct txfs *fs, struct layer_txn *t, const struct tview *dir,
 	rc = name_in_lower(fs, dir, name, &st);
 	if (rc <= 0)
 		return rc ? rc : -ENOENT;
+	v->from_lower = true;
 	if (layer_inode_get(t, (uint64_t)st.st_ino, &lv) == 0)
 		return view_from_layer((uint64_t)st.st_ino, &lv, v);
 	v->tino = (uint64_t)st.st_ino;
