@@ -108,6 +108,8 @@ struct il_ctx {
 	struct txfs *fs;
 	struct inval_list *l;
 	struct layer_txn *t;
+	uint64_t last_dir;	/* the walk lists a folder's entries */
+	bool last_known;	/* together: one itab look-up per folder */
 };
 
 static int il_from_dirent(void *arg, uint64_t dir, const char *name,
@@ -118,7 +120,11 @@ static int il_from_dirent(void *arg, uint64_t dir, const char *name,
 	struct layer_ino_view v;
 	int rc;
 
-	if (!itab_known(c->fs, dir))
+	if (dir != c->last_dir || !c->last_dir) {
+		c->last_dir = dir;
+		c->last_known = itab_known(c->fs, dir);
+	}
+	if (!c->last_known)
 		return 0;
 	if (d->tino == 0)	/* a whiteout: see il_whiteout */
 		return il_whiteout(c->l, dir);
@@ -215,7 +221,7 @@ out:
 static int il_collect(struct txfs *fs, struct layer_txn *t,
 		      struct inval_list *l)
 {
-	struct il_ctx c = { fs, l, t };
+	struct il_ctx c = { fs, l, t, 0, false };
 	size_t from = l->ne;
 	int rc = layer_dirent_each_all(t, il_from_dirent, &c);
 
