@@ -478,7 +478,46 @@ static int move_in(struct txfs *fs, int sfd, const char *src,
 	return rc;
 }
 
-static int step_detach(struct txfs *fs, int sfd, const struct cstep *s)
+/*
+ * The folder of the last DETACH, kept open for the next ones: they run
+ * deepest first and, at one depth, sorted by path (plan.c, cmp_step), so
+ * a folder's names come together and its fd is opened once, not once a
+ * name. No DETACH moves a folder whose path a later DETACH walks (deeper
+ * paths go first), so the fd still names that path while it is cached.
+ */
+struct parent_cache {
+	char *dir;	/* NULL: nothing cached */
+	int fd;		/* an fd, or the negative errno of opening dir */
+};
+
+static void parent_cache_drop(struct parent_cache *c)
+{
+	if (c->dir && c->fd >= 0)
+		close(c->fd);
+	free(c->dir);
+	c->dir = NULL;
+}
+
+/* The fd of path's folder (owned by the cache), or a negative errno. */
+static int parent_cached(struct txfs *fs, struct parent_cache *c,
+			 const char *path, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+	size_t len = slash ? (size_t)(slash - path) : 0;
+
+	*base = slash ? slash + 1 : path;
+	if (c->dir && strlen(c->dir) == len && !strncmp(c->dir, path, len))
+		return c->fd;
+	parent_cache_drop(c);
+	c->dir = strndup(path, len);
+	if (!c->dir)
+		return -ENOMEM;
+	c->fd = lower_open(fs, c->dir, O_PATH | O_DIRECTORY);
+	return c->fd;
+}
+
+static int step_detach(struct txfs *fs, int sfd, struct parent_cache *pc,
+		       const struct cstep *s)
 {
 	struct stat st;
 	char name[32];
@@ -486,28 +525,24 @@ static int step_detach(struct txfs *fs, int sfd, const struct cstep *s)
 	int pfd, rc = 0;
 
 	sname(name, sizeof(name), 'o', s->tino);
-	pfd = open_parent(fs, s->a, &base);
+	pfd = parent_cached(fs, pc, s->a, &base);
 	if (pfd == -ENOENT || pfd == -ENOTDIR)
 		return 0;	/* a replay: its folder moved on already */
 	if (pfd < 0)
 		return pfd;
-	if (s->tino == 0) {	/* a real name that goes away */
-		rc = unlinkat(pfd, base, 0) && errno != ENOENT ? -errno : 0;
-		close(pfd);
-		return rc;
-	}
+	if (s->tino == 0)	/* a real name that goes away */
+		return unlinkat(pfd, base, 0) && errno != ENOENT ? -errno : 0;
 	/* only the object meant: on a replay, a new object may be there */
 	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) ||
-	    (uint64_t)st.st_ino != s->tino) {
-		close(pfd);
+	    (uint64_t)st.st_ino != s->tino)
 		return 0;
-	}
+	if (!strcmp(s->b, CS_GONE) && !S_ISDIR(st.st_mode))
+		return unlinkat(pfd, base, 0) && errno != ENOENT ? -errno : 0;
 	if (renameat(pfd, base, sfd, name)) {
 		rc = -errno;
 		if (rc == -ENOENT)
 			rc = 0;	/* done before, or gone (forced commit) */
 	}
-	close(pfd);
 	return rc;
 }
 
@@ -724,15 +759,18 @@ static int step_times(struct txfs *fs, const struct cstep *s)
 }
 
 static int apply_step(struct txfs *fs, struct layer_txn *t, int sfd,
-		      uint64_t txid, const struct cstep *s, const char *phase)
+		      struct parent_cache *pc, uint64_t txid,
+		      const struct cstep *s, const char *phase)
 {
 	struct layer_ino_view lv;
 	char name[32];
 	int rc;
 
+	if (s->kind != CS_DETACH)
+		parent_cache_drop(pc);	/* other steps change folders */
 	switch (s->kind) {
 	case CS_DETACH:
-		return step_detach(fs, sfd, s);
+		return step_detach(fs, sfd, pc, s);
 	case CS_MKDIR:
 		return step_mkdir(fs, s);
 	case CS_ATTACH:
@@ -772,6 +810,7 @@ static int apply_step(struct txfs *fs, struct layer_txn *t, int sfd,
 static int apply_all(struct txfs *fs, struct plan *p, uint64_t txid,
 		     const char *phase)
 {
+	struct parent_cache pc = { NULL, -1 };
 	struct layer_txn *t;
 	int sfd, rc;
 
@@ -783,7 +822,8 @@ static int apply_all(struct txfs *fs, struct plan *p, uint64_t txid,
 		return sfd;
 	}
 	for (size_t i = 0; i < p->nsteps; i++) {
-		if ((rc = apply_step(fs, t, sfd, txid, &p->steps[i], phase)) ||
+		if ((rc = apply_step(fs, t, sfd, &pc, txid, &p->steps[i],
+				     phase)) ||
 		    (rc = fault_point(fs, phase))) {
 			fprintf(stderr, "txfs: commit step %zu (%d %s): %s\n",
 				i, p->steps[i].kind, p->steps[i].a,
@@ -791,6 +831,7 @@ static int apply_all(struct txfs *fs, struct plan *p, uint64_t txid,
 			break;
 		}
 	}
+	parent_cache_drop(&pc);
 	close(sfd);
 	layer_txn_end(t);
 	lower_cache_flush(fs);	/* real paths changed under the cache */

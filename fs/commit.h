@@ -74,7 +74,9 @@ struct cobj {
 
 /* Step kinds, in the order they run (attach kinds interleave). */
 enum cstep_kind {
-	CS_DETACH = 1,	/* real a -> staging o<tino>; tino 0: unlink a */
+	CS_DETACH = 1,	/* real a -> staging o<tino>; tino 0: unlink a;
+			 * b CS_GONE: a deleted non-folder, unlinked in
+			 * place (still only if a is object tino) */
 	CS_MKDIR,	/* mkdir a */
 	CS_ATTACH,	/* staging o<tino> -> a */
 	CS_PLACE,	/* staging d<tino> -> a (replaces) */
@@ -99,6 +101,10 @@ enum cstep_kind {
 			 * then waits for its own files, not for every dirty
 			 * page of the file system */
 };
+
+/* CS_DETACH's b for an object that leaves the tree (an older journal
+ * has "" there, and an older binary renames it to staging: same end). */
+#define CS_GONE "gone"
 
 struct cstep {
 	enum cstep_kind kind;

@@ -84,13 +84,15 @@ static int dir_touch(struct txfs *fs, struct layer_txn *t, struct tview *dir,
 	return layer_inode_update(t, dir->tino, &dir->rec);
 }
 
-/* Remove name from dir's listing: a whiteout if the real folder has it. */
+/* Remove name from dir's listing: a whiteout if the real folder has it.
+ * in_lower: the lookup of the name just found it there (the view's
+ * from_lower; one fstatat less per unlink of a real file). */
 static int drop_name(struct txfs *fs, struct layer_txn *t,
-		     const struct tview *dir, const char *name)
+		     const struct tview *dir, const char *name, bool in_lower)
 {
 	struct stat st;
 	struct layer_dirent wh = { 0 };
-	int rc = name_in_lower(fs, dir, name, &st);
+	int rc = in_lower ? 1 : name_in_lower(fs, dir, name, &st);
 
 	if (rc < 0)
 		return rc;
@@ -221,7 +223,8 @@ int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool isdir,
 
 		rc = guard_charge(fs, op.t, &ch);
 	}
-	if (rc == 0 && (rc = drop_name(fs, op.t, &op.dir, name)) == 0 &&
+	if (rc == 0 &&
+	    (rc = drop_name(fs, op.t, &op.dir, name, v.from_lower)) == 0 &&
 	    (rc = drop_link(fs, op.t, &v)) == 0)
 		rc = dir_touch(fs, op.t, &op.dir, isdir ? -1 : 0);
 	tview_free(&v);
@@ -412,7 +415,8 @@ static int rename_move(struct txfs *fs, struct rename_ctx *r)
 		return rc;
 	if ((rc = copy_up(fs, t, &r->src)) ||
 	    (rc = put_entry(t, r->newparent, r->newname, &r->src)) ||
-	    (rc = drop_name(fs, t, &r->op.dir, r->name)))
+	    (rc = drop_name(fs, t, &r->op.dir, r->name,
+				 r->src.from_lower)))
 		return rc;
 	touch_c(&r->src.rec);
 	if ((rc = layer_inode_update(t, r->src.tino, &r->src.rec)))

@@ -198,8 +198,10 @@ int view_lookup(struct txfs *fs, struct layer_txn *t, const struct tview *dir,
 		return -ENOENT;
 	rc = layer_dirent_get(t, dir->tino, name, strlen(name), &d);
 	if (rc == 0) {
-		if (d.tino == 0)
+		if (d.tino == 0) {
+			v->whiteout = true;
 			return -ENOENT;
+		}
 		rc = layer_inode_get(t, d.tino, &lv);
 		return rc == 0 ? view_from_layer(d.tino, &lv, v) :
 				 (rc == -ENOENT ? -EIO : rc);
@@ -209,6 +211,7 @@ int view_lookup(struct txfs *fs, struct layer_txn *t, const struct tview *dir,
 	rc = name_in_lower(fs, dir, name, &st);
 	if (rc <= 0)
 		return rc ? rc : -ENOENT;
+	v->from_lower = true;
 	if (layer_inode_get(t, (uint64_t)st.st_ino, &lv) == 0)
 		return view_from_layer((uint64_t)st.st_ino, &lv, v);
 	v->tino = (uint64_t)st.st_ino;

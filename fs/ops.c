@@ -47,11 +47,20 @@ static void reply_entry(fuse_req_t req, struct txfs *fs, uint64_t parent,
 		itab_forget(fs, node, 1);	/* interrupted */
 }
 
-static void reply_negative(fuse_req_t req)
+/*
+ * A name the layer whites out (a deleted real object) is answered with
+ * no cache lifetime: the kernel never holds a valid entry for it (its own
+ * unlink, rmdir and rename expire the old name's dentry too), so the
+ * rollback and the commit that end the whiteout send no invalidation per
+ * deleted name (111,000 names after a mass deletion: ~0.6 s of
+ * notifications), only one for the folder's listing (txn.c, il_collect).
+ * A repeated lookup of a deleted name costs a LOOKUP each time instead.
+ */
+static void reply_negative(fuse_req_t req, bool whiteout)
 {
 	struct fuse_entry_param e = { 0 };
 
-	e.entry_timeout = TXFS_TIMEOUT;
+	e.entry_timeout = whiteout ? 0.0 : TXFS_TIMEOUT;
 	fuse_reply_entry(req, &e);
 }
 
@@ -62,10 +71,14 @@ static void reply_negative(fuse_req_t req)
  * numbers, bench/tools/reqstats measures them). Taken:
  *  - ASYNC_READ (libfuse's default, stated): readahead READs may be
  *    queued while others are pending.
- *  - READDIRPLUS with READDIRPLUS_AUTO: the first listing of a folder
- *    carries entries and attributes (no LOOKUP per name in find, grep,
- *    rm -rf); later calls (the EOF one) stay plain READDIR, ~10 µs where
- *    a READDIRPLUS costs 35-160 µs for the same count of requests.
+ *  - READDIRPLUS for every listing call, not READDIRPLUS_AUTO: with AUTO
+ *    the kernel asks for attributes only in a folder's first call (one
+ *    buffer, ~400 names), and a `find -newer` of 1,000-name folders then
+ *    sent a LOOKUP for each name past it: 59,301 LOOKUPs for 100,000
+ *    real files (W9, bench/results/2026-11-24-W9.md), 1 without AUTO,
+ *    daemon time per file about halved. Folders that fit one buffer
+ *    (most) are listed the same either way; the EOF call becomes an
+ *    empty READDIRPLUS (a few µs).
  *  - max_write 1 MiB: libfuse asks the kernel for max_pages to match
  *    (FUSE_MAX_PAGES): a 1 MiB write(2) is one WRITE.
  *  - CACHE_SYMLINKS, EXPLICIT_INVAL_DATA (commit/rollback invalidate).
@@ -116,8 +129,10 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 	if (conn->capable & FUSE_CAP_EXPLICIT_INVAL_DATA)
 		conn->want |= FUSE_CAP_EXPLICIT_INVAL_DATA;
-	if (conn->capable & FUSE_CAP_READDIRPLUS_AUTO)
-		conn->want |= FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO;
+	if (conn->capable & FUSE_CAP_READDIRPLUS) {
+		conn->want |= FUSE_CAP_READDIRPLUS;
+		conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;
+	}
 	conn->max_write = 1u << 20;
 	conn->max_readahead = 1u << 20;
 }
@@ -129,7 +144,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct txfs *fs = fs_of(req);
 	uint64_t p = ino_to_tino(fs, parent);
 	struct layer_txn *t;
-	struct tview dir, v;
+	struct tview dir, v = { 0 };
 	int rc;
 
 	rdlock(fs);
@@ -145,7 +160,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		reply_entry(req, fs, p, name, &v);
 		tview_free(&v);
 	} else if (rc == -ENOENT) {
-		reply_negative(req);
+		reply_negative(req, v.whiteout);
 	}
 out:
 	unlock(fs);

@@ -454,8 +454,11 @@ static int cmp_step(const void *a, const void *b)
 	if (kind_rank(x->kind) != kind_rank(y->kind))
 		return kind_rank(x->kind) - kind_rank(y->kind);
 	/* detach and meta: deepest first; attach kinds: shallowest first */
-	if (x->kind == CS_DETACH || x->kind == CS_META)
+	if (x->kind == CS_META)
 		return y->depth - x->depth;
+	if (x->kind == CS_DETACH)	/* a folder's names together */
+		return x->depth != y->depth ? y->depth - x->depth :
+					      strcmp(x->a, y->a);
 	return x->depth - y->depth;
 }
 
@@ -537,6 +540,14 @@ static int sync_steps(struct plan *p)
 	return rc;
 }
 
+/* A real non-folder that leaves the tree: unlinked where it is, not
+ * moved to staging first (one directory change instead of a rename into
+ * a staging folder of maybe 100,000 names and an unlink there). */
+static bool gone(const struct cobj *o)
+{
+	return o->nfinals == 0 && !S_ISDIR(o->rec.mode);
+}
+
 static int build_steps(struct plan *p)
 {
 	size_t first = 0, last;
@@ -552,7 +563,8 @@ static int build_steps(struct plan *p)
 						 NULL, 0)))
 			break;
 		if (o->lower && !o->natural && o->tino != (uint64_t)p->fs->root_ino)
-			rc = add_step(p, CS_DETACH, o->tino, o->lower, NULL,
+			rc = add_step(p, CS_DETACH, o->tino, o->lower,
+				      gone(o) ? CS_GONE : NULL,
 				      depth_of(o->lower));
 		if (rc == 0 && o->nfinals)
 			rc = attach_steps(p, o);

@@ -241,6 +241,10 @@ struct tview {
 	uint64_t tino;
 	bool in_layer;		/* a layer record exists */
 	bool virt;		/* a .txfs/ object */
+	bool whiteout;		/* view_lookup's ENOENT: a name the layer
+				 * deletes (it comes back on rollback) */
+	bool from_lower;	/* view_lookup found the name in the real
+				 * folder (no layer entry for it) */
 	struct stat st;		/* merged attributes, st_ino = tino */
 	struct layer_inode rec;	/* valid when in_layer */
 	char *lower_path;	/* malloc'd, NULL if none */

@@ -89,10 +89,29 @@ static int il_ent(struct inval_list *l, uint64_t dir, const char *name,
 	return 0;
 }
 
+/*
+ * A whiteout's name needs no invalidation, whatever the verb makes of it
+ * (rollback: the real object is back; commit: it is gone for real): the
+ * kernel holds no valid entry for it, because lookups answer a whiteout
+ * with no cache lifetime (ops.c, reply_negative) and the kernel expires
+ * the dentry of a name it unlinks, removes or renames away itself. Only
+ * its folder's cached listing and attributes change: one invalidation
+ * per folder instead of one per name (a layer walk lists a folder's
+ * entries together, so comparing with the last folder added dedups).
+ */
+static int il_whiteout(struct inval_list *l, uint64_t dir)
+{
+	if (l->nd && l->dirs[l->nd - 1] == dir)
+		return 0;
+	return u64_push(&l->dirs, &l->nd, &l->cd, dir);
+}
+
 struct il_ctx {
 	struct txfs *fs;
 	struct inval_list *l;
 	struct layer_txn *t;
+	uint64_t last_dir;	/* the walk lists a folder's entries */
+	bool last_known;	/* together: one itab look-up per folder */
 };
 
 static int il_from_dirent(void *arg, uint64_t dir, const char *name,
@@ -103,8 +122,14 @@ static int il_from_dirent(void *arg, uint64_t dir, const char *name,
 	struct layer_ino_view v;
 	int rc;
 
-	if (!itab_known(c->fs, dir))
+	if (dir != c->last_dir || !c->last_dir) {
+		c->last_dir = dir;
+		c->last_known = itab_known(c->fs, dir);
+	}
+	if (!c->last_known)
 		return 0;
+	if (d->tino == 0)	/* a whiteout: see il_whiteout */
+		return il_whiteout(c->l, dir);
 	rc = il_ent(c->l, dir, name, len, d);
 	if (rc == 0 && c->l->ents[c->l->ne - 1].is_dir &&
 	    layer_inode_get(c->t, d->tino, &v) == 0)
@@ -198,7 +223,7 @@ out:
 static int il_collect(struct txfs *fs, struct layer_txn *t,
 		      struct inval_list *l)
 {
-	struct il_ctx c = { fs, l, t };
+	struct il_ctx c = { fs, l, t, 0, false };
 	size_t from = l->ne;
 	int rc = layer_dirent_each_all(t, il_from_dirent, &c);
 
