@@ -94,6 +94,7 @@ static int check_identity(struct layer *l, struct layer_ws *ws,
 			  const char **why)
 {
 	struct layer_txn *t;
+	bool upgraded = false;
 	MDB_val v;
 	int rc = layer_begin(l, true, &t);
 
@@ -126,8 +127,16 @@ static int check_identity(struct layer *l, struct layer_ws *ws,
 	}
 	if (rc)
 		goto out;
-	if (v.mv_size != strlen(LAYER_FORMAT) ||
-	    memcmp(v.mv_data, LAYER_FORMAT, v.mv_size)) {
+	if (v.mv_size == strlen(LAYER_FORMAT_1) &&
+	    memcmp(v.mv_data, LAYER_FORMAT_1, v.mv_size) == 0) {
+		/* a layer without pieces reads the same: upgrade the record,
+		 * so an older txfs refuses it once it may hold pieces */
+		if ((rc = meta_put(t, "format", LAYER_FORMAT,
+				   strlen(LAYER_FORMAT))))
+			goto out;
+		upgraded = true;
+	} else if (v.mv_size != strlen(LAYER_FORMAT) ||
+		   memcmp(v.mv_data, LAYER_FORMAT, v.mv_size)) {
 		*why = "unknown layer format (made by another txfs version?)";
 		rc = -EINVAL;
 		goto out;
@@ -150,6 +159,8 @@ static int check_identity(struct layer *l, struct layer_ws *ws,
 		}
 	}
 	rc = layer_meta_get_u64(t, "gen", &t->gen);
+	if (rc == 0 && upgraded)
+		return layer_commit(t);
 out:
 	layer_txn_end(t);
 	return rc;
@@ -251,6 +262,7 @@ int layer_begin(struct layer *l, bool write, struct layer_txn **out)
 	t->sp_level = 0;
 	t->replaying = false;
 	t->dbytes = 0;
+	t->blockbuf = NULL;
 	if (meta_get(t, "sp_level", &v) == 0 && v.mv_size == 8) {
 		uint64_t lv;
 
@@ -292,6 +304,7 @@ int layer_commit(struct layer_txn *t)
 		return rc;
 	}
 	rc = lerr(mdb_txn_commit(t->txn));
+	free(t->blockbuf);
 	free(t);
 	if (rc == 0)
 		l->commits++;
@@ -309,6 +322,7 @@ void layer_txn_end(struct layer_txn *t)
 	if (!t)
 		return;
 	mdb_txn_abort(t->txn);
+	free(t->blockbuf);
 	free(t);
 }
 
@@ -723,124 +737,6 @@ int layer_dirents_clear(struct layer_txn *t, uint64_t dir)
 
 	key2(&pre, t->gen, dir);
 	return del_prefix(t, t->l->dirents, &pre);
-}
-
-/* --- chunks -------------------------------------------------------- */
-
-static void ckey(struct key *k, uint64_t gen, uint64_t tino, uint64_t block)
-{
-	key2(k, gen, tino);
-	key_u64(k, block);
-}
-
-int layer_chunk_get(struct layer_txn *t, uint64_t tino, uint64_t block,
-		    const void **data, size_t *len)
-{
-	struct key k;
-	MDB_val kv, v;
-	int rc;
-
-	ckey(&k, t->gen, tino, block);
-	kv = kval(&k);
-	rc = lerr(mdb_get(t->txn, t->l->chunks, &kv, &v));
-	if (rc)
-		return rc;
-	*data = v.mv_data;
-	*len = v.mv_size;
-	return 0;
-}
-
-int layer_chunk_put(struct layer_txn *t, uint64_t tino, uint64_t block,
-		    const void *data, size_t len)
-{
-	struct key k;
-	MDB_val kv, v = { len, (void *)data };
-
-	MDB_val old = { 0 };
-	int rc;
-
-	if (len > LAYER_BLOCK)
-		return -EINVAL;
-	ckey(&k, t->gen, tino, block);
-	kv = kval(&k);
-	rc = lerr(mdb_get(t->txn, t->l->chunks, &kv, &old));
-	if (rc && rc != -ENOENT)
-		return rc;
-	if (rc)
-		old.mv_size = 0;	/* a new chunk */
-	if ((rc = lput(t, t->l->chunks, &kv, &v, 0)))
-		return rc;
-	t->dbytes += (int64_t)len - (int64_t)old.mv_size;
-	return 0;
-}
-
-int layer_chunks_trunc(struct layer_txn *t, uint64_t tino, uint64_t first)
-{
-	struct key k, pre;
-	MDB_cursor *c;
-	MDB_val kv, v;
-	int rc;
-
-	key2(&pre, t->gen, tino);
-	ckey(&k, t->gen, tino, first);
-	kv = kval(&k);
-	if ((rc = mdb_cursor_open(t->txn, t->l->chunks, &c)))
-		return lerr(rc);
-	rc = mdb_cursor_get(c, &kv, &v, MDB_SET_RANGE);
-	while (rc == 0 && kv.mv_size == 24 &&
-	       memcmp(kv.mv_data, pre.b, 16) == 0) {
-		t->dbytes -= (int64_t)v.mv_size;
-		if ((rc = lcdel(t, c, t->l->chunks, &kv)))
-			break;
-		rc = mdb_cursor_get(c, &kv, &v, MDB_NEXT);
-	}
-	mdb_cursor_close(c);
-	return rc == MDB_NOTFOUND ? 0 : (rc < 0 ? rc : lerr(rc));
-}
-
-int layer_chunk_next(struct layer_txn *t, uint64_t tino, uint64_t block,
-		     uint64_t *found, size_t *len)
-{
-	struct key k, pre;
-	MDB_cursor *c;
-	MDB_val kv, v;
-	int rc;
-
-	key2(&pre, t->gen, tino);
-	ckey(&k, t->gen, tino, block);
-	kv = kval(&k);
-	if ((rc = mdb_cursor_open(t->txn, t->l->chunks, &c)))
-		return lerr(rc);
-	rc = mdb_cursor_get(c, &kv, &v, MDB_SET_RANGE);
-	if (rc == 0 && (kv.mv_size != 24 || memcmp(kv.mv_data, pre.b, 16)))
-		rc = MDB_NOTFOUND;
-	if (rc == 0) {
-		*found = key_get_u64(&kv, 16);
-		*len = v.mv_size;
-	}
-	mdb_cursor_close(c);
-	return lerr(rc);
-}
-
-int layer_chunks_bytes(struct layer_txn *t, uint64_t tino, uint64_t *bytes)
-{
-	struct key pre;
-	MDB_cursor *c;
-	MDB_val k, v;
-	int rc;
-
-	*bytes = 0;
-	key2(&pre, t->gen, tino);
-	k = kval(&pre);
-	if ((rc = mdb_cursor_open(t->txn, t->l->chunks, &c)))
-		return lerr(rc);
-	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
-	while (rc == 0 && k.mv_size == 24 && memcmp(k.mv_data, pre.b, 16) == 0) {
-		*bytes += v.mv_size;
-		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
-	}
-	mdb_cursor_close(c);
-	return rc == MDB_NOTFOUND || rc == 0 ? 0 : lerr(rc);
 }
 
 /* --- xattrs -------------------------------------------------------- */

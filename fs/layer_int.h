@@ -30,6 +30,7 @@ struct layer_txn {
 	int64_t dbytes;		/* chunk bytes added (removed: negative) in
 				 * this transaction and not yet in the
 				 * counters; folded in at commit */
+	char *blockbuf;		/* a merged block (layer_chunk_get) */
 };
 
 /* --- keys ---------------------------------------------------------- */
