@@ -5,9 +5,13 @@
  * Durability: the environment is opened with MDB_NOSYNC, so a committed
  * write transaction is in the kernel's page cache (it survives the death
  * of the daemon) and reaches the disk on layer_sync(), which fsync(2) and
- * fdatasync(2) inside the mount call. The environment is never opened with
- * MDB_WRITEMAP: writing into a sparse shared mapping on a full disk would
- * kill the daemon with SIGBUS instead of returning ENOSPC.
+ * fdatasync(2) inside the mount call. The environment is opened with
+ * MDB_WRITEMAP (a write transaction changes pages in a shared mapping:
+ * no pwrite per page), with the data file's space allocated ahead of
+ * LMDB (reserve.c), because storing into a hole of the mapping on a full
+ * disk would kill the daemon with SIGBUS instead of returning ENOSPC.
+ * Pages of the mapping are the page cache: they survive the death of
+ * the daemon as pwrite's data did.
  */
 #include <endian.h>
 #include <errno.h>
@@ -85,8 +89,9 @@ static int meta_put(struct layer_txn *t, const char *key, const void *val,
 {
 	MDB_val k = { strlen(key), (void *)key };
 	MDB_val v = { len, (void *)val };
+	int rc = layer_charge(t, k.mv_size + len);
 
-	return lerr(mdb_put(t->txn, t->l->meta, &k, &v, 0));
+	return rc ? rc : lerr(mdb_put(t->txn, t->l->meta, &k, &v, 0));
 }
 
 /* Check the format and workspace records, or write them on a new layer. */
@@ -172,6 +177,7 @@ int layer_open(int dirfd, const char *name, uint64_t map_size,
 {
 	struct layer *l = calloc(1, sizeof(*l));
 	char path[64];
+	unsigned wmap;
 	int rc;
 
 	*why = NULL;
@@ -191,7 +197,9 @@ int layer_open(int dirfd, const char *name, uint64_t map_size,
 	mdb_env_set_mapsize(l->env, map_size ? map_size : LAYER_DEFAULT_MAP);
 	/* no MDB_NORDAHEAD: file data in the layer is mostly read in
 	 * order (bench W4: a cold read was 19x native without readahead) */
-	rc = mdb_env_open(l->env, path, MDB_NOSYNC, 0600);
+	wmap = layer_writemap_flag(dirfd, name);
+	l->writemap = wmap != 0;
+	rc = mdb_env_open(l->env, path, MDB_NOSYNC | wmap, 0600);
 	if (rc) {
 		if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ||
 		    rc == MDB_CORRUPTED)
@@ -199,7 +207,8 @@ int layer_open(int dirfd, const char *name, uint64_t map_size,
 		rc = *why ? -EINVAL : lerr(rc);
 		goto out_env;
 	}
-	if ((rc = open_dbis(l)) || (rc = check_identity(l, ws, why))) {
+	if ((rc = layer_reserve_open(l)) || (rc = open_dbis(l)) ||
+	    (rc = check_identity(l, ws, why))) {
 		if (rc == -EIO && !*why)
 			*why = "cannot read the layer: corrupt";
 		goto out_env;
@@ -218,7 +227,7 @@ void layer_close(struct layer *l)
 	if (!l)
 		return;
 	mdb_env_sync(l->env, 1);
-	mdb_env_close(l->env);
+	layer_reserve_close(l);
 	free(l);
 }
 
@@ -263,11 +272,16 @@ int layer_begin(struct layer *l, bool write, struct layer_txn **out)
 	t->replaying = false;
 	t->dbytes = 0;
 	t->blockbuf = NULL;
+	t->used0 = t->charged = 0;
 	if (meta_get(t, "sp_level", &v) == 0 && v.mv_size == 8) {
 		uint64_t lv;
 
 		memcpy(&lv, v.mv_data, 8);
 		t->sp_level = (uint32_t)lv;
+	}
+	if (write && (rc = layer_reserve_begin(t))) {
+		layer_txn_end(t);
+		return rc;
 	}
 	*out = t;
 	return 0;
@@ -371,7 +385,10 @@ int layer_meta_put(struct layer_txn *t, const char *key, const void *val,
 int layer_meta_del(struct layer_txn *t, const char *key)
 {
 	MDB_val k = { strlen(key), (void *)key };
-	int rc = lerr(mdb_del(t->txn, t->l->meta, &k, NULL));
+	int rc = layer_charge(t, k.mv_size);
+
+	if (rc == 0)
+		rc = lerr(mdb_del(t->txn, t->l->meta, &k, NULL));
 
 	return rc == -ENOENT ? 0 : rc;
 }
@@ -381,8 +398,9 @@ int layer_journal_put(struct layer_txn *t, uint32_t i, const void *step,
 {
 	uint32_t be = htobe32(i);
 	MDB_val k = { 4, &be }, v = { len, (void *)step };
+	int rc = layer_charge(t, 4 + len);
 
-	return lerr(mdb_put(t->txn, t->l->journal, &k, &v, 0));
+	return rc ? rc : lerr(mdb_put(t->txn, t->l->journal, &k, &v, 0));
 }
 
 int layer_journal_get(struct layer_txn *t, uint32_t i, const void **step,
@@ -401,7 +419,14 @@ int layer_journal_get(struct layer_txn *t, uint32_t i, const void **step,
 
 int layer_journal_clear(struct layer_txn *t)
 {
-	return lerr(mdb_drop(t->txn, t->l->journal, 0));
+	MDB_stat st;
+	int rc = lerr(mdb_stat(t->txn, t->l->journal, &st));
+
+	/* a drop frees the pages; it writes the free list */
+	if (rc == 0)
+		rc = layer_charge(t, (st.ms_branch_pages + st.ms_leaf_pages +
+				      st.ms_overflow_pages) * 8);
+	return rc ? rc : lerr(mdb_drop(t->txn, t->l->journal, 0));
 }
 
 int layer_dirent_each_all(struct layer_txn *t, layer_any_dirent_fn fn,
@@ -823,12 +848,12 @@ int layer_xattr_each(struct layer_txn *t, uint64_t tino, layer_xattr_fn fn,
 /* --- garbage of old generations ------------------------------------ */
 
 /* Delete up to *budget keys of db whose generation is below gen. */
-static int gc_db(MDB_txn *txn, MDB_dbi dbi, uint64_t gen, unsigned *budget,
-		 bool *more)
+static int gc_db(struct layer_txn *t, MDB_dbi dbi, uint64_t gen,
+		 unsigned *budget, bool *more)
 {
 	MDB_cursor *c;
 	MDB_val k, v;
-	int rc = mdb_cursor_open(txn, dbi, &c);
+	int rc = mdb_cursor_open(t->txn, dbi, &c);
 
 	if (rc)
 		return lerr(rc);
@@ -838,13 +863,14 @@ static int gc_db(MDB_txn *txn, MDB_dbi dbi, uint64_t gen, unsigned *budget,
 			*more = true;
 			break;
 		}
-		if ((rc = mdb_cursor_del(c, 0)))
+		if ((rc = layer_charge(t, k.mv_size)) ||
+		    (rc = mdb_cursor_del(c, 0)))
 			break;
 		(*budget)--;
 		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
 	}
 	mdb_cursor_close(c);
-	return rc == MDB_NOTFOUND || rc == 0 ? 0 : lerr(rc);
+	return rc == MDB_NOTFOUND || rc == 0 ? 0 : (rc < 0 ? rc : lerr(rc));
 }
 
 int layer_gc_step(struct layer *l, unsigned max, bool *more)
@@ -859,7 +885,7 @@ int layer_gc_step(struct layer *l, unsigned max, bool *more)
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < 5 && rc == 0; i++)
-		rc = gc_db(t->txn, dbis[i], t->gen, &budget, more);
+		rc = gc_db(t, dbis[i], t->gen, &budget, more);
 	if (rc) {
 		layer_txn_end(t);
 		return rc;

@@ -18,6 +18,12 @@ struct layer {
 	MDB_env *env;
 	MDB_dbi meta, inodes, dirents, chunks, xattrs, undo, journal;
 	_Atomic uint64_t commits;	/* write transactions committed (stats) */
+	bool writemap;		/* MDB_WRITEMAP, data file space reserved */
+	int fd;			/* the data file (writemap) */
+	uint64_t psize;		/* LMDB page size */
+	uint64_t reserved;	/* bytes of the data file allocated (writemap;
+				 * changed by the one writer only) */
+	bool tight;		/* the disk is nearly full (reserve.c) */
 };
 
 struct layer_txn {
@@ -31,6 +37,8 @@ struct layer_txn {
 				 * this transaction and not yet in the
 				 * counters; folded in at commit */
 	char *blockbuf;		/* a merged block (layer_chunk_get) */
+	uint64_t used0;		/* data file bytes in use when it began */
+	uint64_t charged;	/* bytes its changes may take at most */
 };
 
 /* --- keys ---------------------------------------------------------- */
@@ -79,6 +87,21 @@ static inline void key2(struct key *k, uint64_t gen, uint64_t a)
 
 /* Map an LMDB return code to a negative errno. */
 int lerr(int rc);
+/* reserve.c: before a change of a write transaction that may take up to
+ * `bytes` of new pages (value and key bytes; the page overhead is added
+ * here): with MDB_WRITEMAP, make sure the data file has the space
+ * allocated (-ENOSPC if the disk cannot give it). No-op otherwise. */
+int layer_charge(struct layer_txn *t, size_t bytes);
+/* At the start of a write transaction: note the pages in use and reserve
+ * the headroom a small transaction needs. */
+int layer_reserve_begin(struct layer_txn *t);
+/* Decide at open whether the data file in folder dirfd/name can be
+ * reserved ahead (fallocate works there): 0 or MDB_WRITEMAP. */
+unsigned layer_writemap_flag(int dirfd, const char *name);
+int layer_reserve_open(struct layer *l);
+/* Close the environment; with MDB_WRITEMAP, cut the data file back from
+ * the map size to the pages in use. */
+void layer_reserve_close(struct layer *l);
 /* Delete every key of dbi that starts with pre (recorded for undo). */
 int del_prefix(struct layer_txn *t, MDB_dbi dbi, const struct key *pre);
 
