@@ -6,12 +6,11 @@
  * write transaction is in the kernel's page cache (it survives the death
  * of the daemon) and reaches the disk on layer_sync(), which fsync(2) and
  * fdatasync(2) inside the mount call. The environment is opened with
- * MDB_WRITEMAP (a write transaction changes pages in a shared mapping:
- * no pwrite per page), with the data file's space allocated ahead of
- * LMDB (reserve.c), because storing into a hole of the mapping on a full
- * disk would kill the daemon with SIGBUS instead of returning ENOSPC.
- * Pages of the mapping are the page cache: they survive the death of
- * the daemon as pwrite's data did.
+ * MDB_WRITEMAP (no pwrite per dirty page), its map kept inside the data
+ * file's allocated blocks (reserve.c): storing into a hole of a shared
+ * mapping on a full disk would kill the daemon with SIGBUS instead of
+ * returning ENOSPC. Pages of the mapping are the page cache: they
+ * survive the death of the daemon as pwrite's data did.
  */
 #include <endian.h>
 #include <errno.h>
@@ -89,9 +88,8 @@ static int meta_put(struct layer_txn *t, const char *key, const void *val,
 {
 	MDB_val k = { strlen(key), (void *)key };
 	MDB_val v = { len, (void *)val };
-	int rc = layer_charge(t, k.mv_size + len);
 
-	return rc ? rc : lerr(mdb_put(t->txn, t->l->meta, &k, &v, 0));
+	return lerr(mdb_put(t->txn, t->l->meta, &k, &v, 0));
 }
 
 /* Check the format and workspace records, or write them on a new layer. */
@@ -177,7 +175,7 @@ int layer_open(int dirfd, const char *name, uint64_t map_size,
 {
 	struct layer *l = calloc(1, sizeof(*l));
 	char path[64];
-	unsigned wmap;
+	uint64_t wmap;
 	int rc;
 
 	*why = NULL;
@@ -194,12 +192,15 @@ int layer_open(int dirfd, const char *name, uint64_t map_size,
 		goto out_free;
 	mdb_env_set_maxdbs(l->env, 8);
 	mdb_env_set_maxreaders(l->env, LAYER_MAX_READERS);
-	mdb_env_set_mapsize(l->env, map_size ? map_size : LAYER_DEFAULT_MAP);
+	l->maxmap = map_size ? map_size : LAYER_DEFAULT_MAP;
+	wmap = layer_writemap_prepare(l, dirfd, name);
+	l->writemap = wmap != 0;
+	mdb_env_set_mapsize(l->env, wmap ? wmap : l->maxmap);
+	pthread_rwlock_init(&l->maplock, NULL);
 	/* no MDB_NORDAHEAD: file data in the layer is mostly read in
 	 * order (bench W4: a cold read was 19x native without readahead) */
-	wmap = layer_writemap_flag(dirfd, name);
-	l->writemap = wmap != 0;
-	rc = mdb_env_open(l->env, path, MDB_NOSYNC | wmap, 0600);
+	rc = mdb_env_open(l->env, path,
+			  MDB_NOSYNC | (wmap ? MDB_WRITEMAP : 0), 0600);
 	if (rc) {
 		if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ||
 		    rc == MDB_CORRUPTED)
@@ -207,7 +208,7 @@ int layer_open(int dirfd, const char *name, uint64_t map_size,
 		rc = *why ? -EINVAL : lerr(rc);
 		goto out_env;
 	}
-	if ((rc = layer_reserve_open(l)) || (rc = open_dbis(l)) ||
+	if ((rc = layer_reserve_open(l, dirfd, name)) || (rc = open_dbis(l)) ||
 	    (rc = check_identity(l, ws, why))) {
 		if (rc == -EIO && !*why)
 			*why = "cannot read the layer: corrupt";
@@ -217,6 +218,7 @@ int layer_open(int dirfd, const char *name, uint64_t map_size,
 	return 0;
 out_env:
 	mdb_env_close(l->env);
+	pthread_rwlock_destroy(&l->maplock);
 out_free:
 	free(l);
 	return rc;
@@ -228,6 +230,7 @@ void layer_close(struct layer *l)
 		return;
 	mdb_env_sync(l->env, 1);
 	layer_reserve_close(l);
+	pthread_rwlock_destroy(&l->maplock);
 	free(l);
 }
 
@@ -260,8 +263,15 @@ int layer_begin(struct layer *l, bool write, struct layer_txn **out)
 	t->l = l;
 	t->write = write;
 	t->gen = 0;
+	t->maplocked = l->writemap;
+	if (write)
+		layer_reserve_grow(l);
+	if (t->maplocked)
+		pthread_rwlock_rdlock(&l->maplock);
 	rc = mdb_txn_begin(l->env, NULL, write ? 0 : MDB_RDONLY, &t->txn);
 	if (rc) {
+		if (t->maplocked)
+			pthread_rwlock_unlock(&l->maplock);
 		free(t);
 		return lerr(rc);
 	}
@@ -272,16 +282,11 @@ int layer_begin(struct layer *l, bool write, struct layer_txn **out)
 	t->replaying = false;
 	t->dbytes = 0;
 	t->blockbuf = NULL;
-	t->used0 = t->charged = 0;
 	if (meta_get(t, "sp_level", &v) == 0 && v.mv_size == 8) {
 		uint64_t lv;
 
 		memcpy(&lv, v.mv_data, 8);
 		t->sp_level = (uint32_t)lv;
-	}
-	if (write && (rc = layer_reserve_begin(t))) {
-		layer_txn_end(t);
-		return rc;
 	}
 	*out = t;
 	return 0;
@@ -318,6 +323,8 @@ int layer_commit(struct layer_txn *t)
 		return rc;
 	}
 	rc = lerr(mdb_txn_commit(t->txn));
+	if (t->maplocked)
+		pthread_rwlock_unlock(&l->maplock);
 	free(t->blockbuf);
 	free(t);
 	if (rc == 0)
@@ -336,6 +343,8 @@ void layer_txn_end(struct layer_txn *t)
 	if (!t)
 		return;
 	mdb_txn_abort(t->txn);
+	if (t->maplocked)
+		pthread_rwlock_unlock(&t->l->maplock);
 	free(t->blockbuf);
 	free(t);
 }
@@ -385,10 +394,7 @@ int layer_meta_put(struct layer_txn *t, const char *key, const void *val,
 int layer_meta_del(struct layer_txn *t, const char *key)
 {
 	MDB_val k = { strlen(key), (void *)key };
-	int rc = layer_charge(t, k.mv_size);
-
-	if (rc == 0)
-		rc = lerr(mdb_del(t->txn, t->l->meta, &k, NULL));
+	int rc = lerr(mdb_del(t->txn, t->l->meta, &k, NULL));
 
 	return rc == -ENOENT ? 0 : rc;
 }
@@ -398,9 +404,8 @@ int layer_journal_put(struct layer_txn *t, uint32_t i, const void *step,
 {
 	uint32_t be = htobe32(i);
 	MDB_val k = { 4, &be }, v = { len, (void *)step };
-	int rc = layer_charge(t, 4 + len);
 
-	return rc ? rc : lerr(mdb_put(t->txn, t->l->journal, &k, &v, 0));
+	return lerr(mdb_put(t->txn, t->l->journal, &k, &v, 0));
 }
 
 int layer_journal_get(struct layer_txn *t, uint32_t i, const void **step,
@@ -419,14 +424,7 @@ int layer_journal_get(struct layer_txn *t, uint32_t i, const void **step,
 
 int layer_journal_clear(struct layer_txn *t)
 {
-	MDB_stat st;
-	int rc = lerr(mdb_stat(t->txn, t->l->journal, &st));
-
-	/* a drop frees the pages; it writes the free list */
-	if (rc == 0)
-		rc = layer_charge(t, (st.ms_branch_pages + st.ms_leaf_pages +
-				      st.ms_overflow_pages) * 8);
-	return rc ? rc : lerr(mdb_drop(t->txn, t->l->journal, 0));
+	return lerr(mdb_drop(t->txn, t->l->journal, 0));
 }
 
 int layer_dirent_each_all(struct layer_txn *t, layer_any_dirent_fn fn,
@@ -848,12 +846,12 @@ int layer_xattr_each(struct layer_txn *t, uint64_t tino, layer_xattr_fn fn,
 /* --- garbage of old generations ------------------------------------ */
 
 /* Delete up to *budget keys of db whose generation is below gen. */
-static int gc_db(struct layer_txn *t, MDB_dbi dbi, uint64_t gen,
-		 unsigned *budget, bool *more)
+static int gc_db(MDB_txn *txn, MDB_dbi dbi, uint64_t gen, unsigned *budget,
+		 bool *more)
 {
 	MDB_cursor *c;
 	MDB_val k, v;
-	int rc = mdb_cursor_open(t->txn, dbi, &c);
+	int rc = mdb_cursor_open(txn, dbi, &c);
 
 	if (rc)
 		return lerr(rc);
@@ -863,14 +861,13 @@ static int gc_db(struct layer_txn *t, MDB_dbi dbi, uint64_t gen,
 			*more = true;
 			break;
 		}
-		if ((rc = layer_charge(t, k.mv_size)) ||
-		    (rc = mdb_cursor_del(c, 0)))
+		if ((rc = mdb_cursor_del(c, 0)))
 			break;
 		(*budget)--;
 		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
 	}
 	mdb_cursor_close(c);
-	return rc == MDB_NOTFOUND || rc == 0 ? 0 : (rc < 0 ? rc : lerr(rc));
+	return rc == MDB_NOTFOUND || rc == 0 ? 0 : lerr(rc);
 }
 
 int layer_gc_step(struct layer *l, unsigned max, bool *more)
@@ -885,7 +882,7 @@ int layer_gc_step(struct layer *l, unsigned max, bool *more)
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < 5 && rc == 0; i++)
-		rc = gc_db(t, dbis[i], t->gen, &budget, more);
+		rc = gc_db(t->txn, dbis[i], t->gen, &budget, more);
 	if (rc) {
 		layer_txn_end(t);
 		return rc;

@@ -8,6 +8,7 @@
 
 #include <endian.h>
 #include <lmdb.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "layer.h"
@@ -18,12 +19,15 @@ struct layer {
 	MDB_env *env;
 	MDB_dbi meta, inodes, dirents, chunks, xattrs, undo, journal;
 	_Atomic uint64_t commits;	/* write transactions committed (stats) */
-	bool writemap;		/* MDB_WRITEMAP, data file space reserved */
-	int fd;			/* the data file (writemap) */
+	/* MDB_WRITEMAP (reserve.c) */
+	bool writemap;
+	int fd;			/* the data file */
 	uint64_t psize;		/* LMDB page size */
-	uint64_t reserved;	/* bytes of the data file allocated (writemap;
-				 * changed by the one writer only) */
-	bool tight;		/* the disk is nearly full (reserve.c) */
+	uint64_t maxmap;	/* the configured map size: the most it grows */
+	uint64_t mapsize;	/* the map now: all of it allocated on disk */
+	bool grow_failed;	/* the disk had no room: statfs before trying */
+	pthread_rwlock_t maplock; /* shared: a transaction is open;
+				   * exclusive: the map moves */
 };
 
 struct layer_txn {
@@ -36,9 +40,8 @@ struct layer_txn {
 	int64_t dbytes;		/* chunk bytes added (removed: negative) in
 				 * this transaction and not yet in the
 				 * counters; folded in at commit */
+	bool maplocked;		/* holds l->maplock shared */
 	char *blockbuf;		/* a merged block (layer_chunk_get) */
-	uint64_t used0;		/* data file bytes in use when it began */
-	uint64_t charged;	/* bytes its changes may take at most */
 };
 
 /* --- keys ---------------------------------------------------------- */
@@ -87,20 +90,14 @@ static inline void key2(struct key *k, uint64_t gen, uint64_t a)
 
 /* Map an LMDB return code to a negative errno. */
 int lerr(int rc);
-/* reserve.c: before a change of a write transaction that may take up to
- * `bytes` of new pages (value and key bytes; the page overhead is added
- * here): with MDB_WRITEMAP, make sure the data file has the space
- * allocated (-ENOSPC if the disk cannot give it). No-op otherwise. */
-int layer_charge(struct layer_txn *t, size_t bytes);
-/* At the start of a write transaction: note the pages in use and reserve
- * the headroom a small transaction needs. */
-int layer_reserve_begin(struct layer_txn *t);
-/* Decide at open whether the data file in folder dirfd/name can be
- * reserved ahead (fallocate works there): 0 or MDB_WRITEMAP. */
-unsigned layer_writemap_flag(int dirfd, const char *name);
-int layer_reserve_open(struct layer *l);
-/* Close the environment; with MDB_WRITEMAP, cut the data file back from
- * the map size to the pages in use. */
+/* reserve.c: MDB_WRITEMAP with the map kept inside allocated blocks.
+ * prepare (before mdb_env_open): the map size to open with (0: open
+ * without MDB_WRITEMAP); open: learn the fd and sizes; grow: before a
+ * write transaction, allocate and map further when little is left;
+ * close: close the environment and cut the file back. */
+uint64_t layer_writemap_prepare(struct layer *l, int dirfd, const char *name);
+int layer_reserve_open(struct layer *l, int dirfd, const char *name);
+void layer_reserve_grow(struct layer *l);
 void layer_reserve_close(struct layer *l);
 /* Delete every key of dbi that starts with pre (recorded for undo). */
 int del_prefix(struct layer_txn *t, MDB_dbi dbi, const struct key *pre);

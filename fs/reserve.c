@@ -1,49 +1,41 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * reserve.c - the layer's data file with MDB_WRITEMAP: space reserved
- * ahead, so a full disk is an ENOSPC, never a SIGBUS.
+ * reserve.c - the layer's data file with MDB_WRITEMAP: the map never
+ * reaches past the file's allocated blocks, so a full disk is an ENOSPC,
+ * never a SIGBUS.
  *
  * With MDB_WRITEMAP LMDB changes pages in a shared mapping of the data
- * file (no pwrite per dirty page: a small write transaction costs no
- * system call at all) and extends the file to the whole map size, as a
- * sparse file. Storing into a page of a hole makes the kernel allocate
- * a block, and on a full disk it kills the process with SIGBUS. So the
- * file's blocks are allocated (fallocate) ahead of LMDB, never behind:
+ * file: a write transaction costs no pwrite per dirty page (6-7 system
+ * calls less per small transaction). LMDB sets the file's size to the
+ * map size; storing into a page the disk has no block for makes the
+ * kernel allocate one, and on a full disk it kills the process with
+ * SIGBUS. So the map size is kept equal to what is allocated:
  *
- *   - A write transaction starts with `used0` = the bytes of pages in
- *     use (mdb_env_info's me_last_pgno + 1) and charges every change it
- *     makes (layer_charge, from every put and delete of the layer): the
- *     bytes of the value and key (twice with a savepoint open: the undo
- *     copy), plus what the change may cost in pages of the tree.
- *   - Before the change, [0, used0 + charged + LAYER_COMMIT_SLACK) must
- *     be allocated; reserve() allocates LAYER_RESERVE_STEP (64 MiB) more
- *     at a time, or exactly what is needed when the disk has no more.
- *     If even that fails, the change fails with -ENOSPC before LMDB
- *     touched a page, and the caller aborts the transaction.
+ *   - at open, the file is allocated (fallocate) up to its size plus
+ *     LAYER_RESERVE_STEP (64 MiB) or as much of that as the disk gives,
+ *     and the map is that size;
+ *   - before a write transaction, when fewer than LAYER_RESERVE_LOW
+ *     (32 MiB) of the map are left past the pages in use, the file is
+ *     allocated one step further (or as far as the disk allows), and
+ *     then the map grows to it (mdb_env_set_mapsize);
+ *   - LMDB never uses a page past the map: a transaction that needs one
+ *     fails with MDB_MAP_FULL, which the layer reports as ENOSPC, and
+ *     nothing stored before is touched. Freed pages are reused as on
+ *     the pwrite path, so removing staged files makes room.
  *
- * LMDB takes new pages from its free list (pages inside the file,
- * allocated already) or past the last page in use, at most a few per
- * change: the leaf, the branches above it, a split or a merge, at worst
- * LAYER_PAGE_WORST for a change far from the previous one. Charging
- * that for every change would reserve gigabytes for a transaction of
- * 100,000 small changes that takes a few megabytes, so the charge is
- * LAYER_PAGE_COST while a whole step could be reserved (the step, 64
- * MiB, covers the difference for thousands of worst-case changes; past
- * that, a store into an unreserved page only allocates a block, which
- * a disk that had 64 MiB free a moment ago still has), and the worst
- * case, LAYER_PAGE_WORST, once the disk is so full that a step failed
- * (`tight`, cleared when a step succeeds again): then nothing is stored
- * outside the reserved space.
+ * mdb_env_set_mapsize moves the mapping: no transaction of this process
+ * may be open meanwhile. Every transaction holds maplock shared from
+ * begin to end; growing takes it exclusive with trywrlock and is
+ * skipped when any transaction is open (tried again at the next write
+ * transaction; the low mark leaves 32 MiB for that one). The map never
+ * grows past the configured map size (layer_open's map_size).
  *
- * LMDB sets the data file's size to the map size (64 GiB, sparse) when
- * it opens it with MDB_WRITEMAP; a clean close cuts it back to the pages
- * in use (no page past me_last_pgno is referenced by either meta page),
- * so a state folder at rest is as small as before (cp, backups).
- *
- * Where fallocate does not work (EOPNOTSUPP), the environment is opened
- * without MDB_WRITEMAP (pwrite, which reports a full disk as an error).
- * TXFS_LAYER_WRITEMAP=0 in the daemon's environment does the same (for
- * measurements).
+ * A clean close cuts the file back to the pages in use, so a state
+ * folder at rest is as small as before. Where fallocate does not work
+ * (EOPNOTSUPP) or the disk cannot give the first step, and with
+ * TXFS_LAYER_WRITEMAP=0 in the daemon's environment (measurements),
+ * the environment is opened without MDB_WRITEMAP: pwrite, which reports
+ * a full disk as an error.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -52,20 +44,51 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "layer_int.h"
 
 #define LAYER_RESERVE_STEP (64ULL << 20)
-#define LAYER_PAGE_COST 1024u		/* a change's share of its pages */
-#define LAYER_PAGE_WORST (24u << 10)	/* 6 pages: path, split, sibling */
-#define LAYER_COMMIT_SLACK (1ULL << 20)	/* free list and meta at commit */
+#define LAYER_RESERVE_LOW (32ULL << 20)
+#define LAYER_RESERVE_MIN (1ULL << 20)	/* less than this: no WRITEMAP */
+#define LAYER_LOCK_ROOM (512u << 10)	/* left free for lock.mdb at open */
 
-unsigned layer_writemap_flag(int dirfd, const char *name)
+/* Allocate [from, to) of fd, or as much of it as the disk gives (down
+ * to min bytes past from); the new allocated end, or from if none. The
+ * size stays (a new file must look empty to LMDB); LMDB's ftruncate up
+ * to the map size keeps the blocks. */
+static uint64_t alloc_upto(int fd, uint64_t from, uint64_t to, uint64_t min,
+			   uint64_t margin)
+{
+	struct statvfs sv;
+
+	/* leave the disk's last `margin` bytes */
+	if (margin && fstatvfs(fd, &sv) == 0) {
+		uint64_t avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+
+		avail = avail > margin ? avail - margin : 0;
+		if (to - from > avail)
+			to = from + avail / 4096 * 4096;
+	}
+	while (to > from && to - from >= min) {
+		if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)from,
+			      (off_t)(to - from)) == 0)
+			return to;
+		if (errno != ENOSPC && errno != EDQUOT)
+			break;
+		to = from + (to - from) / 2 / 4096 * 4096;
+	}
+	return from;
+}
+
+uint64_t layer_writemap_prepare(struct layer *l, int dirfd, const char *name)
 {
 	const char *e = getenv("TXFS_LAYER_WRITEMAP");
 	char path[4200];
-	int fd, rc;
+	struct stat st;
+	uint64_t size, end;
+	int fd;
 
 	if (e && strcmp(e, "0") == 0)
 		return 0;
@@ -73,75 +96,99 @@ unsigned layer_writemap_flag(int dirfd, const char *name)
 	fd = openat(dirfd, path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return 0;
-	/* one page past the end, the size kept: does this disk allocate? */
-	rc = fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 4096);
+	if (fstat(fd, &st)) {
+		close(fd);
+		return 0;
+	}
+	size = ((uint64_t)st.st_size + 4095) / 4096 * 4096;
+	/* what is there may have holes (a crash of an older daemon with the
+	 * map past the data): allocate all of it, then a step more */
+	end = size + LAYER_RESERVE_STEP;
+	if (end > l->maxmap)
+		end = l->maxmap > size ? l->maxmap : size;
+	/* LMDB's lock file (a shared mapping too) may not exist yet: its
+	 * room stays free (layer_reserve_open allocates it) */
+	if (size && alloc_upto(fd, 0, size, size, 0) != size)
+		end = 0;
+	else
+		end = alloc_upto(fd, size, end, LAYER_RESERVE_MIN,
+				 LAYER_LOCK_ROOM);
 	close(fd);
-	return rc == 0 || errno == ENOSPC ? MDB_WRITEMAP : 0;
+	if (end < size + LAYER_RESERVE_MIN && end < l->maxmap)
+		return 0;	/* no fallocate here, or no room for it */
+	return end;
 }
 
-int layer_reserve_open(struct layer *l)
+/* Allocate the blocks of LMDB's lock file: it is a shared mapping whose
+ * reader slots are touched as readers come, maybe on a full disk. */
+static int alloc_lock_file(int dirfd, const char *name)
+{
+	char path[4200];
+	struct stat st;
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/lock.mdb", name);
+	fd = openat(dirfd, path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st))
+		rc = -errno;
+	else if (st.st_size && fallocate(fd, 0, 0, st.st_size))
+		rc = -errno;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+int layer_reserve_open(struct layer *l, int dirfd, const char *name)
 {
 	MDB_stat st;
+	MDB_envinfo info;
 	mdb_filehandle_t fd;
 
 	if (!l->writemap)
 		return 0;
+	if (alloc_lock_file(dirfd, name))
+		return -ENOSPC;
 	if (mdb_env_get_fd(l->env, &fd) || mdb_env_stat(l->env, &st))
 		return -EIO;
+	mdb_env_info(l->env, &info);
 	l->fd = fd;
 	l->psize = st.ms_psize;
-	l->reserved = 0;	/* fallocate skips what is allocated already */
+	l->mapsize = info.me_mapsize;
 	return 0;
 }
 
-/* Make [0, end) of the data file allocated. */
-static int reserve(struct layer *l, uint64_t end)
+static bool disk_has(int fd, uint64_t bytes)
 {
-	uint64_t want;
+	struct statvfs sv;
 
-	if (end <= l->reserved)
-		return 0;
-	want = (end + LAYER_RESERVE_STEP - 1) / LAYER_RESERVE_STEP *
-	       LAYER_RESERVE_STEP;
-	if (fallocate(l->fd, 0, (off_t)l->reserved,
-		      (off_t)(want - l->reserved)) == 0) {
-		l->reserved = want;
-		l->tight = false;
-		return 0;
-	}
-	/* the disk is (nearly) full: exactly what this change needs, and
-	 * worst-case charges from now on */
-	l->tight = true;
-	if (fallocate(l->fd, 0, (off_t)l->reserved,
-		      (off_t)(end - l->reserved)) == 0) {
-		l->reserved = end;
-		return 0;
-	}
-	return errno == ENOSPC || errno == EDQUOT ? -ENOSPC : -errno;
+	return fstatvfs(fd, &sv) || (uint64_t)sv.f_bavail * sv.f_frsize >= bytes;
 }
 
-int layer_reserve_begin(struct layer_txn *t)
+void layer_reserve_grow(struct layer *l)
 {
-	struct layer *l = t->l;
 	MDB_envinfo info;
+	uint64_t used, end;
 
 	if (!l->writemap)
-		return 0;
+		return;
 	mdb_env_info(l->env, &info);
-	t->used0 = ((uint64_t)info.me_last_pgno + 1) * l->psize;
-	t->charged = 0;
-	return reserve(l, t->used0 + LAYER_COMMIT_SLACK + LAYER_PAGE_WORST);
-}
-
-int layer_charge(struct layer_txn *t, size_t bytes)
-{
-	struct layer *l = t->l;
-
-	if (!l->writemap)
-		return 0;
-	t->charged += (t->sp_level ? 2 * (uint64_t)bytes : bytes) +
-		      (l->tight ? LAYER_PAGE_WORST : LAYER_PAGE_COST);
-	return reserve(l, t->used0 + t->charged + LAYER_COMMIT_SLACK);
+	used = ((uint64_t)info.me_last_pgno + 1) * l->psize;
+	if (l->mapsize >= l->maxmap || l->mapsize - used >= LAYER_RESERVE_LOW)
+		return;
+	if (l->grow_failed && !disk_has(l->fd, 64u * 1024u))
+		return;		/* the disk is full: a statfs, no more */
+	if (pthread_rwlock_trywrlock(&l->maplock))
+		return;		/* a transaction is open: next time */
+	end = l->mapsize + LAYER_RESERVE_STEP;
+	if (end > l->maxmap)
+		end = l->maxmap;
+	end = alloc_upto(l->fd, l->mapsize, end, 64u * 1024u, 0);
+	l->grow_failed = true;
+	if (end > l->mapsize && mdb_env_set_mapsize(l->env, end) == 0) {
+		l->mapsize = end;
+		l->grow_failed = false;
+	}
+	pthread_rwlock_unlock(&l->maplock);
 }
 
 void layer_reserve_close(struct layer *l)
@@ -155,6 +202,7 @@ void layer_reserve_close(struct layer *l)
 	}
 	mdb_env_close(l->env);
 	if (fd >= 0) {
+		/* no page past me_last_pgno is referenced by either meta */
 		off_t end = (off_t)(((uint64_t)info.me_last_pgno + 1) * l->psize);
 
 		if (ftruncate(fd, end))

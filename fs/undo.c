@@ -76,9 +76,7 @@ static int undo_save(struct layer_txn *t, MDB_dbi dbi, MDB_val *key)
 	if (rc == 0)
 		memcpy(buf + 1, old.mv_data, old.mv_size);
 	nv.mv_data = buf;
-	rc = layer_charge(t, uv.mv_size + nv.mv_size);
-	if (rc == 0)
-		rc = lerr(mdb_put(t->txn, t->l->undo, &uv, &nv, 0));
+	rc = lerr(mdb_put(t->txn, t->l->undo, &uv, &nv, 0));
 	free(buf);
 	return rc;
 }
@@ -88,8 +86,6 @@ int lput(struct layer_txn *t, MDB_dbi dbi, MDB_val *k, MDB_val *v,
 {
 	int rc = undo_save(t, dbi, k);
 
-	if (rc == 0)
-		rc = layer_charge(t, k->mv_size + v->mv_size);
 	return rc ? rc : lerr(mdb_put(t->txn, dbi, k, v, flags));
 }
 
@@ -97,8 +93,6 @@ int ldel(struct layer_txn *t, MDB_dbi dbi, MDB_val *k)
 {
 	int rc = undo_save(t, dbi, k);
 
-	if (rc == 0)
-		rc = layer_charge(t, k->mv_size);
 	return rc ? rc : lerr(mdb_del(t->txn, dbi, k, NULL));
 }
 
@@ -118,8 +112,6 @@ int lcdel(struct layer_txn *t, MDB_cursor *c, MDB_dbi dbi, MDB_val *k)
 		if ((rc = undo_save(t, dbi, &kc)))
 			return rc;
 	}
-	if (layer_charge(t, k->mv_size))
-		return -ENOSPC;
 	return lerr(mdb_cursor_del(c, 0));
 }
 
@@ -154,8 +146,6 @@ static int undo_level(struct layer_txn *t, uint32_t level, bool restore,
 
 		memcpy(kcopy.b, k.mv_data, k.mv_size);
 		kcopy.len = k.mv_size;
-		if ((rc = layer_charge(t, k.mv_size + v.mv_size)) < 0)
-			break;
 		if (restore) {
 			/* copy the value out: the put may reuse its pages */
 			void *tmp = existed ? malloc(val.mv_size ? val.mv_size : 1) : NULL;
@@ -195,7 +185,7 @@ static int undo_level(struct layer_txn *t, uint32_t level, bool restore,
 		rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
 	}
 	mdb_cursor_close(c);
-	return rc == MDB_NOTFOUND || rc == 0 ? 0 : (rc < 0 ? rc : lerr(rc));
+	return rc == MDB_NOTFOUND || rc == 0 ? 0 : lerr(rc);
 }
 
 int layer_sp_push(struct layer_txn *t, uint32_t *level)
