@@ -217,7 +217,7 @@ int layer_open(int dirfd, const char *name, uint64_t map_size,
 	*out = l;
 	return 0;
 out_env:
-	mdb_env_close(l->env);
+	layer_reserve_refused(l, dirfd, name);	/* the file as it was */
 	pthread_rwlock_destroy(&l->maplock);
 out_free:
 	free(l);

@@ -25,6 +25,7 @@ struct layer {
 	uint64_t psize;		/* LMDB page size */
 	uint64_t maxmap;	/* the configured map size: the most it grows */
 	uint64_t mapsize;	/* the map now: all of it allocated on disk */
+	uint64_t size0;		/* the data file's size before the open */
 	bool grow_failed;	/* the disk had no room: statfs before trying */
 	pthread_rwlock_t maplock; /* shared: a transaction is open;
 				   * exclusive: the map moves */
@@ -94,11 +95,13 @@ int lerr(int rc);
  * prepare (before mdb_env_open): the map size to open with (0: open
  * without MDB_WRITEMAP); open: learn the fd and sizes; grow: before a
  * write transaction, allocate and map further when little is left;
- * close: close the environment and cut the file back. */
+ * close: close the environment and cut the file back to the pages in use;
+ * refused: close it and give the file back the size it had before. */
 uint64_t layer_writemap_prepare(struct layer *l, int dirfd, const char *name);
 int layer_reserve_open(struct layer *l, int dirfd, const char *name);
 void layer_reserve_grow(struct layer *l);
 void layer_reserve_close(struct layer *l);
+void layer_reserve_refused(struct layer *l, int dirfd, const char *name);
 /* Delete every key of dbi that starts with pre (recorded for undo). */
 int del_prefix(struct layer_txn *t, MDB_dbi dbi, const struct key *pre);
 

@@ -100,6 +100,7 @@ uint64_t layer_writemap_prepare(struct layer *l, int dirfd, const char *name)
 		close(fd);
 		return 0;
 	}
+	l->size0 = (uint64_t)st.st_size;
 	size = ((uint64_t)st.st_size + 4095) / 4096 * 4096;
 	/* what is there may have holes (a crash of an older daemon with the
 	 * map past the data): allocate all of it, then a step more */
@@ -189,6 +190,24 @@ void layer_reserve_grow(struct layer *l)
 		l->grow_failed = false;
 	}
 	pthread_rwlock_unlock(&l->maplock);
+}
+
+void layer_reserve_refused(struct layer *l, int dirfd, const char *name)
+{
+	char path[4200];
+	int fd;
+
+	mdb_env_close(l->env);
+	if (!l->writemap)
+		return;
+	snprintf(path, sizeof(path), "%s/data.mdb", name);
+	fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	if (ftruncate(fd, (off_t)l->size0))
+		fprintf(stderr, "txfs: layer: cannot give the data file back "
+			"its size: %s\n", strerror(errno));
+	close(fd);
 }
 
 void layer_reserve_close(struct layer *l)
