@@ -93,7 +93,8 @@ uint64_t layer_writemap_prepare(struct layer *l, int dirfd, const char *name)
 	if (e && strcmp(e, "0") == 0)
 		return 0;
 	snprintf(path, sizeof(path), "%s/data.mdb", name);
-	fd = openat(dirfd, path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	fd = openat(dirfd, path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+		    0600);
 	if (fd < 0)
 		return 0;
 	if (fstat(fd, &st)) {
@@ -129,7 +130,7 @@ static int alloc_lock_file(int dirfd, const char *name)
 	int fd, rc = 0;
 
 	snprintf(path, sizeof(path), "%s/lock.mdb", name);
-	fd = openat(dirfd, path, O_RDWR | O_CLOEXEC);
+	fd = openat(dirfd, path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0 || fstat(fd, &st))
 		rc = -errno;
 	else if (st.st_size && fallocate(fd, 0, 0, st.st_size))
