@@ -145,11 +145,12 @@ int layer_reserve_open(struct layer *l, int dirfd, const char *name)
 	MDB_stat st;
 	MDB_envinfo info;
 	mdb_filehandle_t fd;
+	int rc;
 
 	if (!l->writemap)
 		return 0;
-	if (alloc_lock_file(dirfd, name))
-		return -ENOSPC;
+	if ((rc = alloc_lock_file(dirfd, name)))
+		return rc;	/* ENOSPC: no room for the reader table */
 	if (mdb_env_get_fd(l->env, &fd) || mdb_env_stat(l->env, &st))
 		return -EIO;
 	mdb_env_info(l->env, &info);
