@@ -5,12 +5,13 @@
  * Durability: the environment is opened with MDB_NOSYNC, so a committed
  * write transaction is in the kernel's page cache (it survives the death
  * of the daemon) and reaches the disk on layer_sync(), which fsync(2) and
- * fdatasync(2) inside the mount call. The environment is opened with
- * MDB_WRITEMAP (no pwrite per dirty page), its map kept inside the data
- * file's allocated blocks (reserve.c): storing into a hole of a shared
- * mapping on a full disk would kill the daemon with SIGBUS instead of
- * returning ENOSPC. Pages of the mapping are the page cache: they
- * survive the death of the daemon as pwrite's data did.
+ * fdatasync(2) inside the mount call. With TXFS_LAYER_WRITEMAP=1 the
+ * environment is opened with MDB_WRITEMAP (no pwrite per dirty page),
+ * its map kept inside the data file's allocated blocks (reserve.c):
+ * storing into a hole of a shared mapping on a full disk would kill the
+ * daemon with SIGBUS instead of returning ENOSPC. Pages of the mapping
+ * are the page cache: they survive the death of the daemon as pwrite's
+ * data did. Opt-in: reserve.c says why.
  */
 #include <endian.h>
 #include <errno.h>

@@ -1,5 +1,6 @@
 #!/bin/bash
-# The layer's LMDB map is written in place (MDB_WRITEMAP, fs/reserve.c):
+# With TXFS_LAYER_WRITEMAP=1 the layer's LMDB map is written in place
+# (MDB_WRITEMAP, fs/reserve.c):
 # storing into a page the disk has no block for would kill the daemon with
 # SIGBUS, so the map never reaches past the data file's allocated blocks.
 # On an 8 MiB tmpfs state disk: WRITEMAP is in use (the daemon maps the
@@ -19,9 +20,10 @@ trap 'r=$?; umount -l "$SMALL" 2>/dev/null; (exit $r); cleanup' EXIT
 STATE=$SMALL/state
 fixture
 head -c 1M /dev/zero >"$SMALL/ballast"	# the disk's room for later
+export TXFS_LAYER_WRITEMAP=1
 txfs_mount || exit 1
 pid=$DAEMON_PID
-check_eq "the data file is mapped writable and shared (MDB_WRITEMAP)" 1 \
+check_eq "TXFS_LAYER_WRITEMAP=1: the data file is mapped writable and shared" 1 \
 	"$(grep -c 'rw-s .*/data\.mdb$' "/proc/$pid/maps")"
 t 20 "$FSOP" fill "$MNT/keep" 300k 1 || fail "writing keep failed"
 t 20 "$FSOP" fill "$MNT/pieces" 256k 2 || fail "writing pieces failed"
@@ -84,5 +86,10 @@ check_run "the pwrite path reads the same data" bash -c "cd '$MNT' && sha256sum 
 check_run "the pwrite path: a new 100 KiB file fits" "$FSOP" fill "$MNT/after-rm2" 100k 6
 txfs_umount || exit 1
 unset TXFS_LAYER_WRITEMAP
+txfs_mount || exit 1
+check_eq "by default the data file is not mapped writable (the pwrite path)" 0 \
+	"$(grep -c 'rw-s .*/data\.mdb$' "/proc/$DAEMON_PID/maps")"
+check_run "the default path reads the same data" bash -c "cd '$MNT' && sha256sum -c --quiet '$T/sums'"
+txfs_umount || exit 1
 check_eq "the state log has no LMDB corruption" "" "$(grep -h 'MDB_\|corrupt' "$STATE"/*.log 2>/dev/null | head -3)"
 finish
