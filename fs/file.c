@@ -262,9 +262,81 @@ out:
 	return rc;
 }
 
+/* Most pieces a block keeps (layer_chunk.c); a write that would make
+ * more stores the merged block whole, which drops them. */
+#define PIECES_MAX 8u
+#define PS ((uint64_t)LAYER_PIECE)
+
+/* Should the write of [pos, to) into block b (blen bytes long after it)
+ * store pieces? When they are smaller than the block they would spare
+ * rewriting, and the block has a base or no real-file bytes under it. */
+static bool use_pieces(struct layer_txn *t, const struct tview *v,
+		       uint64_t b, uint64_t pos, uint64_t to, uint64_t blen)
+{
+	uint64_t bstart = b * BS;
+	uint64_t n = (to - 1 - bstart) / PS - (pos - bstart) / PS + 1;
+	unsigned have;
+	bool base;
+
+	if (2 * n * PS > blen)
+		return false;
+	if (layer_block_info(t, v->tino, b, &base, &have))
+		return false;
+	if (!base && (v->rec.flags & LI_LOWER) && bstart < v->rec.lower_valid)
+		return false;
+	return have + n <= PIECES_MAX;
+}
+
+/* Write [pos, to) of block b as pieces; buf holds the bytes from off
+ * (NULL: zeros). Partly covered pieces are merged with what they held. */
+static int write_pieces(struct txfs *fs, struct fhandle *fh,
+			struct layer_txn *t, struct tview *v, uint64_t b,
+			const char *buf, uint64_t off, uint64_t pos,
+			uint64_t to, uint64_t newsize, int64_t *grown)
+{
+	uint64_t bstart = b * BS;
+	char *tmp = NULL;
+	int rc = 0;
+
+	for (uint64_t ps = bstart + (pos - bstart) / PS * PS; ps < to && !rc;
+	     ps += PS) {
+		uint64_t pe = ps + PS < newsize ? ps + PS : newsize;
+		uint64_t ws = pos > ps ? pos : ps, we = to < pe ? to : pe;
+		uint64_t old = v->rec.size > ps ?
+			(v->rec.size < pe ? v->rec.size : pe) - ps : 0;
+		const char *data = buf ? buf + (ps - off) : NULL;
+		size_t was;
+
+		if (!buf || ws != ps || we != pe) {
+			if (!tmp && !(tmp = malloc(PS)))
+				return -ENOMEM;
+			rc = old ? read_block(fs, fh, t, &v->rec, b, ps,
+					      ps + old, tmp) : 0;
+			memset(tmp + old, 0, pe - ps - old);
+			if (buf)
+				memcpy(tmp + (ws - ps), buf + (ws - off),
+				       we - ws);
+			else
+				memset(tmp + (ws - ps), 0, we - ws);
+			data = tmp;
+		}
+		if (rc == 0)
+			rc = layer_piece_put(t, v->tino, b,
+					     (unsigned)((ps - bstart) / PS),
+					     data, pe - ps, &was);
+		if (rc == 0)
+			*grown += (int64_t)(pe - ps) - (int64_t)was;
+	}
+	free(tmp);
+	return rc;
+}
+
 /*
  * Write size bytes (zeros when buf is NULL) at off into v's data, inside
  * write transaction t. v must have a layer record; the caller updates it.
+ * A block the write covers whole is stored whole; a small part of a big
+ * block goes to pieces (write_pieces); otherwise the block is merged
+ * with its old content and stored whole.
  */
 static int write_range(struct txfs *fs, struct fhandle *fh,
 		       struct layer_txn *t, struct tview *v, const char *buf,
@@ -284,6 +356,13 @@ static int write_range(struct txfs *fs, struct fhandle *fh,
 		const void *od;
 		size_t olen = 0;
 
+		if (!(pos == bstart && to == bstart + blen) &&
+		    use_pieces(t, v, b, pos, to, blen)) {
+			rc = write_pieces(fs, fh, t, v, b, buf, off, pos, to,
+					  newsize, &grown);
+			pos = to;
+			continue;
+		}
 		if (layer_chunk_get(t, v->tino, b, &od, &olen))
 			olen = 0;
 		grown += (int64_t)blen - (int64_t)olen;

@@ -5,9 +5,13 @@
  * Durability: the environment is opened with MDB_NOSYNC, so a committed
  * write transaction is in the kernel's page cache (it survives the death
  * of the daemon) and reaches the disk on layer_sync(), which fsync(2) and
- * fdatasync(2) inside the mount call. The environment is never opened with
- * MDB_WRITEMAP: writing into a sparse shared mapping on a full disk would
- * kill the daemon with SIGBUS instead of returning ENOSPC.
+ * fdatasync(2) inside the mount call. With TXFS_LAYER_WRITEMAP=1 the
+ * environment is opened with MDB_WRITEMAP (no pwrite per dirty page),
+ * its map kept inside the data file's allocated blocks (reserve.c):
+ * storing into a hole of a shared mapping on a full disk would kill the
+ * daemon with SIGBUS instead of returning ENOSPC. Pages of the mapping
+ * are the page cache: they survive the death of the daemon as pwrite's
+ * data did. Opt-in: reserve.c says why.
  */
 #include <endian.h>
 #include <errno.h>
@@ -94,6 +98,7 @@ static int check_identity(struct layer *l, struct layer_ws *ws,
 			  const char **why)
 {
 	struct layer_txn *t;
+	bool upgraded = false;
 	MDB_val v;
 	int rc = layer_begin(l, true, &t);
 
@@ -126,8 +131,16 @@ static int check_identity(struct layer *l, struct layer_ws *ws,
 	}
 	if (rc)
 		goto out;
-	if (v.mv_size != strlen(LAYER_FORMAT) ||
-	    memcmp(v.mv_data, LAYER_FORMAT, v.mv_size)) {
+	if (v.mv_size == strlen(LAYER_FORMAT_1) &&
+	    memcmp(v.mv_data, LAYER_FORMAT_1, v.mv_size) == 0) {
+		/* a layer without pieces reads the same: upgrade the record,
+		 * so an older txfs refuses it once it may hold pieces */
+		if ((rc = meta_put(t, "format", LAYER_FORMAT,
+				   strlen(LAYER_FORMAT))))
+			goto out;
+		upgraded = true;
+	} else if (v.mv_size != strlen(LAYER_FORMAT) ||
+		   memcmp(v.mv_data, LAYER_FORMAT, v.mv_size)) {
 		*why = "unknown layer format (made by another txfs version?)";
 		rc = -EINVAL;
 		goto out;
@@ -150,6 +163,8 @@ static int check_identity(struct layer *l, struct layer_ws *ws,
 		}
 	}
 	rc = layer_meta_get_u64(t, "gen", &t->gen);
+	if (rc == 0 && upgraded)
+		return layer_commit(t);
 out:
 	layer_txn_end(t);
 	return rc;
@@ -161,6 +176,7 @@ int layer_open(int dirfd, const char *name, uint64_t map_size,
 {
 	struct layer *l = calloc(1, sizeof(*l));
 	char path[64];
+	uint64_t wmap;
 	int rc;
 
 	*why = NULL;
@@ -177,10 +193,15 @@ int layer_open(int dirfd, const char *name, uint64_t map_size,
 		goto out_free;
 	mdb_env_set_maxdbs(l->env, 8);
 	mdb_env_set_maxreaders(l->env, LAYER_MAX_READERS);
-	mdb_env_set_mapsize(l->env, map_size ? map_size : LAYER_DEFAULT_MAP);
+	l->maxmap = map_size ? map_size : LAYER_DEFAULT_MAP;
+	wmap = layer_writemap_prepare(l, dirfd, name);
+	l->writemap = wmap != 0;
+	mdb_env_set_mapsize(l->env, wmap ? wmap : l->maxmap);
+	pthread_rwlock_init(&l->maplock, NULL);
 	/* no MDB_NORDAHEAD: file data in the layer is mostly read in
 	 * order (bench W4: a cold read was 19x native without readahead) */
-	rc = mdb_env_open(l->env, path, MDB_NOSYNC, 0600);
+	rc = mdb_env_open(l->env, path,
+			  MDB_NOSYNC | (wmap ? MDB_WRITEMAP : 0), 0600);
 	if (rc) {
 		if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ||
 		    rc == MDB_CORRUPTED)
@@ -188,7 +209,8 @@ int layer_open(int dirfd, const char *name, uint64_t map_size,
 		rc = *why ? -EINVAL : lerr(rc);
 		goto out_env;
 	}
-	if ((rc = open_dbis(l)) || (rc = check_identity(l, ws, why))) {
+	if ((rc = layer_reserve_open(l, dirfd, name)) || (rc = open_dbis(l)) ||
+	    (rc = check_identity(l, ws, why))) {
 		if (rc == -EIO && !*why)
 			*why = "cannot read the layer: corrupt";
 		goto out_env;
@@ -196,7 +218,8 @@ int layer_open(int dirfd, const char *name, uint64_t map_size,
 	*out = l;
 	return 0;
 out_env:
-	mdb_env_close(l->env);
+	layer_reserve_refused(l, dirfd, name);	/* the file as it was */
+	pthread_rwlock_destroy(&l->maplock);
 out_free:
 	free(l);
 	return rc;
@@ -207,7 +230,8 @@ void layer_close(struct layer *l)
 	if (!l)
 		return;
 	mdb_env_sync(l->env, 1);
-	mdb_env_close(l->env);
+	layer_reserve_close(l);
+	pthread_rwlock_destroy(&l->maplock);
 	free(l);
 }
 
@@ -240,8 +264,15 @@ int layer_begin(struct layer *l, bool write, struct layer_txn **out)
 	t->l = l;
 	t->write = write;
 	t->gen = 0;
+	t->maplocked = l->writemap;
+	if (write)
+		layer_reserve_grow(l);
+	if (t->maplocked)
+		pthread_rwlock_rdlock(&l->maplock);
 	rc = mdb_txn_begin(l->env, NULL, write ? 0 : MDB_RDONLY, &t->txn);
 	if (rc) {
+		if (t->maplocked)
+			pthread_rwlock_unlock(&l->maplock);
 		free(t);
 		return lerr(rc);
 	}
@@ -251,6 +282,7 @@ int layer_begin(struct layer *l, bool write, struct layer_txn **out)
 	t->sp_level = 0;
 	t->replaying = false;
 	t->dbytes = 0;
+	t->blockbuf = NULL;
 	if (meta_get(t, "sp_level", &v) == 0 && v.mv_size == 8) {
 		uint64_t lv;
 
@@ -292,6 +324,9 @@ int layer_commit(struct layer_txn *t)
 		return rc;
 	}
 	rc = lerr(mdb_txn_commit(t->txn));
+	if (t->maplocked)
+		pthread_rwlock_unlock(&l->maplock);
+	free(t->blockbuf);
 	free(t);
 	if (rc == 0)
 		l->commits++;
@@ -309,6 +344,9 @@ void layer_txn_end(struct layer_txn *t)
 	if (!t)
 		return;
 	mdb_txn_abort(t->txn);
+	if (t->maplocked)
+		pthread_rwlock_unlock(&t->l->maplock);
+	free(t->blockbuf);
 	free(t);
 }
 
@@ -723,124 +761,6 @@ int layer_dirents_clear(struct layer_txn *t, uint64_t dir)
 
 	key2(&pre, t->gen, dir);
 	return del_prefix(t, t->l->dirents, &pre);
-}
-
-/* --- chunks -------------------------------------------------------- */
-
-static void ckey(struct key *k, uint64_t gen, uint64_t tino, uint64_t block)
-{
-	key2(k, gen, tino);
-	key_u64(k, block);
-}
-
-int layer_chunk_get(struct layer_txn *t, uint64_t tino, uint64_t block,
-		    const void **data, size_t *len)
-{
-	struct key k;
-	MDB_val kv, v;
-	int rc;
-
-	ckey(&k, t->gen, tino, block);
-	kv = kval(&k);
-	rc = lerr(mdb_get(t->txn, t->l->chunks, &kv, &v));
-	if (rc)
-		return rc;
-	*data = v.mv_data;
-	*len = v.mv_size;
-	return 0;
-}
-
-int layer_chunk_put(struct layer_txn *t, uint64_t tino, uint64_t block,
-		    const void *data, size_t len)
-{
-	struct key k;
-	MDB_val kv, v = { len, (void *)data };
-
-	MDB_val old = { 0 };
-	int rc;
-
-	if (len > LAYER_BLOCK)
-		return -EINVAL;
-	ckey(&k, t->gen, tino, block);
-	kv = kval(&k);
-	rc = lerr(mdb_get(t->txn, t->l->chunks, &kv, &old));
-	if (rc && rc != -ENOENT)
-		return rc;
-	if (rc)
-		old.mv_size = 0;	/* a new chunk */
-	if ((rc = lput(t, t->l->chunks, &kv, &v, 0)))
-		return rc;
-	t->dbytes += (int64_t)len - (int64_t)old.mv_size;
-	return 0;
-}
-
-int layer_chunks_trunc(struct layer_txn *t, uint64_t tino, uint64_t first)
-{
-	struct key k, pre;
-	MDB_cursor *c;
-	MDB_val kv, v;
-	int rc;
-
-	key2(&pre, t->gen, tino);
-	ckey(&k, t->gen, tino, first);
-	kv = kval(&k);
-	if ((rc = mdb_cursor_open(t->txn, t->l->chunks, &c)))
-		return lerr(rc);
-	rc = mdb_cursor_get(c, &kv, &v, MDB_SET_RANGE);
-	while (rc == 0 && kv.mv_size == 24 &&
-	       memcmp(kv.mv_data, pre.b, 16) == 0) {
-		t->dbytes -= (int64_t)v.mv_size;
-		if ((rc = lcdel(t, c, t->l->chunks, &kv)))
-			break;
-		rc = mdb_cursor_get(c, &kv, &v, MDB_NEXT);
-	}
-	mdb_cursor_close(c);
-	return rc == MDB_NOTFOUND ? 0 : (rc < 0 ? rc : lerr(rc));
-}
-
-int layer_chunk_next(struct layer_txn *t, uint64_t tino, uint64_t block,
-		     uint64_t *found, size_t *len)
-{
-	struct key k, pre;
-	MDB_cursor *c;
-	MDB_val kv, v;
-	int rc;
-
-	key2(&pre, t->gen, tino);
-	ckey(&k, t->gen, tino, block);
-	kv = kval(&k);
-	if ((rc = mdb_cursor_open(t->txn, t->l->chunks, &c)))
-		return lerr(rc);
-	rc = mdb_cursor_get(c, &kv, &v, MDB_SET_RANGE);
-	if (rc == 0 && (kv.mv_size != 24 || memcmp(kv.mv_data, pre.b, 16)))
-		rc = MDB_NOTFOUND;
-	if (rc == 0) {
-		*found = key_get_u64(&kv, 16);
-		*len = v.mv_size;
-	}
-	mdb_cursor_close(c);
-	return lerr(rc);
-}
-
-int layer_chunks_bytes(struct layer_txn *t, uint64_t tino, uint64_t *bytes)
-{
-	struct key pre;
-	MDB_cursor *c;
-	MDB_val k, v;
-	int rc;
-
-	*bytes = 0;
-	key2(&pre, t->gen, tino);
-	k = kval(&pre);
-	if ((rc = mdb_cursor_open(t->txn, t->l->chunks, &c)))
-		return lerr(rc);
-	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
-	while (rc == 0 && k.mv_size == 24 && memcmp(k.mv_data, pre.b, 16) == 0) {
-		*bytes += v.mv_size;
-		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
-	}
-	mdb_cursor_close(c);
-	return rc == MDB_NOTFOUND || rc == 0 ? 0 : lerr(rc);
 }
 
 /* --- xattrs -------------------------------------------------------- */

@@ -7,7 +7,8 @@
  * order; values are host-endian structs (the state folder is not portable
  * between machines and says so in its format record).
  *
- *   meta     "format"       -> "txfs-layer-1"
+ *   meta     "format"       -> "txfs-layer-2" ("txfs-layer-1": the same
+ *                                without pieces, upgraded at open)
  *            "workspace"    -> struct layer_ws (real root's dev, ino, path)
  *            "gen"          -> u64, the current generation (see below)
  *            "next_ino"     -> u64, the next number for a layer-born inode
@@ -15,6 +16,8 @@
  *   inodes   gen|tino       -> struct layer_inode + lower path + link target
  *   dirents  gen|dir|name   -> struct layer_dirent (tino 0: a whiteout)
  *   chunks   gen|tino|block -> up to LAYER_BLOCK bytes of file data
+ *            gen|tino|block|p -> piece p: up to LAYER_PIECE bytes over
+ *                              the block (layer_chunk.c)
  *   xattrs   gen|tino|name  -> value
  *   undo     gen|level|db|key -> old value (savepoints, see undo.c)
  *   journal  step number    -> a commit step (see commit.c)
@@ -43,8 +46,10 @@
  * A file's data: block b of a file is chunk (tino, b) when that chunk
  * exists (a chunk shorter than LAYER_BLOCK reads as zeros past its end);
  * otherwise, for a file from the real directory, the real file's bytes
- * below inode.lower_valid; otherwise zeros. Writes store whole merged
- * blocks, so changing 4 KiB of a 1 GiB real file stores one block.
+ * below inode.lower_valid; otherwise zeros. Pieces (gen|tino|block|p)
+ * replace LAYER_PIECE-sized parts of a block: a small write into a big
+ * stored block stores only the pieces it touches (layer_chunk.c).
+ * Changing 4 KiB of a 1 GiB real file stores at most one block.
  * Holes are never stored: a block past the old end of file that a write
  * skips, a truncate up and a punched block past lower_valid have no
  * chunk; a punched block over real bytes gets an empty chunk.
@@ -66,7 +71,10 @@
 #define LAYER_INO_VIRT	 ((1ULL << 62) - (1ULL << 40))
 #define LAYER_INO_END	 (1ULL << 62)
 #define LAYER_INO_OLD	 (1ULL << 63)	/* layer-born, older layers */
-#define LAYER_FORMAT	 "txfs-layer-1"
+#define LAYER_PIECE	 4096u	/* a piece: the unit of a small write */
+#define LAYER_PIECES	 (LAYER_BLOCK / LAYER_PIECE)
+#define LAYER_FORMAT	 "txfs-layer-2"	/* blocks may have pieces */
+#define LAYER_FORMAT_1	 "txfs-layer-1"	/* read, and upgraded at open */
 
 /* struct layer_inode.flags */
 #define LI_LOWER	0x1u	/* has an origin in the real directory */
@@ -189,19 +197,33 @@ int layer_dirent_each(struct layer_txn *t, uint64_t dir, layer_dirent_fn fn,
 /* Delete every entry of dir. */
 int layer_dirents_clear(struct layer_txn *t, uint64_t dir);
 
-/* chunks: *data points into LMDB memory (valid until the txn ends). */
+/* chunks: the block as stored, its pieces merged over its base (or over
+ * zeros); -ENOENT if the layer holds neither. *data points into LMDB
+ * memory or, when the block has pieces, into a buffer of the transaction
+ * (valid until the next layer_chunk_get or the end of the transaction). */
 int layer_chunk_get(struct layer_txn *t, uint64_t tino, uint64_t block,
 		    const void **data, size_t *len);
+/* Store the block's base (its whole content); drops its pieces. */
 int layer_chunk_put(struct layer_txn *t, uint64_t tino, uint64_t block,
 		    const void *data, size_t len);
+/* Store piece `piece` of a block: len <= LAYER_PIECE bytes that replace
+ * [piece * LAYER_PIECE, (piece + 1) * LAYER_PIECE) of it (zeros past len).
+ * Only for a block with a base or with no real-file bytes under it.
+ * *old gets the length of the piece it replaced (0: none). */
+int layer_piece_put(struct layer_txn *t, uint64_t tino, uint64_t block,
+		    unsigned piece, const void *data, size_t len, size_t *old);
+/* Whether the block has a base, and how many pieces. */
+int layer_block_info(struct layer_txn *t, uint64_t tino, uint64_t block,
+		     bool *base, unsigned *pieces);
 /* Delete chunks with block >= first. */
 int layer_chunks_trunc(struct layer_txn *t, uint64_t tino, uint64_t first);
 /* The first chunk of tino at block or after it: its block and length
- * (-ENOENT if none). A chunk of length 0 marks a punched hole over the
+ * (merged: where the last stored byte of the block ends; -ENOENT if
+ * none). A chunk of length 0 marks a punched hole over the
  * real file's bytes (it reads as zeros and stores nothing). */
 int layer_chunk_next(struct layer_txn *t, uint64_t tino, uint64_t block,
 		     uint64_t *found, size_t *len);
-/* Bytes held in chunks of tino (for statistics and st_blocks). */
+/* Bytes held in chunks and pieces of tino (statistics, st_blocks). */
 int layer_chunks_bytes(struct layer_txn *t, uint64_t tino, uint64_t *bytes);
 
 /* xattrs */

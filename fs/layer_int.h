@@ -8,6 +8,7 @@
 
 #include <endian.h>
 #include <lmdb.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "layer.h"
@@ -18,6 +19,16 @@ struct layer {
 	MDB_env *env;
 	MDB_dbi meta, inodes, dirents, chunks, xattrs, undo, journal;
 	_Atomic uint64_t commits;	/* write transactions committed (stats) */
+	/* MDB_WRITEMAP (reserve.c) */
+	bool writemap;
+	int fd;			/* the data file */
+	uint64_t psize;		/* LMDB page size */
+	uint64_t maxmap;	/* the configured map size: the most it grows */
+	uint64_t mapsize;	/* the map now: all of it allocated on disk */
+	uint64_t size0;		/* the data file's size before the open */
+	bool grow_failed;	/* the disk had no room: statfs before trying */
+	pthread_rwlock_t maplock; /* shared: a transaction is open;
+				   * exclusive: the map moves */
 };
 
 struct layer_txn {
@@ -30,6 +41,8 @@ struct layer_txn {
 	int64_t dbytes;		/* chunk bytes added (removed: negative) in
 				 * this transaction and not yet in the
 				 * counters; folded in at commit */
+	bool maplocked;		/* holds l->maplock shared */
+	char *blockbuf;		/* a merged block (layer_chunk_get) */
 };
 
 /* --- keys ---------------------------------------------------------- */
@@ -78,6 +91,17 @@ static inline void key2(struct key *k, uint64_t gen, uint64_t a)
 
 /* Map an LMDB return code to a negative errno. */
 int lerr(int rc);
+/* reserve.c: MDB_WRITEMAP with the map kept inside allocated blocks.
+ * prepare (before mdb_env_open): the map size to open with (0: open
+ * without MDB_WRITEMAP); open: learn the fd and sizes; grow: before a
+ * write transaction, allocate and map further when little is left;
+ * close: close the environment and cut the file back to the pages in use;
+ * refused: close it and give the file back the size it had before. */
+uint64_t layer_writemap_prepare(struct layer *l, int dirfd, const char *name);
+int layer_reserve_open(struct layer *l, int dirfd, const char *name);
+void layer_reserve_grow(struct layer *l);
+void layer_reserve_close(struct layer *l);
+void layer_reserve_refused(struct layer *l, int dirfd, const char *name);
 /* Delete every key of dbi that starts with pre (recorded for undo). */
 int del_prefix(struct layer_txn *t, MDB_dbi dbi, const struct key *pre);
 

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -180,6 +181,99 @@ static void test_partial_update_stores_one_block(void **state)
 	check_all(f);
 }
 
+/* A small write into a stored block stores a piece, not the block again;
+ * reads, a truncation through pieces and growing again see the right
+ * bytes. */
+static void test_small_write_stores_piece(void **state)
+{
+	struct fx *f = *state;
+	struct layer_txn *t;
+	uint64_t bytes;
+	bool base;
+	unsigned n;
+
+	do_write(f, 2 * LAYER_BLOCK, LAYER_BLOCK, 'Z');	/* a base */
+	do_write(f, 2 * LAYER_BLOCK + 4096, 4096, 'P');	/* one piece */
+	do_write(f, 2 * LAYER_BLOCK + 3 * 4096 + 100, 50, 'Q'); /* partial */
+	assert_int_equal(layer_begin(f->fs.layer, false, &t), 0);
+	assert_int_equal(layer_chunks_bytes(t, f->tino, &bytes), 0);
+	assert_int_equal(layer_block_info(t, f->tino, 2, &base, &n), 0);
+	layer_txn_end(t);
+	assert_int_equal(bytes, LAYER_BLOCK + 2 * 4096);
+	assert_true(base);
+	assert_int_equal(n, 2);
+	check_all(f);
+	do_truncate(f, 2 * LAYER_BLOCK + 3 * 4096 + 120);	/* mid piece */
+	check_all(f);
+	do_truncate(f, 4 * LAYER_BLOCK);			/* zeros */
+	check_all(f);
+	/* more pieces than a block keeps: stored whole again */
+	for (size_t i = 0; i < LAYER_PIECES; i++)
+		do_write(f, 2 * LAYER_BLOCK + i * 4096 + 7, 9, (char)('a' + i));
+	assert_int_equal(layer_begin(f->fs.layer, false, &t), 0);
+	assert_int_equal(layer_block_info(t, f->tino, 2, &base, &n), 0);
+	layer_txn_end(t);
+	assert_true(base);
+	assert_true(n <= 8);
+	check_all(f);
+}
+
+/* A block of real bytes with no base takes no pieces (they would hide
+ * the real bytes from layer_chunk_get); a block past lower_valid does. */
+static void test_pieces_never_over_real_bytes(void **state)
+{
+	struct fx *f = *state;
+	struct layer_txn *t;
+	bool base;
+	unsigned n;
+
+	do_write(f, LAYER_BLOCK + 4096, 4096, 'R');		/* real block */
+	do_truncate(f, 2 * LAYER_BLOCK);
+	do_truncate(f, 8 * LAYER_BLOCK);			/* zeros */
+	do_write(f, 6 * LAYER_BLOCK + 8192, 4096, 'H');	/* in a hole */
+	assert_int_equal(layer_begin(f->fs.layer, false, &t), 0);
+	assert_int_equal(layer_block_info(t, f->tino, 1, &base, &n), 0);
+	assert_true(base);
+	assert_int_equal(n, 0);
+	assert_int_equal(layer_block_info(t, f->tino, 6, &base, &n), 0);
+	assert_false(base);
+	assert_int_equal(n, 1);
+	layer_txn_end(t);
+	check_all(f);
+}
+
+/* Random writes, truncations and punched holes of every size against a
+ * model of the file, read back whole and across edges. */
+static void test_random_small_writes(void **state)
+{
+	struct fx *f = *state;
+	unsigned seed = 11;
+
+	for (int i = 0; i < 400; i++) {
+		unsigned r = (unsigned)rand_r(&seed);
+		size_t off = (size_t)rand_r(&seed) % (12 * LAYER_BLOCK);
+		size_t len = r % 4 == 0 ? 4096 : (size_t)rand_r(&seed) % 9000 + 1;
+
+		if (r % 4 == 0)
+			off &= ~(size_t)4095;
+		if (r % 29 == 0) {
+			do_truncate(f, off);
+		} else if (r % 31 == 0 && off < f->msize) {
+			size_t e = off + len < f->msize ? off + len : f->msize;
+
+			assert_int_equal(file_fallocate(&f->fs, f->fh,
+				FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				(off_t)off, (off_t)len, NULL), 0);
+			memset(f->model + off, 0, e - off);
+		} else {
+			do_write(f, off, len, (char)('A' + i % 26));
+		}
+		if (i % 50 == 49)
+			check_all(f);
+	}
+	check_all(f);
+}
+
 static void test_real_file_untouched(void **state)
 {
 	struct fx *f = *state;
@@ -207,6 +301,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_truncate_then_extend_reads_zeros, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_partial_update_stores_one_block, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_real_file_untouched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_small_write_stores_piece, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pieces_never_over_real_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_random_small_writes, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -208,6 +208,143 @@ static void test_chunks_trunc(void **state)
 	assert_int_equal(layer_commit(t), 0);
 }
 
+/* Pieces: merged over the base (zeros past a short piece), over zeros
+ * without a base, dropped by a base put, cut by a truncation, counted
+ * in bytes and in the counters, and undone by a savepoint rollback. */
+static void test_pieces(void **state)
+{
+	struct fx *f = *state;
+	struct layer_txn *t = wtxn(f);
+	static char base[LAYER_BLOCK], want[LAYER_BLOCK], pc[LAYER_PIECE];
+	struct layer_counters c;
+	const void *data;
+	size_t len, old;
+	uint64_t bytes, nb;
+	uint32_t lv;
+	bool hasbase;
+	unsigned n;
+
+	memset(base, 'b', sizeof(base));
+	memset(pc, 'p', sizeof(pc));
+	assert_int_equal(layer_chunk_put(t, 7, 3, base, 10000), 0);
+	assert_int_equal(layer_piece_put(t, 7, 3, 1, pc, LAYER_PIECE, &old), 0);
+	assert_int_equal(old, 0);
+	/* a short piece past the base's end: the block grows */
+	assert_int_equal(layer_piece_put(t, 7, 3, 5, pc, 100, &old), 0);
+	/* a short piece over base bytes: zeros after it in its range */
+	assert_int_equal(layer_piece_put(t, 7, 3, 2, pc, 10, &old), 0);
+	memset(want, 0, sizeof(want));
+	memset(want, 'b', 10000);
+	memset(want + LAYER_PIECE, 'p', LAYER_PIECE);
+	memset(want + 2 * LAYER_PIECE, 0, LAYER_PIECE);
+	memset(want + 2 * LAYER_PIECE, 'p', 10);
+	memset(want + 5 * LAYER_PIECE, 'p', 100);
+	assert_int_equal(layer_chunk_get(t, 7, 3, &data, &len), 0);
+	assert_int_equal(len, 5 * LAYER_PIECE + 100);
+	assert_memory_equal(data, want, len);
+	assert_int_equal(layer_block_info(t, 7, 3, &hasbase, &n), 0);
+	assert_true(hasbase);
+	assert_int_equal(n, 3);
+	assert_int_equal(layer_chunks_bytes(t, 7, &bytes), 0);
+	assert_int_equal(bytes, 10000 + LAYER_PIECE + 100 + 10);
+	/* replacing a piece reports its old length */
+	assert_int_equal(layer_piece_put(t, 7, 3, 5, pc, 200, &old), 0);
+	assert_int_equal(old, 100);
+	/* neighbours: no base, pieces over zeros; block 2 has nothing */
+	assert_int_equal(layer_piece_put(t, 7, 4, 15, pc, 3, &old), 0);
+	assert_int_equal(layer_chunk_get(t, 7, 4, &data, &len), 0);
+	assert_int_equal(len, 15 * LAYER_PIECE + 3);
+	memset(want, 0, sizeof(want));
+	memset(want + 15 * LAYER_PIECE, 'p', 3);
+	assert_memory_equal(data, want, len);
+	assert_int_equal(layer_chunk_get(t, 7, 2, &data, &len), -ENOENT);
+	assert_int_equal(layer_chunk_next(t, 7, 0, &nb, &len), 0);
+	assert_int_equal(nb, 3);
+	assert_int_equal(len, 5 * LAYER_PIECE + 200);
+	assert_int_equal(layer_chunk_next(t, 7, 4, &nb, &len), 0);
+	assert_int_equal(nb, 4);
+	assert_int_equal(len, 15 * LAYER_PIECE + 3);
+	assert_int_equal(layer_chunk_next(t, 7, 5, &nb, &len), -ENOENT);
+	/* bad piece numbers and sizes */
+	assert_int_equal(layer_piece_put(t, 7, 3, LAYER_PIECES, pc, 1, &old),
+			 -EINVAL);
+	assert_int_equal(layer_piece_put(t, 7, 3, 0, pc, LAYER_PIECE + 1,
+					 &old), -EINVAL);
+	/* the counters follow pieces */
+	assert_int_equal(layer_counters_get(t, &c), 0);
+	assert_int_equal(c.bytes, 10000 + LAYER_PIECE + 200 + 10 + 3);
+	assert_int_equal(layer_commit(t), 0);
+
+	/* a savepoint undoes pieces and the base put that dropped them */
+	t = wtxn(f);
+	assert_int_equal(layer_sp_push(t, &lv), 0);
+	assert_int_equal(layer_chunk_put(t, 7, 3, base, 20), 0);
+	assert_int_equal(layer_block_info(t, 7, 3, &hasbase, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(layer_chunk_get(t, 7, 3, &data, &len), 0);
+	assert_int_equal(len, 20);
+	/* (a rollback comes in a later transaction: the counters hold the
+	 * chunk bytes only once a transaction committed them) */
+	assert_int_equal(layer_commit(t), 0);
+	t = wtxn(f);
+	assert_int_equal(layer_sp_rollback(t, lv), 0);
+	assert_int_equal(layer_block_info(t, 7, 3, &hasbase, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(layer_chunk_get(t, 7, 3, &data, &len), 0);
+	assert_int_equal(len, 5 * LAYER_PIECE + 200);
+	assert_int_equal(layer_sp_clear(t), 0);
+	/* truncation through pieces: from block 4 on, then everything */
+	assert_int_equal(layer_chunks_trunc(t, 7, 4), 0);
+	assert_int_equal(layer_chunk_get(t, 7, 4, &data, &len), -ENOENT);
+	assert_int_equal(layer_chunk_next(t, 7, 0, &nb, &len), 0);
+	assert_int_equal(nb, 3);
+	assert_int_equal(layer_chunks_trunc(t, 7, 0), 0);
+	assert_int_equal(layer_chunks_bytes(t, 7, &bytes), 0);
+	assert_int_equal(bytes, 0);
+	assert_int_equal(layer_counters_get(t, &c), 0);
+	assert_int_equal(c.bytes, 0);
+	assert_int_equal(layer_commit(t), 0);
+}
+
+/* A layer of format txfs-layer-1 opens, reads the same, and is upgraded
+ * to txfs-layer-2 (so an older txfs refuses it from then on). */
+static void test_format_1_upgraded(void **state)
+{
+	struct fx *f = *state;
+	struct layer_txn *t = wtxn(f);
+	const void *v;
+	const char *why;
+	size_t len;
+
+	assert_int_equal(layer_chunk_put(t, 7, 0, "old", 3), 0);
+	assert_int_equal(layer_meta_put(t, "format", LAYER_FORMAT_1,
+					strlen(LAYER_FORMAT_1)), 0);
+	assert_int_equal(layer_commit(t), 0);
+	layer_close(f->l);
+	assert_int_equal(layer_open(f->dirfd, "layer", 0, &f->ws, &f->l, &why),
+			 0);
+	assert_int_equal(layer_begin(f->l, false, &t), 0);
+	assert_int_equal(layer_meta_get(t, "format", &v, &len), 0);
+	assert_int_equal(len, strlen(LAYER_FORMAT));
+	assert_memory_equal(v, LAYER_FORMAT, len);
+	assert_int_equal(layer_chunk_get(t, 7, 0, &v, &len), 0);
+	assert_int_equal(len, 3);
+	assert_memory_equal(v, "old", 3);
+	layer_txn_end(t);
+	/* a format from the future is still refused */
+	t = wtxn(f);
+	assert_int_equal(layer_meta_put(t, "format", "txfs-layer-9", 12), 0);
+	assert_int_equal(layer_commit(t), 0);
+	layer_close(f->l);
+	f->l = NULL;
+	assert_int_equal(layer_open(f->dirfd, "layer", 0, &f->ws, &f->l, &why),
+			 -EINVAL);
+	assert_non_null(strstr(why, "unknown layer format"));
+	assert_int_equal(layer_open(f->dirfd, "layer", 0, &f->ws, &f->l, &why),
+			 -EINVAL);
+	f->l = NULL;
+}
+
 static void test_generation_discard_and_gc(void **state)
 {
 	struct fx *f = *state;
@@ -391,6 +528,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_alloc_ino_distinct, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dirents_and_whiteouts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunks_trunc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pieces, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_format_1_upgraded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_generation_discard_and_gc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_error_mapping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_map_full_keeps_data, setup, teardown),
