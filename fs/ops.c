@@ -385,8 +385,14 @@ static int open_common(struct txfs *fs, uint64_t node, uint64_t tino,
 		       struct fuse_file_info *fi, const struct req_ctx *c,
 		       struct fhandle **out)
 {
+	struct req_ctx tc = *c;
 	struct tview v;
-	int rc = open_guard(fs, tino, fi->flags, c);
+	int rc;
+
+	/* killpriv.c: the kernel's FUSE_OPEN_KILL_SUIDGID, for O_TRUNC */
+	tc.kill_suidgid = fs->killpriv && (fi->flags & TXFS_FI_KILL);
+	fi->flags &= ~TXFS_FI_KILL;
+	rc = open_guard(fs, tino, fi->flags, c);
 
 	if (rc || (rc = file_open(fs, node, tino, fi->flags, out)))
 		return rc;
@@ -401,7 +407,7 @@ static int open_common(struct txfs *fs, uint64_t node, uint64_t tino,
 		if (fi->flags & O_TRUNC) {
 			struct stat a = { .st_size = 0 };
 
-			rc = do_setattr(fs, tino, &a, FUSE_SET_ATTR_SIZE, c,
+			rc = do_setattr(fs, tino, &a, FUSE_SET_ATTR_SIZE, &tc,
 					&v);
 			if (rc == 0)
 				tview_free(&v);
@@ -540,6 +546,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		struct req_ctx c;
 
 		req_ctx(req, &c);
+		c.kill_suidgid = fs->killpriv && (fi->flags & TXFS_FI_KILL);
 		rdlock(fs);
 		rc = file_write(fs, fh, buf, size, off, &c);
 		unlock(fs);
