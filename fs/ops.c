@@ -71,6 +71,14 @@ static void reply_negative(fuse_req_t req)
  *  - CACHE_SYMLINKS, EXPLICIT_INVAL_DATA (commit/rollback invalidate).
  *  - no FLUSH handler (the comment after op_write): one request less
  *    per close.
+ *  - HANDLE_KILLPRIV_V2 (fs/killpriv.c; libfuse 3.14 cannot ask for it,
+ *    so a custom io adds it to the INIT reply): the kernel marks inodes
+ *    S_NOSEC and stops asking GETXATTR security.capability before every
+ *    WRITE (only once after each attribute refresh), and sends no GETATTR
+ *    before a chown; the daemon clears set-uid/set-gid on WRITE, O_TRUNC,
+ *    truncate and chown when the kernel says the caller lacks CAP_FSETID
+ *    (W1 tar x: 11.39 -> 10.16 requests a file; W3: GETXATTR 10.2 -> 7.1
+ *    per cc -c; bench/results/2026-11-24-requests-2.md).
  * Not taken, and why:
  *  - PARALLEL_DIROPS: one thread serves the session, so lookups in one
  *    folder cannot be answered in parallel anyway; measured on W3 it
@@ -84,11 +92,14 @@ static void reply_negative(fuse_req_t req)
  *    ESTALE for handles opened before a rollback.
  *  - NO_OPENDIR_SUPPORT: opendir checks the policy's read rule and its
  *    handle holds the listing a readdir pages through.
- *  - HANDLE_KILLPRIV: the daemon would have to clear set-uid bits on
- *    write and chown without knowing the writer's CAP_FSETID; the kernel
- *    does it right (costs a GETXATTR per write and a GETATTR per chown).
+ *  - HANDLE_KILLPRIV (v1): the daemon would have to clear set-uid bits on
+ *    every write without knowing the writer's CAP_FSETID, and the kernel
+ *    still asks GETXATTR per write; V2 above tells the daemon when.
  *  - AUTO_INVAL_DATA: nothing changes behind the kernel's back but commit
- *    and rollback, which invalidate explicitly.
+ *    and rollback, which invalidate explicitly. (It is not what costs W7
+ *    warm its GETATTR a file: that is the atime the kernel marks stale
+ *    after every READ reply, fuse_invalidate_atime(), asked once by the
+ *    next fstat; a third pass has none. Only a read-only mount skips it.)
  *  - WRITEBACK_CACHE: its own change (issue 11, point 3).
  */
 static void op_init(void *userdata, struct fuse_conn_info *conn)
