@@ -65,6 +65,7 @@ int do_setattr(struct txfs *fs, uint64_t tino, const struct stat *a,
 	       int valid, const struct req_ctx *c, struct tview *v)
 {
 	struct layer_txn *t;
+	bool killed = false;
 	int rc;
 
 	memset(v, 0, sizeof(*v));
@@ -88,7 +89,7 @@ int do_setattr(struct txfs *fs, uint64_t tino, const struct stat *a,
 		v->rec.mode = (v->rec.mode & S_IFMT) | (a->st_mode & 07777);
 	else if (fs->killpriv && S_ISREG(v->rec.mode) &&
 		 ((valid & FUSE_SET_ATTR_KILL_SUID) || c->kill_suidgid))
-		killpriv_mode(&v->rec.mode);	/* chown, truncate */
+		killed = killpriv_mode(&v->rec.mode);	/* chown, truncate */
 	if (valid & FUSE_SET_ATTR_UID)
 		v->rec.uid = a->st_uid;
 	if (valid & FUSE_SET_ATTR_GID)
@@ -100,8 +101,13 @@ int do_setattr(struct txfs *fs, uint64_t tino, const struct stat *a,
 	rec_to_stat(tino, &v->rec, &v->st);
 	rc = layer_inode_update(t, tino, &v->rec);
 out:
-	if (rc == 0)
-		return layer_commit(t);
+	if (rc == 0) {
+		rc = layer_commit(t);
+		/* O_TRUNC's open reply carries no mode (killpriv.c) */
+		if (rc == 0 && killed)
+			killpriv_notify(fs, itab_shown(fs, tino));
+		return rc;
+	}
 	layer_txn_end(t);
 	tview_free(v);
 	return rc;

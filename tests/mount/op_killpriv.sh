@@ -50,6 +50,10 @@ both 'chmod 4755 su; $NOF -c "echo z >> su"; $NOF -c "echo z >> su"; chmod 4755 
 both 'chmod 6775 sg lsg; chmod 4755 su lsu; $NOF -c "truncate -s 1 sg; truncate -s 1 lsg; : > su; : > lsu"; stat -c "%n %a %s" sg lsg su lsu'
 both 'echo t > ft && chmod 4755 ft && $NOF -c "exec 3<>ft; truncate -s 0 /dev/fd/3" ; stat -c "%n %a %s" ft'
 both 'echo t > fo && chmod 2777 fo && $NOF -c ": > fo"; stat -c "%n %a %s" fo'
+# the mode alone (statx asks only for it: a stale cached mode would show)
+both 'echo t > fm && chmod 2777 fm && $NOF -c ": > fm"; stat -c "%n %a" fm'
+both 'echo t > fw && chmod 4777 fw && $NOF -c "echo u >> fw"; stat -c "%n %a" fw'
+both 'echo t > fx && chmod 4777 fx && $NOF -c "truncate -s 0 fx"; stat -c "%n %a" fx'
 
 # an unchanged size still counts as a truncate; a failed write changes nothing
 both 'echo q > fs && chmod 4777 fs && $NOF -c "truncate -s 2 fs"; stat -c "%n %a %s" fs'
