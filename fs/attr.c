@@ -88,7 +88,7 @@ int do_setattr(struct txfs *fs, uint64_t tino, const struct stat *a,
 	if (valid & FUSE_SET_ATTR_MODE)
 		v->rec.mode = (v->rec.mode & S_IFMT) | (a->st_mode & 07777);
 	else if (fs->killpriv && S_ISREG(v->rec.mode) &&
-		 ((valid & FUSE_SET_ATTR_KILL_SUID) || c->kill_suidgid))
+		 ((valid & FUSE_SET_ATTR_KILL_SUID) || (c && c->kill_suidgid)))
 		killed = killpriv_mode(&v->rec.mode);	/* chown, truncate */
 	if (valid & FUSE_SET_ATTR_UID)
 		v->rec.uid = a->st_uid;
