@@ -65,6 +65,7 @@ int do_setattr(struct txfs *fs, uint64_t tino, const struct stat *a,
 	       int valid, const struct req_ctx *c, struct tview *v)
 {
 	struct layer_txn *t;
+	bool killed = false;
 	int rc;
 
 	memset(v, 0, sizeof(*v));
@@ -86,6 +87,9 @@ int do_setattr(struct txfs *fs, uint64_t tino, const struct stat *a,
 	}
 	if (valid & FUSE_SET_ATTR_MODE)
 		v->rec.mode = (v->rec.mode & S_IFMT) | (a->st_mode & 07777);
+	else if (fs->killpriv && S_ISREG(v->rec.mode) &&
+		 ((valid & FUSE_SET_ATTR_KILL_SUID) || (c && c->kill_suidgid)))
+		killed = killpriv_mode(&v->rec.mode);	/* chown, truncate */
 	if (valid & FUSE_SET_ATTR_UID)
 		v->rec.uid = a->st_uid;
 	if (valid & FUSE_SET_ATTR_GID)
@@ -97,8 +101,13 @@ int do_setattr(struct txfs *fs, uint64_t tino, const struct stat *a,
 	rec_to_stat(tino, &v->rec, &v->st);
 	rc = layer_inode_update(t, tino, &v->rec);
 out:
-	if (rc == 0)
-		return layer_commit(t);
+	if (rc == 0) {
+		rc = layer_commit(t);
+		/* O_TRUNC's open reply carries no mode (killpriv.c) */
+		if (rc == 0 && killed)
+			killpriv_notify(fs, itab_shown(fs, tino));
+		return rc;
+	}
 	layer_txn_end(t);
 	tview_free(v);
 	return rc;
@@ -109,6 +118,14 @@ out:
 static bool xname_settable(const char *name)
 {
 	return strncmp(name, "user.", 5) == 0;
+}
+
+/* A file capability of a real file may go (it takes privilege away): the
+ * kernel removes it on write, truncate and chown (killpriv.c). The layer
+ * never holds one, so a copy-up of the xattrs is its removal. */
+static bool xname_removable(const char *name)
+{
+	return strcmp(name, "security.capability") == 0;
 }
 
 /* getxattr/listxattr on the real object (regular files and folders). */
@@ -266,9 +283,10 @@ static int xattr_change(struct txfs *fs, uint64_t tino, const char *name,
 	const void *old;
 	size_t olen;
 	char *path;
+	bool had;
 	int rc;
 
-	if (!xname_settable(name))
+	if (!xname_settable(name) && !(remove && xname_removable(name)))
 		return strncmp(name, "system.", 7) ? -EPERM : -EOPNOTSUPP;
 	path = itab_path(fs, tino, NULL);
 	rc = guard_path(fs, POLICY_OP_XATTR, path, c);
@@ -283,14 +301,18 @@ static int xattr_change(struct txfs *fs, uint64_t tino, const char *name,
 		rc = v.virt ? -EPERM : -EOPNOTSUPP;
 		goto out;
 	}
+	had = !layer_has_xattrs(&v) && lower_xattr(fs, &v, name, NULL, 0) >= 0;
 	if ((rc = xattr_copy_up(fs, t, &v)))
 		goto out;
-	rc = layer_xattr_get(t, tino, name, &old, &olen);
+	if (!xname_settable(name))	/* gone with the copy-up */
+		rc = had ? 0 : -ENODATA;
+	else
+		rc = layer_xattr_get(t, tino, name, &old, &olen);
 	if (rc == 0 && (flags & XATTR_CREATE))
 		rc = -EEXIST;
 	else if (rc == -ENOENT)
 		rc = (remove || (flags & XATTR_REPLACE)) ? -ENODATA : 0;
-	if (rc == 0)
+	if (rc == 0 && xname_settable(name))
 		rc = remove ? layer_xattr_del(t, tino, name) :
 			      layer_xattr_put(t, tino, name, val, size);
 	if (rc == 0) {

@@ -406,6 +406,7 @@ int file_write(struct txfs *fs, struct fhandle *fh, const char *buf,
 {
 	struct layer_txn *t;
 	struct tview v;
+	bool killed = false;
 	int rc;
 
 	if (fh->virt)
@@ -419,12 +420,15 @@ int file_write(struct txfs *fs, struct fhandle *fh, const char *buf,
 	    (rc = write_range(fs, fh, t, &v, buf, size, (uint64_t)off, c)))
 		goto out;
 	touch_mc(&v.rec);
+	killed = c && c->kill_suidgid && killpriv_mode(&v.rec.mode);
 	rc = layer_inode_update(t, v.tino, &v.rec);
 out:
 	tview_free(&v);
 	if (rc == 0) {
 		if ((rc = layer_commit(t)) == 0)
 			itab_inval_others(fs, fh->node, fh->tino);
+		if (rc == 0 && killed)	/* killpriv.c */
+			killpriv_notify(fs, fh->node);
 		return rc;
 	}
 out_txn:

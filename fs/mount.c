@@ -533,6 +533,9 @@ static int make_session(struct txfs *fs, struct report *r)
 	if (fuse_session_mount(fs->se, fs->mnt_path))
 		return fail(r, -EIO, "mount %s: failed (is fusermount3 "
 			    "installed, and /dev/fuse usable?)", fs->mnt_path);
+	if (killpriv_install(fs))
+		return fail(r, -EIO, "cannot hook the FUSE channel "
+			    "(fuse_session_custom_io)");
 	return 0;
 }
 

@@ -84,6 +84,14 @@ static void reply_negative(fuse_req_t req, bool whiteout)
  *  - CACHE_SYMLINKS, EXPLICIT_INVAL_DATA (commit/rollback invalidate).
  *  - no FLUSH handler (the comment after op_write): one request less
  *    per close.
+ *  - HANDLE_KILLPRIV_V2 (fs/killpriv.c; libfuse 3.14 cannot ask for it,
+ *    so a custom io adds it to the INIT reply): the kernel marks inodes
+ *    S_NOSEC and stops asking GETXATTR security.capability before every
+ *    WRITE (only once after each attribute refresh), and sends no GETATTR
+ *    before a chown; the daemon clears set-uid/set-gid on WRITE, O_TRUNC,
+ *    truncate and chown when the kernel says the caller lacks CAP_FSETID
+ *    (W1 tar x: 11.39 -> 10.16 requests a file; W3: GETXATTR 10.2 -> 7.1
+ *    per cc -c; bench/results/2026-11-24-requests-2.md).
  * Not taken, and why:
  *  - PARALLEL_DIROPS: one thread serves the session, so lookups in one
  *    folder cannot be answered in parallel anyway; measured on W3 it
@@ -97,11 +105,14 @@ static void reply_negative(fuse_req_t req, bool whiteout)
  *    ESTALE for handles opened before a rollback.
  *  - NO_OPENDIR_SUPPORT: opendir checks the policy's read rule and its
  *    handle holds the listing a readdir pages through.
- *  - HANDLE_KILLPRIV: the daemon would have to clear set-uid bits on
- *    write and chown without knowing the writer's CAP_FSETID; the kernel
- *    does it right (costs a GETXATTR per write and a GETATTR per chown).
+ *  - HANDLE_KILLPRIV (v1): the daemon would have to clear set-uid bits on
+ *    every write without knowing the writer's CAP_FSETID, and the kernel
+ *    still asks GETXATTR per write; V2 above tells the daemon when.
  *  - AUTO_INVAL_DATA: nothing changes behind the kernel's back but commit
- *    and rollback, which invalidate explicitly.
+ *    and rollback, which invalidate explicitly. (It is not what costs W7
+ *    warm its GETATTR a file: that is the atime the kernel marks stale
+ *    after every READ reply, fuse_invalidate_atime(), asked once by the
+ *    next fstat; a third pass has none. Only a read-only mount skips it.)
  *  - WRITEBACK_CACHE (libfuse does not ask for it by default): measured
  *    and dropped (bench/results/2026-11-24-writeback.md). Only 4 KiB
  *    random writes gain (~2x); W1 and W6 make more requests (a SETATTR
@@ -411,8 +422,14 @@ static int open_common(struct txfs *fs, uint64_t node, uint64_t tino,
 		       struct fuse_file_info *fi, const struct req_ctx *c,
 		       struct fhandle **out)
 {
+	struct req_ctx tc = *c;
 	struct tview v;
-	int rc = open_guard(fs, tino, fi->flags, c);
+	int rc;
+
+	/* killpriv.c: the kernel's FUSE_OPEN_KILL_SUIDGID, for O_TRUNC */
+	tc.kill_suidgid = fs->killpriv && (fi->flags & TXFS_FI_KILL);
+	fi->flags &= ~TXFS_FI_KILL;
+	rc = open_guard(fs, tino, fi->flags, c);
 
 	if (rc || (rc = file_open(fs, node, tino, fi->flags, out)))
 		return rc;
@@ -427,7 +444,7 @@ static int open_common(struct txfs *fs, uint64_t node, uint64_t tino,
 		if (fi->flags & O_TRUNC) {
 			struct stat a = { .st_size = 0 };
 
-			rc = do_setattr(fs, tino, &a, FUSE_SET_ATTR_SIZE, c,
+			rc = do_setattr(fs, tino, &a, FUSE_SET_ATTR_SIZE, &tc,
 					&v);
 			if (rc == 0)
 				tview_free(&v);
@@ -566,6 +583,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		struct req_ctx c;
 
 		req_ctx(req, &c);
+		c.kill_suidgid = fs->killpriv && (fi->flags & TXFS_FI_KILL);
 		rdlock(fs);
 		rc = file_write(fs, fh, buf, size, off, &c);
 		unlock(fs);

@@ -44,6 +44,7 @@ static inline void req_ctx(fuse_req_t req, struct req_ctx *c)
 	c->gid = x->gid;
 	c->pid = x->pid;
 	c->umask = x->umask;
+	c->kill_suidgid = false;
 }
 
 /* The node a kernel reference counts on: never re-mapped by an alias. */

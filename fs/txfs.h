@@ -108,6 +108,10 @@ struct txfs {
 	pthread_cond_t gc_cond;
 	bool gc_wanted;
 	bool gc_running;
+
+	/* FUSE_HANDLE_KILLPRIV_V2 (killpriv.c) */
+	_Atomic uint64_t kp_init_unique;	/* INIT offering it, unanswered */
+	_Atomic bool killpriv;		/* negotiated: the daemon clears bits */
 };
 
 /* The caller of a request. */
@@ -116,6 +120,7 @@ struct req_ctx {
 	gid_t gid;
 	pid_t pid;
 	mode_t umask;
+	bool kill_suidgid;	/* the kernel asked to clear set-uid bits */
 };
 
 /* ---- inode.c: the in-memory inode table ---- */
@@ -482,6 +487,18 @@ int offload_sync(struct txfs *fs, fuse_req_t req);
 extern const struct fuse_lowlevel_ops txfs_ops;
 /* stats.c: serve the session; counts requests when TXFS_STATS=FILE. */
 int stats_serve(struct txfs *fs);
+
+/* ---- killpriv.c: FUSE_HANDLE_KILLPRIV_V2 under libfuse 3.14 ---- */
+
+/* Set in a request's open flags (fi->flags) when the kernel asked the
+ * daemon to clear set-uid/set-gid bits (WRITE, OPEN with O_TRUNC). */
+#define TXFS_FI_KILL ((int)(1u << 31))
+
+int killpriv_install(struct txfs *fs);
+/* Clear set-uid, and set-gid with group execute; true if *mode changed. */
+bool killpriv_mode(uint32_t *mode);
+/* Mark the kernel's attributes of node stale (after a WRITE cleared bits). */
+void killpriv_notify(struct txfs *fs, uint64_t node);
 /* Kick the background collector of discarded generations. */
 void gc_kick(struct txfs *fs);
 
