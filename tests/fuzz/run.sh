@@ -23,16 +23,17 @@ python3 "$ROOT/policy/embed.py" "$ROOT/policy/default.policy" \
 
 # The policy library links jansson (the audit log); its flags from
 # pkg-config, as meson takes them.
-JANSSON=$(pkg-config --cflags --libs jansson 2>/dev/null) || JANSSON=-ljansson
+# (an array: pkg-config prints several flags)
+flags=$(pkg-config --cflags --libs jansson 2>/dev/null) || flags=-ljansson
+read -r -a JANSSON <<<"$flags"
 
 # every source of the policy library (policy/meson.build lists the same)
 build() {
-	# shellcheck disable=SC2086 # JANSSON is a list of flags
 	"$CC" -std=c17 -g -O1 -D_GNU_SOURCE -fno-omit-frame-pointer \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-I"$ROOT/policy" -o "$OUT/$1" "$ROOT/tests/fuzz/$1.c" \
 		"$ROOT"/policy/*.c \
-		"$OUT/default_policy.c" $JANSSON -lpthread \
+		"$OUT/default_policy.c" "${JANSSON[@]}" -lpthread \
 		>"$OUT/$1.build.log" 2>&1
 }
 
