@@ -176,7 +176,7 @@ static int copy_lower_xattrs(struct txfs *fs, const char *lower, int dst)
 	return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len, off_t off)
+int commit_write_all(int fd, const void *buf, size_t len, off_t off)
 {
 	while (len) {
 		ssize_t n = pwrite(fd, buf, len, off);
@@ -213,7 +213,8 @@ static int write_sparse(int fd, const char *data, size_t len, off_t off)
 			if (!memcmp(data + i, zero, n))
 				break;
 		}
-		rc = write_all(fd, data + start, i - start, off + (off_t)start);
+		rc = commit_write_all(fd, data + start, i - start,
+				      off + (off_t)start);
 	}
 	return rc;
 }
@@ -240,7 +241,7 @@ static int copy_span(int src, int dst, uint64_t off, uint64_t end, char *buf)
 			return -errno;
 		if (n == 0)
 			break;
-		int rc = write_all(dst, buf, (size_t)n, (off_t)off);
+		int rc = commit_write_all(dst, buf, (size_t)n, (off_t)off);
 
 		if (rc)
 			return rc;

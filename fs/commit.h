@@ -46,6 +46,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "layer.h"
 
@@ -159,6 +160,9 @@ int plan_select(struct plan *p, const char *const *paths, size_t n);
 int plan_conflicts(struct plan *p);
 struct cobj *plan_obj(struct plan *p, uint64_t tino);
 bool plan_needs_data(const struct cobj *o);
+
+/* pwrite all of buf at off (commit.c; also the in-place patch). */
+int commit_write_all(int fd, const void *buf, size_t len, off_t off);
 
 /* patch.c: should o's data be committed in place (CS_PATCH)? Checks the
  * rules above against the layer (p->t) and the real file. */

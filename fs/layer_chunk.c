@@ -171,22 +171,21 @@ int layer_block_info(struct layer_txn *t, uint64_t tino, uint64_t block,
 	return rc;
 }
 
-/* Delete the pieces of block (its key k, 24 bytes). */
-static int del_pieces(struct layer_txn *t, const struct key *k)
+/* Delete the chunk keys from start on that begin with the plen bytes
+ * of prefix (chunk keys only: a base or a piece). */
+static int del_from(struct layer_txn *t, struct key *start,
+		    const void *prefix, size_t plen)
 {
-	struct key pk = *k;
 	MDB_cursor *c;
-	MDB_val kv, v;
+	MDB_val kv = kval(start), v;
 	int rc;
 
-	pk.b[CKEY_LEN] = 0;
-	pk.len = PKEY_LEN;
-	kv = kval(&pk);
 	if ((rc = mdb_cursor_open(t->txn, t->l->chunks, &c)))
 		return lerr(rc);
 	rc = mdb_cursor_get(c, &kv, &v, MDB_SET_RANGE);
-	while (rc == 0 && kv.mv_size == PKEY_LEN &&
-	       memcmp(kv.mv_data, k->b, CKEY_LEN) == 0) {
+	while (rc == 0 &&
+	       (kv.mv_size == CKEY_LEN || kv.mv_size == PKEY_LEN) &&
+	       memcmp(kv.mv_data, prefix, plen) == 0) {
 		t->dbytes -= (int64_t)v.mv_size;
 		if ((rc = lcdel(t, c, t->l->chunks, &kv)))
 			break;
@@ -195,6 +194,17 @@ static int del_pieces(struct layer_txn *t, const struct key *k)
 	mdb_cursor_close(c);
 	return rc == MDB_NOTFOUND || rc == -ENOENT || rc == 0 ?
 		       0 : (rc < 0 ? rc : lerr(rc));
+}
+
+/* Delete the pieces of block (its key k, 24 bytes). */
+static int del_pieces(struct layer_txn *t, const struct key *k)
+{
+	struct key pk = *k;
+
+	/* from piece 0 on: the base (a shorter key) sorts before it */
+	pk.b[CKEY_LEN] = 0;
+	pk.len = PKEY_LEN;
+	return del_from(t, &pk, k->b, CKEY_LEN);
 }
 
 /* Put one key of the chunks database; *old gets the length it had. */
@@ -245,25 +255,10 @@ int layer_piece_put(struct layer_txn *t, uint64_t tino, uint64_t block,
 int layer_chunks_trunc(struct layer_txn *t, uint64_t tino, uint64_t first)
 {
 	struct key k, pre;
-	MDB_cursor *c;
-	MDB_val kv, v;
-	int rc;
 
 	key2(&pre, t->gen, tino);
 	ckey(&k, t->gen, tino, first);
-	kv = kval(&k);
-	if ((rc = mdb_cursor_open(t->txn, t->l->chunks, &c)))
-		return lerr(rc);
-	rc = mdb_cursor_get(c, &kv, &v, MDB_SET_RANGE);
-	while (rc == 0 && of_file(&kv, &pre)) {
-		t->dbytes -= (int64_t)v.mv_size;
-		if ((rc = lcdel(t, c, t->l->chunks, &kv)))
-			break;
-		rc = mdb_cursor_get(c, &kv, &v, MDB_NEXT);
-	}
-	mdb_cursor_close(c);
-	return rc == MDB_NOTFOUND || rc == -ENOENT || rc == 0 ?
-		       0 : (rc < 0 ? rc : lerr(rc));
+	return del_from(t, &k, pre.b, 16);
 }
 
 int layer_chunk_next(struct layer_txn *t, uint64_t tino, uint64_t block,

@@ -92,22 +92,6 @@ bool patch_fits(struct plan *p, const struct cobj *o)
 
 /* --- applying ------------------------------------------------------- */
 
-static int pwrite_all(int fd, const char *buf, size_t len, off_t off)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, buf, len, off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
-}
-
 /* Zero [from, to) of the real file: a punched hole, or written zeros
  * where the file system cannot punch. */
 static int zero_range(int fd, uint64_t from, uint64_t to)
@@ -126,7 +110,7 @@ static int zero_range(int fd, uint64_t from, uint64_t to)
 		size_t n = to - from < sizeof(zero) ? (size_t)(to - from) :
 						      sizeof(zero);
 
-		rc = pwrite_all(fd, zero, n, (off_t)from);
+		rc = commit_write_all(fd, zero, n, (off_t)from);
 	}
 	return rc;
 }
@@ -144,7 +128,7 @@ static int write_past_end(int fd, const char *data, size_t len, off_t off)
 		size_t n = len - i < sizeof(zero) ? len - i : sizeof(zero);
 
 		if (memcmp(data + i, zero, n))
-			rc = pwrite_all(fd, data + i, n, off + (off_t)i);
+			rc = commit_write_all(fd, data + i, n, off + (off_t)i);
 		i += n;
 	}
 	return rc;
@@ -184,7 +168,7 @@ static int patch_block(int fd, uint64_t b, const void *data, size_t len,
 
 	if (bs >= lv)
 		return write_past_end(fd, data, len, (off_t)bs);
-	rc = pwrite_all(fd, data, len, (off_t)bs);
+	rc = commit_write_all(fd, data, len, (off_t)bs);
 	return rc ? rc : zero_range(fd, bs + len, end);
 }
 
