@@ -66,13 +66,13 @@ static void kp_mark(char *buf, size_t n)
 		struct fuse_write_in *w = (void *)(buf + sizeof(*h));
 
 		if (w->write_flags & FUSE_WRITE_KILL_SUIDGID)
-			w->flags |= 1u << 31;	/* TXFS_FI_KILL */
+			w->flags |= (uint32_t)TXFS_FI_KILL;
 	} else if (h->opcode == FUSE_OPEN &&
 		   n >= sizeof(*h) + sizeof(struct fuse_open_in)) {
 		struct fuse_open_in *o = (void *)(buf + sizeof(*h));
 
 		if (o->open_flags & FUSE_OPEN_KILL_SUIDGID)
-			o->flags |= 1u << 31;	/* TXFS_FI_KILL */
+			o->flags |= (uint32_t)TXFS_FI_KILL;
 	}
 }
 
