@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -308,22 +309,6 @@ static char *daemon_text(struct run_ctx *r, const char *verb, bool json,
 	return out;
 }
 
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 struct outcome {
 	const char *action;	/* committed, rolled-back, kept, ... */
 	int cmd_status, check_status;	/* -1: not run */
@@ -334,23 +319,39 @@ struct outcome {
 	double seconds;
 };
 
+/* The --json report, built with jansson: "transaction" is the daemon's
+ * status.json object, "changes" the text of .txfs/changes and "message"
+ * the daemon's words, as bytes (K_hex when not UTF-8, as in the audit
+ * log); printed on one line. */
+static void report_json(const struct outcome *o)
+{
+	json_t *st = o->status_json ? json_loads(o->status_json,
+						 JSON_DISABLE_EOF_CHECK, NULL) : NULL;
+	json_t *j = json_pack("{s:s,s:i,s:i,s:I,s:f,s:o}",
+		"action", o->action, "exit", o->cmd_status,
+		"check_exit", o->check_status, "stopped", (json_int_t)o->stopped,
+		"seconds", (double)(long long)(o->seconds * 1000 + 0.5) / 1000,
+		"transaction", json_is_object(st) ? st : json_null());
+	char *s = NULL;
+
+	if (st && !json_is_object(st))
+		json_decref(st);
+	if (j && !audit_json_set_bytes(j, "changes", o->changes ? o->changes : "") &&
+	    !audit_json_set_bytes(j, "message", o->message ? o->message : ""))
+		s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER |
+			       JSON_REAL_PRECISION(12));
+	if (s)
+		printf("%s\n", s);
+	else
+		cli_err(-ENOMEM, "run: the JSON report");
+	free(s);
+	json_decref(j);
+}
+
 static void report(const struct run_ctx *r, const struct outcome *o)
 {
 	if (r->o.json) {
-		char *nl = o->status_json ? strchr(o->status_json, '\n') : NULL;
-
-		if (nl)
-			*nl = '\0';	/* one line */
-		printf("{\"action\":\"%s\",\"exit\":%d,\"check_exit\":%d,"
-		       "\"stopped\":%u,\"seconds\":%.3f,\"transaction\":%s,"
-		       "\"changes\":", o->action, o->cmd_status,
-		       o->check_status, o->stopped, o->seconds,
-		       o->status_json && o->status_json[0] == '{' ?
-			       o->status_json : "null");
-		json_string(stdout, o->changes ? o->changes : "");
-		printf(",\"message\":");
-		json_string(stdout, o->message ? o->message : "");
-		printf("}\n");
+		report_json(o);
 		return;
 	}
 	if (o->stopped)

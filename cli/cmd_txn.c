@@ -52,42 +52,27 @@ static int state_file(const char *mnt, const char *ctl, char *out,
 }
 
 /* The state folder of the mount: MNT/<ctl>/state, or (older daemons)
- * the value of "state" in MNT/<ctl>/status.json, unescaped. */
+ * "state" of MNT/<ctl>/status.json (state_hex when it is not UTF-8). */
 int cli_find_state(const char *mnt, const char *ctl, char *out,
 		      size_t size)
 {
-	char path[PATH_MAX], buf[16384];
-	const char *p;
-	size_t o = 0;
-	ssize_t n;
-	int fd = state_file(mnt, ctl, out, size);
+	char path[PATH_MAX], *st;
+	json_t *o;
+	int rc = state_file(mnt, ctl, out, size);
 
-	if (fd != -ENOENT)
-		return fd;
+	if (rc != -ENOENT)
+		return rc;
 	snprintf(path, sizeof(path), "%s/%s/status.json", mnt, ctl);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	p = strstr(buf, "\"state\":\"");
-	if (!p)
-		return -EIO;
-	for (p += 9; *p && *p != '"' && o + 1 < size; p++) {
-		if (*p == '\\' && p[1] == 'u') {
-			out[o++] = (char)strtol(p + 2, NULL, 16);
-			p += 5;
-		} else if (*p == '\\' && p[1]) {
-			out[o++] = *++p;
-		} else {
-			out[o++] = *p;
-		}
-	}
-	out[o] = '\0';
-	return 0;
+	o = json_load_file(path, JSON_DISABLE_EOF_CHECK, NULL);
+	if (!o)
+		return access(path, R_OK) ? -errno : -EIO;
+	st = audit_json_bytes(o, "state", -1);
+	json_decref(o);
+	rc = !st || st[0] != '/' ? -EIO : strlen(st) >= size ? -ENAMETOOLONG : 0;
+	if (rc == 0)
+		memcpy(out, st, strlen(st) + 1);
+	free(st);
+	return rc;
 }
 
 /* Is the server on fd our own daemon: same uid as us, or root? A socket
@@ -547,26 +532,64 @@ static bool under(const char *path, int n, char **filters)
 	return false;
 }
 
-static int parse_change(char *line, struct change *c)
+/* One name of a change line at *p: C-quoted ("...", audit_cquote) or
+ * plain up to stop (" -> " in an R line), a TAB or the end. malloc'd. */
+static int take_name(const char **p, const char *stop, char **out)
 {
-	char *tab = strchr(line, '\t'), *arrow;
+	const char *e = NULL;
 
-	c->review = tab && strstr(tab + 1, "needs review");
-	if (tab)
-		*tab = '\0';
-	if (strlen(line) < 3 || line[1] != ' ')
+	if (**p == '"')
+		return audit_cunquote(*p, out, p);
+	if (stop)
+		e = strstr(*p, stop);
+	if (!e)
+		e = *p + strcspn(*p, "\t");
+	if (e == *p || !(*out = strndup(*p, (size_t)(e - *p))))
+		return e == *p ? -EINVAL : -ENOMEM;
+	*p = e;
+	return 0;
+}
+
+/* A line of .txfs/changes: "K NAME", "R OLD -> NEW", then optionally
+ * TAB "(needs review)"; names as take_name() reads them. c->old and c->new
+ * are malloc'd (change_free). */
+static int parse_change(const char *line, struct change *c)
+{
+	const char *p = line + 2;
+	char *a = NULL;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	if (strlen(line) < 3 || line[1] != ' ' || !strchr("AMDR", line[0]))
 		return -EINVAL;
 	c->kind = line[0];
-	c->old = c->new = line + 2;
-	if (c->kind == 'R' && (arrow = strstr(line + 2, " -> "))) {
-		*arrow = '\0';
-		c->new = arrow + 4;
+	rc = take_name(&p, c->kind == 'R' ? " -> " : NULL, &a);
+	if (rc == 0 && c->kind == 'R') {
+		if (strncmp(p, " -> ", 4))
+			rc = -EINVAL;
+		p += rc ? 0 : 4;
+		if (rc == 0)
+			rc = take_name(&p, NULL, &c->new);
 	}
-	if (c->kind == 'A')
-		c->old = NULL;
-	if (c->kind == 'D')
-		c->new = NULL;
-	return 0;
+	if (rc == 0 && *p && *p != '\t')
+		rc = -EINVAL;
+	if (rc) {
+		free(a);
+		free(c->new);
+		return rc;
+	}
+	c->review = *p == '\t' && strstr(p + 1, "needs review");
+	if (c->kind != 'A')
+		c->old = a;
+	if (c->kind == 'A' || c->kind == 'M')
+		c->new = c->kind == 'A' ? a : strdup(a);
+	return c->new || c->kind == 'D' ? 0 : -ENOMEM;
+}
+
+static void change_free(struct change *c)
+{
+	free(c->old);
+	free(c->new);
 }
 
 /* The real content of path into a temp file; its name in tmpl. */
@@ -639,11 +662,38 @@ static void stat_counts(const char *d, unsigned *plus, unsigned *minus)
 	}
 }
 
+/* A name quoted at most 4 times its length, a prefix, a TAB, quotes. */
+#define LABEL_MAX (PATH_MAX * 4 + 8)
+
+/* The patch label prefix+name in out: git's form, C-quoted as a whole
+ * ("a/new\nline") when the name needs it (audit_cquote), so that git
+ * apply and patch(1) read the exact name; /dev/null when name is NULL.
+ * For diff's --label (tab), a plain name with a space ends with a TAB, as
+ * patch(1) needs. false when it does not fit. */
+static bool label(char *out, size_t size, const char *prefix,
+		  const char *name, bool tab)
+{
+	char *q = name ? audit_cquote(name, NULL) : NULL;
+	int n;
+
+	if (!name)
+		n = snprintf(out, size, "/dev/null");
+	else if (!q)
+		n = -1;
+	else if (q[0] == '"')
+		n = snprintf(out, size, "\"%s%s", prefix, q + 1);
+	else
+		n = snprintf(out, size, "%s%s%s", prefix, name,
+			     tab && strchr(name, ' ') ? "\t" : "");
+	free(q);
+	return n >= 0 && (size_t)n < size;
+}
+
 static int diff_one(const char *state, const char *mnt, const struct change *c,
 		    const struct copts *o)
 {
-	char told[] = "/tmp/txfs-diff-XXXXXX", la[PATH_MAX + 4],
-	     lb[PATH_MAX + 4], newp[PATH_MAX * 2];
+	char told[] = "/tmp/txfs-diff-XXXXXX", la[LABEL_MAX], lb[LABEL_MAX],
+	     sa[LABEL_MAX], sb[LABEL_MAX], newp[PATH_MAX * 2];
 	const char *a = "/dev/null", *b = "/dev/null";
 	struct stat st;
 	char *d;
@@ -668,21 +718,22 @@ static int diff_one(const char *state, const char *mnt, const struct change *c,
 				break;
 			}
 	}
-	/* a name with a space ends with a TAB, as patch(1) needs */
-	snprintf(la, sizeof(la), c->old ? "a/%s%s" : "/dev/null",
-		 c->old ? c->old : "", c->old && strchr(c->old, ' ') ? "\t" : "");
-	snprintf(lb, sizeof(lb), c->new ? "b/%s%s" : "/dev/null",
-		 c->new ? c->new : "", c->new && strchr(c->new, ' ') ? "\t" : "");
+	if (!label(la, sizeof(la), "a/", c->old, true) ||
+	    !label(lb, sizeof(lb), "b/", c->new, true)) {
+		rc = -ENAMETOOLONG;
+		goto out;
+	}
 	d = run_diff(a, b, la, lb);
 	if (o->stat) {
 		unsigned plus, minus;
 
 		stat_counts(d, &plus, &minus);
-		printf(" %s | %u +%u -%u\n", c->new ? c->new : c->old,
-		       plus + minus, plus, minus);
+		label(sa, sizeof(sa), "", c->new ? c->new : c->old, false);
+		printf(" %s | %u +%u -%u\n", sa, plus + minus, plus, minus);
 	} else if (d && d[0]) {
-		printf("diff --git a/%s b/%s\n", c->old ? c->old : c->new,
-		       c->new ? c->new : c->old);
+		label(sa, sizeof(sa), "a/", c->old ? c->old : c->new, false);
+		label(sb, sizeof(sb), "b/", c->new ? c->new : c->old, false);
+		printf("diff --git %s %s\n", sa, sb);
 		if (!c->old)
 			printf("new file mode 100644\n");
 		if (!c->new)
@@ -694,6 +745,19 @@ out:
 	if (a == told)
 		unlink(told);
 	return rc;
+}
+
+/* "K\tNAME" (R: "R\tOLD\tNEW"), names quoted as git quotes them. */
+static void print_name_status(const struct change *c)
+{
+	char *a = audit_cquote(c->old ? c->old : c->new, NULL);
+	char *b = c->kind == 'R' ? audit_cquote(c->new, NULL) : NULL;
+
+	printf("%c\t%s%s%s%s\n", c->kind, a ? a : "?",
+	       c->kind == 'R' ? "\t" : "", c->kind == 'R' ? (b ? b : "?") : "",
+	       c->review ? "\t(needs review)" : "");
+	free(a);
+	free(b);
 }
 
 /* Under --salvage, the parts of the damaged layer that could not be read
@@ -786,15 +850,22 @@ int cmd_diff(int argc, char **argv)
 	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n")) {
 		struct change c;
 
-		if (parse_change(l, &c) ||
-		    !under(c.new ? c.new : c.old, argc - o.first - 1,
-			   argv + o.first + 1))
+		if (parse_change(l, &c)) {
+			char *q = audit_quote(l);
+
+			cli_err(0, "diff: cannot read the change line '%s'",
+				q ? q : "?");
+			free(q);
+			rc = 1;
 			continue;
+		}
+		if (!under(c.new ? c.new : c.old, argc - o.first - 1,
+			   argv + o.first + 1)) {
+			change_free(&c);
+			continue;
+		}
 		if (o.name_status) {
-			printf("%c\t%s%s%s%s\n", c.kind, c.old ? c.old : c.new,
-			       c.kind == 'R' ? "\t" : "",
-			       c.kind == 'R' ? c.new : "",
-			       c.review ? "\t(needs review)" : "");
+			print_name_status(&c);
 		} else if (c.kind == 'R') {
 			/* a rename as a deletion and a creation: applies
 			 * with patch -p1 and git apply alike */
@@ -807,6 +878,7 @@ int cmd_diff(int argc, char **argv)
 		} else if (diff_one(state, argv[o.first], &c, &o)) {
 			rc = 1;
 		}
+		change_free(&c);
 	}
 	free(out);
 	free(o.gaps);

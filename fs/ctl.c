@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,77 +155,98 @@ static int gen_readme(struct txfs *fs, char **buf, size_t *len)
 			fs->ctl_name);
 }
 
-/* A JSON string of s (escapes quotes, backslashes, control bytes). */
-static void json_str(FILE *f, const char *s)
+/* The status as a JSON object (jansson): paths are bytes, written as the
+ * audit log writes them (K, and K_hex with the exact bytes when K is not
+ * UTF-8: audit_json_set_bytes); last_command is the stored cmd-end
+ * object. NULL when out of memory. */
+static json_t *status_object(struct txfs *fs, const struct txn_counts *c)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	char *last = session_last_json(fs);
+	json_t *lc = last ? json_loads(last, 0, NULL) : NULL;
+	json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i}",
+		"transaction", (json_int_t)c->txid,
+		"added", (json_int_t)c->added,
+		"modified", (json_int_t)c->modified,
+		"deleted", (json_int_t)c->deleted,
+		"renamed", (json_int_t)c->renamed,
+		"needs_review", (json_int_t)c->flagged,
+		"bytes_staged", (json_int_t)c->bytes,
+		"savepoints", (json_int_t)c->savepoints,
+		"vetoes", (json_int_t)atomic_load(&fs->vetoes),
+		"pid", (int)getpid());
 
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
+	free(last);
+	if (!o || audit_json_set_bytes(o, "workspace", fs->ws_path) ||
+	    audit_json_set_bytes(o, "mountpoint", fs->mnt_path) ||
+	    audit_json_set_bytes(o, "state", fs->state_path) ||
+	    json_object_set_new(o, "last_command", lc ? lc : json_null())) {
+		json_decref(o);
+		return NULL;
 	}
-	fputc('"', f);
+	return o;
+}
+
+/* status.json: status_object() on one line. */
+static int status_json(struct txfs *fs, const struct txn_counts *c, FILE *f)
+{
+	json_t *o = status_object(fs, c);
+	int rc = o && !json_dumpf(o, f, JSON_COMPACT | JSON_PRESERVE_ORDER) ?
+		 0 : -ENOMEM;
+
+	json_decref(o);
+	if (rc == 0)
+		fputc('\n', f);
+	return rc;
+}
+
+/* A path on a line of status: as is, or C-quoted (audit_cquote) when it
+ * holds a newline, another control byte, '"', '\' or bytes outside UTF-8. */
+static void put_path(FILE *f, const char *what, const char *path)
+{
+	char *q = audit_cquote(path, NULL);
+
+	fprintf(f, "%s: %s\n", what, q ? q : path);
+	free(q);
+}
+
+static int status_text(struct txfs *fs, const struct txn_counts *c, FILE *f)
+{
+	char *note = guard_note(fs);
+
+	fprintf(f, "transaction %llu: %llu added, %llu modified, "
+		"%llu deleted, %llu renamed; %llu need review\n"
+		"bytes staged: %llu\nsavepoints: %u\nvetoes: %llu\n",
+		(unsigned long long)c->txid, (unsigned long long)c->added,
+		(unsigned long long)c->modified,
+		(unsigned long long)c->deleted,
+		(unsigned long long)c->renamed,
+		(unsigned long long)c->flagged,
+		(unsigned long long)c->bytes, c->savepoints,
+		(unsigned long long)atomic_load(&fs->vetoes));
+	put_path(f, "workspace", fs->ws_path);
+	put_path(f, "mounted at", fs->mnt_path);
+	put_path(f, "state", fs->state_path);
+	fprintf(f, "pid: %d\n", (int)getpid());
+	if (note)
+		fputs(note, f);
+	free(note);
+	return 0;
 }
 
 static int gen_status_any(struct txfs *fs, char **buf, size_t *len,
 			  bool json)
 {
 	struct txn_counts c;
-	char *last;
 	FILE *f = open_memstream(buf, len);
 	int rc;
 
 	if (!f)
 		return -ENOMEM;
 	rc = txn_summary(fs, &c, NULL);
-	if (rc == 0 && json) {
-		fprintf(f, "{\"transaction\":%llu,\"added\":%llu,"
-			"\"modified\":%llu,\"deleted\":%llu,\"renamed\":%llu,"
-			"\"needs_review\":%llu,\"bytes_staged\":%llu,"
-			"\"savepoints\":%u,\"vetoes\":%llu,\"pid\":%d,"
-			"\"workspace\":",
-			(unsigned long long)c.txid, (unsigned long long)c.added,
-			(unsigned long long)c.modified,
-			(unsigned long long)c.deleted,
-			(unsigned long long)c.renamed,
-			(unsigned long long)c.flagged,
-			(unsigned long long)c.bytes, c.savepoints,
-			(unsigned long long)atomic_load(&fs->vetoes),
-			(int)getpid());
-		json_str(f, fs->ws_path);
-		fputs(",\"mountpoint\":", f);
-		json_str(f, fs->mnt_path);
-		fputs(",\"state\":", f);
-		json_str(f, fs->state_path);
-		last = session_last_json(fs);
-		fprintf(f, ",\"last_command\":%s}\n", last ? last : "null");
-		free(last);
-	} else if (rc == 0) {
-		fprintf(f, "transaction %llu: %llu added, %llu modified, "
-			"%llu deleted, %llu renamed; %llu need review\n"
-			"bytes staged: %llu\nsavepoints: %u\nvetoes: %llu\n"
-			"workspace: %s\nmounted at: %s\nstate: %s\npid: %d\n",
-			(unsigned long long)c.txid, (unsigned long long)c.added,
-			(unsigned long long)c.modified,
-			(unsigned long long)c.deleted,
-			(unsigned long long)c.renamed,
-			(unsigned long long)c.flagged,
-			(unsigned long long)c.bytes, c.savepoints,
-			(unsigned long long)atomic_load(&fs->vetoes),
-			fs->ws_path, fs->mnt_path, fs->state_path,
-			(int)getpid());
-		char *note = guard_note(fs);
-
-		if (note)
-			fputs(note, f);
-		free(note);
-	}
-	fclose(f);
+	if (rc == 0)
+		rc = json ? status_json(fs, &c, f) : status_text(fs, &c, f);
+	if (fclose(f) && rc == 0)
+		rc = -ENOMEM;
 	if (rc) {
 		free(*buf);
 		*buf = NULL;

@@ -277,9 +277,11 @@ static int64_t ts_ns(struct timespec ts)
 
 static int add_conflict(struct plan *p, const char *path, const char *why)
 {
-	char *line, **c;
+	char *line, **c, *q = audit_cquote(path[0] ? path : ".", ": ");
+	int n = q ? asprintf(&line, "%s: %s", q, why) : -1;
 
-	if (asprintf(&line, "%s: %s", path[0] ? path : ".", why) < 0)
+	free(q);	/* a name with a newline stays on its line */
+	if (n < 0)
 		return -ENOMEM;
 	c = realloc(p->conflicts, (p->nconflicts + 1) * sizeof(*c));
 	if (!c) {

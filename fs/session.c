@@ -27,7 +27,9 @@
  *                              CMD_MAX_CHANGES change lines, then
  *                              "changes_total").
  *   changes-since NAME         what changed since savepoint NAME, one
- *                              "K path" line each (K: A M D R).
+ *                              "K path" line each (K: A M D R), as
+ *                              .txfs/changes writes them (names C-quoted
+ *                              when they need it: audit_cquote).
  *   cmd-changes N              what kept command N changed: since cmd-N,
  *                              until the savepoint after it (or now).
  *   cmd-rollback N             undo command N and every later one: roll
@@ -122,9 +124,25 @@ static char obj_kind(const struct plan *p, const struct cobj *o)
 	return S_ISDIR(o->rec.mode) ? 0 : 'M';
 }
 
-/* Append the change line to set["changes"]: bytes, as the audit log
- * writes them (names need not be UTF-8; "changes_hex" keeps them exact). */
-static int add_change(json_t *set, char kind, const char *a, const char *b)
+/* Where change lines go: set["changes"] (bytes, as the audit log writes
+ * them: names need not be UTF-8, "changes_hex" keeps them exact) and, when
+ * text is not NULL, one line each as .txfs/changes writes them (names
+ * C-quoted when needed, so a name with a newline stays one line). */
+struct change_sink {
+	json_t *set;
+	FILE *text;
+};
+
+static void put_name(FILE *f, const char *name)
+{
+	char *q = audit_cquote(name, " -> ");
+
+	fputs(q ? q : name, f);
+	free(q);
+}
+
+static int add_change(struct change_sink *to, char kind, const char *a,
+		      const char *b)
 {
 	char *line = NULL;
 	int rc;
@@ -132,13 +150,23 @@ static int add_change(json_t *set, char kind, const char *a, const char *b)
 	if (kind == 'R' ? asprintf(&line, "R %s -> %s", a, b) < 0 :
 			  asprintf(&line, "%c %s", kind, a) < 0)
 		return -ENOMEM;
-	rc = audit_json_append_bytes(set, "changes", line);
+	rc = audit_json_append_bytes(to->set, "changes", line);
 	free(line);
-	return rc;
+	if (rc || !to->text)
+		return rc;
+	fprintf(to->text, "%c ", kind);
+	if (kind == 'R') {
+		put_name(to->text, a);
+		fputs(" -> ", to->text);
+	}
+	put_name(to->text, kind == 'R' ? b : a);
+	fputc('\n', to->text);
+	return 0;
 }
 
 /* Compare the plans: the changes of `after` not in `before`. */
-static int diff_plans(struct plan *before, struct plan *after, json_t *list)
+static int diff_plans(struct plan *before, struct plan *after,
+		      struct change_sink *list)
 {
 	int rc = 0;
 
@@ -174,13 +202,14 @@ static int diff_plans(struct plan *before, struct plan *after, json_t *list)
  * UTF-8: audit_json_bytes reads them); with `only`, only until the next
  * savepoint (what one command did). */
 static int changes_since(struct txfs *fs, const char *name, bool only,
-			 json_t **out)
+			 json_t **out, FILE *text)
 {
 	struct plan before = { 0 }, after = { 0 };
 	struct layer_txn *t;
 	uint32_t level;
 	bool dirty = false;
 	json_t *list = json_pack("{s:[]}", "changes");
+	struct change_sink sink = { list, text };
 	int rc = list ? layer_begin(fs->layer, true, &t) : -ENOMEM;
 
 	if (rc)
@@ -201,7 +230,7 @@ static int changes_since(struct txfs *fs, const char *name, bool only,
 	    (rc = layer_sp_rollback(t, level)) ||
 	    (rc = plan_view(fs, t, &before)))
 		goto out_plans;
-	rc = diff_plans(&before, &after, list);
+	rc = diff_plans(&before, &after, &sink);
 out_plans:
 	plan_free(&before);
 	plan_free(&after);
@@ -380,7 +409,7 @@ static int cmd_end(struct txfs *fs, char **argv, struct txn_report *r)
 	int rc;
 
 	snprintf(sp, sizeof(sp), CMD_SP_PREFIX "%llu", (unsigned long long)id);
-	rc = changes_since(fs, sp, false, &changes);
+	rc = changes_since(fs, sp, false, &changes, NULL);
 	if (rc)
 		return rc;
 	if (undo) {
@@ -467,29 +496,23 @@ static int since(struct txfs *fs, const char *name, bool only,
 		 struct txn_report *r)
 {
 	json_t *list = NULL;
-	char *buf = NULL, *line;
+	char *buf = NULL;
 	size_t len = 0;
-	FILE *f;
+	FILE *f = open_memstream(&buf, &len);
 	int rc;
 
-	rc = changes_since(fs, name, only, &list);
-	if (rc == -ENOENT && asprintf(&r->text, "no savepoint %s\n", name) < 0)
-		r->text = NULL;
-	if (rc)
-		return rc;
-	f = open_memstream(&buf, &len);
-	if (!f) {
-		json_decref(list);
+	if (!f)
 		return -ENOMEM;
-	}
-	for (size_t i = 0; i < json_array_size(json_object_get(list,
-							"changes")); i++) {
-		line = audit_json_bytes(list, "changes", (long)i);
-		fprintf(f, "%s\n", line ? line : "?");
-		free(line);
-	}
+	rc = changes_since(fs, name, only, &list, f);
 	fclose(f);
 	json_decref(list);
+	if (rc) {
+		free(buf);
+		if (rc == -ENOENT &&
+		    asprintf(&r->text, "no savepoint %s\n", name) < 0)
+			r->text = NULL;
+		return rc;
+	}
 	r->text = buf;
 	return 0;
 }

@@ -343,6 +343,17 @@ static void audit_name(struct txfs *fs, const char *event, const char *key,
 
 /* --- changes and counts --------------------------------------------- */
 
+/* A name on a line of .txfs/changes: as is, or C-quoted when it holds a
+ * control byte, '"', '\', bytes outside UTF-8 or " -> " (audit_cquote),
+ * so that one name is one line and every line parses back. */
+static void put_name(FILE *out, const char *name)
+{
+	char *q = audit_cquote(name, " -> ");
+
+	fputs(q ? q : name, out);
+	free(q);
+}
+
 /* The names an object gained by hard link beyond its primary one (finals
  * past [0] all come from layer entries): each is a new name ("A"), checked against the flag rules at that name (a link
  * into .git/hooks/ needs review wherever its primary name is). */
@@ -357,9 +368,11 @@ static void extra_names(const struct cobj *o, struct txn_counts *c, FILE *out,
 		c->flagged += flag;
 		if (flag && flagged)
 			fwrite(path, 1, strlen(path) + 1, flagged);
-		if (out)
-			fprintf(out, "A %s%s\n", path,
-				flag ? "\t(needs review)" : "");
+		if (out) {
+			fputs("A ", out);
+			put_name(out, path);
+			fputs(flag ? "\t(needs review)\n" : "\n", out);
+		}
 	}
 }
 
@@ -395,10 +408,12 @@ static void changes_count(struct plan *p, struct txn_counts *c, FILE *out,
 		if (flag && flagged)
 			fwrite(path, 1, strlen(path) + 1, flagged);
 		if (out) {
-			if (kind == 'R')
-				fprintf(out, "R %s -> %s", o->lower, path);
-			else
-				fprintf(out, "%c %s", kind, path);
+			fprintf(out, "%c ", kind);
+			if (kind == 'R') {
+				put_name(out, o->lower);
+				fputs(" -> ", out);
+			}
+			put_name(out, path);
 			fputs(flag ? "\t(needs review)\n" : "\n", out);
 		}
 		extra_names(o, c, out, pol, flagged);
@@ -537,8 +552,12 @@ static char *join_paths(const char *paths, size_t n)
 
 	if (!paths || !n || !(f = open_memstream(&buf, &len)))
 		return NULL;
-	for (size_t i = 0; i < n; i += strlen(paths + i) + 1)
-		fprintf(f, "%s%s", i ? ", " : "", paths + i);
+	for (size_t i = 0; i < n; i += strlen(paths + i) + 1) {
+		char *q = audit_cquote(paths + i, ", ");	/* one name */
+
+		fprintf(f, "%s%s", i ? ", " : "", q ? q : paths + i);
+		free(q);
+	}
 	fclose(f);
 	return buf;
 }

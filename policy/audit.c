@@ -283,6 +283,113 @@ char *audit_quote(const char *s)
 	return sbuf_steal(&b);
 }
 
+/* ---- names in text listings: C-style quoting ---------------------------- */
+
+/* Does s need quoting in a listing whose separator is sep (or NULL)? */
+static bool cquote_needed(const char *s, const char *sep)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = strlen(s), k;
+
+	if (sep && *sep && strstr(s, sep))
+		return true;
+	for (size_t i = 0; i < n; i += k) {
+		k = utf8_len(u + i, n - i);
+		if (!k || (k == 1 && (u[i] < 0x20 || u[i] == 0x7f ||
+				      u[i] == '"' || u[i] == '\\')) ||
+		    (k == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0))
+			return true;	/* C0, DEL, C1, quote, not UTF-8 */
+	}
+	return false;
+}
+
+/* Escape pairs: the letter after '\', the byte it stands for. */
+static const char cquote_pairs[] = "a\ab\bt\tn\nv\vf\fr\r\"\"\\\\";
+
+/* The letter that escapes byte c (\n: 'n'), or 0. */
+static char cquote_letter(unsigned char c)
+{
+	for (size_t i = 0; i + 1 < sizeof(cquote_pairs); i += 2)
+		if ((unsigned char)cquote_pairs[i + 1] == c)
+			return cquote_pairs[i];
+	return 0;
+}
+
+/* The byte an escape letter stands for ('n': \n), or -1. */
+static int cquote_byte(char letter)
+{
+	for (size_t i = 0; i + 1 < sizeof(cquote_pairs); i += 2)
+		if (cquote_pairs[i] == letter)
+			return (unsigned char)cquote_pairs[i + 1];
+	return -1;
+}
+
+char *audit_cquote(const char *s, const char *sep)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = strlen(s), k;
+	struct sbuf b = { 0 };
+	char l;
+
+	if (!cquote_needed(s, sep))
+		return strdup(s);
+	sbuf_addc(&b, '"');
+	for (size_t i = 0; i < n; i += k) {
+		k = utf8_len(u + i, n - i);
+		if (k == 1 && (l = cquote_letter(u[i])))
+			sbuf_addc(&b, '\\'), sbuf_addc(&b, l);
+		else if (!k || (k == 1 && (u[i] < 0x20 || u[i] == 0x7f)) ||
+			 (k == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0)) {
+			k = k ? k : 1;
+			for (size_t j = 0; j < k; j++)
+				sbuf_addf(&b, "\\%03o", u[i + j]);
+		} else {
+			sbuf_add(&b, s + i, k);
+		}
+	}
+	sbuf_addc(&b, '"');
+	return sbuf_steal(&b);
+}
+
+int audit_cunquote(const char *s, char **out, const char **end)
+{
+	struct sbuf b = { 0 };
+	const char *p = s + 1;
+	int c;
+
+	*out = NULL;
+	if (*s != '"')
+		return -EINVAL;
+	for (; *p && *p != '"'; p++) {
+		if (*p != '\\') {
+			sbuf_addc(&b, *p);
+			continue;
+		}
+		p++;
+		if (*p >= '0' && *p <= '7') {
+			c = 0;
+			for (int i = 0; i < 3 && *p >= '0' && *p <= '7'; i++)
+				c = c * 8 + (*p++ - '0');
+			p--;
+			if (c == 0 || c > 0xff)
+				break;	/* no name holds NUL */
+		} else if ((c = cquote_byte(*p)) < 0) {
+			break;
+		}
+		sbuf_addc(&b, (char)c);
+	}
+	if (*p != '"' || b.oom) {
+		bool oom = b.oom;
+
+		sbuf_release(&b);
+		return oom ? -ENOMEM : -EINVAL;
+	}
+	if (!(*out = sbuf_steal(&b)))
+		return -ENOMEM;
+	*end = p + 1;
+	return 0;
+}
+
 /* ---- records ---------------------------------------------------------- */
 
 /* {"time":...,"event":event}, or NULL. */

@@ -266,4 +266,18 @@ struct json_t *audit_json_text(const char *s);
  * NULL when out of memory. */
 char *audit_quote(const char *s);
 
+/* A name for a text listing read by programs (.txfs/changes, txfs diff,
+ * status), quoted as git quotes paths (core.quotePath=false): a name that
+ * holds a control byte (C0, DEL, C1), '"', '\', a byte outside valid
+ * UTF-8, or the listing's separator sep (e.g. " -> "; NULL: none) is
+ * written in double quotes with C escapes (\a \b \t \n \v \f \r \" \\,
+ * other bytes as 3-digit octal \ooo); any other name as is. So one name
+ * is one line, plain names print exactly as they are, and the output is
+ * valid UTF-8. malloc'd; NULL when out of memory. */
+char *audit_cquote(const char *s, const char *sep);
+/* Read one quoted name at s (which starts with '"'): its bytes into *out
+ * (malloc'd), *end just past the closing quote. 0, -EINVAL (not a quoted
+ * name, a bad escape, \000), -ENOMEM. */
+int audit_cunquote(const char *s, char **out, const char **end);
+
 #endif /* TXFS_POLICY_H */
