@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -215,25 +216,18 @@ static int run_fusermount(const char *mnt, bool lazy)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EBUSY;
 }
 
-/* The daemon's pid, from MNT/<ctl>/status.json ("pid":N). */
+/* The daemon's pid, from MNT/<ctl>/status.json ("pid":N), or 0. */
 static pid_t daemon_pid(const char *mnt, const char *ctl)
 {
-	char path[PATH_MAX], buf[4096];
-	ssize_t n;
-	char *p;
-	int fd;
+	char path[PATH_MAX];
+	json_t *o;
+	json_int_t pid;
 
 	snprintf(path, sizeof(path), "%s/%s/status.json", mnt, ctl);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strstr(buf, "\"pid\":");
-	return p ? (pid_t)atoi(p + 6) : 0;
+	o = json_load_file(path, JSON_DISABLE_EOF_CHECK, NULL);
+	pid = json_integer_value(json_object_get(o, "pid"));
+	json_decref(o);
+	return pid > 0 && pid <= INT_MAX ? (pid_t)pid : 0;
 }
 
 /* Has pid exited (gone, or a zombie its new parent has not reaped)? */

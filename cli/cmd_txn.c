@@ -29,12 +29,14 @@
 
 /* --- talking to the daemon ------------------------------------------ */
 
-/* MNT/<ctl>/state: the state folder on one line (cheap: a fixed text).
+/* MNT/<ctl>/state: the state folder on one line (cheap: a fixed text),
+ * C-quoted when it holds a newline or other odd bytes (audit_cquote).
  * -ENOENT from a daemon older than that file. */
 static int state_file(const char *mnt, const char *ctl, char *out,
 		      size_t size)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], line[PATH_MAX * 4 + 4], *name = NULL;
+	const char *end;
 	ssize_t n;
 	int fd;
 
@@ -42,13 +44,23 @@ static int state_file(const char *mnt, const char *ctl, char *out,
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	n = read(fd, out, size);
+	n = read(fd, line, sizeof(line));
 	close(fd);
-	if (n < 2 || (size_t)n >= size || out[0] != '/' || out[n - 1] != '\n' ||
-	    memchr(out, '\n', (size_t)n - 1) || memchr(out, '\0', (size_t)n))
+	if (n < 2 || (size_t)n >= sizeof(line) || line[n - 1] != '\n' ||
+	    memchr(line, '\n', (size_t)n - 1) || memchr(line, '\0', (size_t)n))
 		return -EIO;
-	out[n - 1] = '\0';
-	return 0;
+	line[n - 1] = '\0';
+	if (line[0] == '"' && (audit_cunquote(line, &name, &end) || *end)) {
+		free(name);
+		return -EIO;
+	}
+	if (!name && !(name = strdup(line)))
+		return -ENOMEM;
+	fd = name[0] != '/' ? -EIO : strlen(name) >= size ? -ENAMETOOLONG : 0;
+	if (fd == 0)
+		memcpy(out, name, strlen(name) + 1);
+	free(name);
+	return fd;
 }
 
 /* The state folder of the mount: MNT/<ctl>/state, or (older daemons)

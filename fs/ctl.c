@@ -282,10 +282,15 @@ static int gen_log(struct txfs *fs, char **buf, size_t *len)
 }
 
 /* The state folder, one line: how a client finds the control socket
- * without having the whole status computed (it grows with the layer). */
+ * without having the whole status computed (it grows with the layer).
+ * C-quoted (audit_cquote) when it holds a newline or other odd bytes. */
 static int gen_state(struct txfs *fs, char **buf, size_t *len)
 {
-	return gen_text(buf, len, "%s\n", fs->state_path);
+	char *q = audit_cquote(fs->state_path, NULL);
+	int rc = q ? gen_text(buf, len, "%s\n", q) : -ENOMEM;
+
+	free(q);
+	return rc;
 }
 
 static int gen_policy(struct txfs *fs, char **buf, size_t *len)

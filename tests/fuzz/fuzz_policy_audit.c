@@ -7,7 +7,8 @@
  * member and appended to an array; the object is printed as jansson
  * prints a record and parsed back, strictly. Every name must read back to
  * its exact bytes, two different names must never print the same, and
- * audit_quote() must put no control byte on a terminal. Any crash,
+ * audit_quote() must put no control byte on a terminal, nor
+ * audit_cquote() (which must read back exactly). Any crash,
  * sanitizer report or abort() is a finding.
  */
 #include <jansson.h>
@@ -50,6 +51,28 @@ static void check_quote(const char *name)
 	free(q);
 }
 
+/* audit_cquote(): one printable line (no C0, DEL, C1), and the way back
+ * (audit_cunquote) gives the exact bytes; a plain name is itself and
+ * holds no separator. */
+static void check_cquote(const char *name)
+{
+	char *q = audit_cquote(name, " -> "), *back = NULL;
+	const char *end;
+
+	if (!q)
+		abort();
+	for (const unsigned char *c = (const unsigned char *)q; *c; c++)
+		if (*c < 0x20 || *c == 0x7f ||
+		    (c[0] == 0xc2 && c[1] >= 0x80 && c[1] < 0xa0))
+			abort();
+	if (q[0] == '"' ? audit_cunquote(q, &back, &end) || *end ||
+			  strcmp(back, name) :
+			  strcmp(q, name) || strstr(q, " -> "))
+		abort();
+	free(back);
+	free(q);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *buf = malloc(size + 1), *names[MAX_NAMES], *printed[MAX_NAMES];
@@ -70,6 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		printed[i] = print_one(names[i]);
 		check_quote(names[i]);
+		check_cquote(names[i]);
 	}
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	back = s ? json_loads(s, JSON_REJECT_DUPLICATES, NULL) : NULL;

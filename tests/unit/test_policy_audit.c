@@ -527,6 +527,84 @@ static void test_quote(void **state)
 	}
 }
 
+/* Names for text listings: plain names as is; the others quoted as git
+ * quotes them, and read back to the exact bytes. */
+static void test_cquote(void **state)
+{
+	static const char *const in[] = { "plain/\xc3\xa9 x", "a\\b", "a\nb",
+		"q\"", "\x01\x1b\x7f", "bad\xff\xc3", "\xc2\x85" "c1",
+		"a -> b", "a, b", "\a\b\t\v\f\r", "" };
+	static const char *const sep[] = { " -> ", NULL, NULL, NULL, NULL,
+		NULL, NULL, " -> ", ", ", NULL, NULL };
+	static const char *const out[] = { "plain/\xc3\xa9 x", "\"a\\\\b\"",
+		"\"a\\nb\"", "\"q\\\"\"", "\"\\001\\033\\177\"",
+		"\"bad\\377\\303\"", "\"\\302\\205c1\"", "\"a -> b\"",
+		"\"a, b\"", "\"\\a\\b\\t\\v\\f\\r\"", "" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		char *q = audit_cquote(in[i], sep[i]), *back;
+		const char *end;
+
+		assert_non_null(q);
+		assert_string_equal(q, out[i]);
+		for (const char *c = q; *c; c++)	/* one line, printable */
+			assert_true((unsigned char)*c >= 0x20 && *c != 0x7f);
+		if (q[0] == '"') {
+			assert_int_equal(audit_cunquote(q, &back, &end), 0);
+			assert_string_equal(back, in[i]);
+			assert_int_equal(*end, '\0');
+			free(back);
+		}
+		free(q);
+	}
+	/* "a, b" is plain where the separator is not ", " */
+	char *q = audit_cquote("a, b", NULL);
+
+	assert_string_equal(q, "a, b");
+	free(q);
+}
+
+/* Every single byte and every pair of bytes quotes to one printable,
+ * valid UTF-8 line and reads back exactly; malformed quoted text is
+ * refused. */
+static void test_cquote_roundtrip(void **state)
+{
+	static const char *const bad[] = { "\"abc", "\"a\\q\"", "\"\\000\"",
+		"\"\\", "abc", "\"\\777\"" };
+	char name[3] = { 0 }, *q, *back;
+	const char *end;
+
+	(void)state;
+	for (int a = 1; a < 256; a++)
+		for (int b = 0; b < 256; b++) {
+			name[0] = (char)a;
+			name[1] = (char)b;
+			q = audit_cquote(name, " -> ");
+			assert_non_null(q);
+			assert_null(strchr(q, '\n'));
+			if (q[0] == '"') {
+				assert_int_equal(audit_cunquote(q, &back, &end), 0);
+				assert_string_equal(back, name);
+				assert_int_equal(*end, '\0');
+				free(back);
+			} else {
+				assert_string_equal(q, name);
+			}
+			free(q);
+		}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		back = (char *)1;
+		assert_int_equal(audit_cunquote(bad[i], &back, &end), -EINVAL);
+		assert_null(back);
+	}
+	/* what follows the closing quote is left to the caller */
+	assert_int_equal(audit_cunquote("\"a\\nb\" -> x", &back, &end), 0);
+	assert_string_equal(back, "a\nb");
+	assert_string_equal(end, " -> x");
+	free(back);
+}
+
 static void test_rotation(void **state)
 {
 	struct fixture *f = *state;
@@ -719,6 +797,8 @@ int main(void)
 		cmocka_unit_test(test_bytes_arrays),
 		cmocka_unit_test(test_bytes_reader),
 		cmocka_unit_test(test_quote),
+		cmocka_unit_test(test_cquote),
+		cmocka_unit_test(test_cquote_roundtrip),
 		cmocka_unit_test_setup_teardown(test_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_threads_rotating, setup,
