@@ -324,7 +324,9 @@ int cmd_status(int argc, char **argv)
 	return simple(argc, argv,
 		"usage: txfs status [--json] MNT\n\n"
 		"What the open transaction holds: counts of added, modified,\n"
-		"deleted and renamed paths, bytes staged, savepoints, vetoes.\n",
+		"deleted and renamed paths, bytes staged, savepoints, vetoes.\n"
+		"Paths: C-quoted when they need it (text); K plus K_hex, the\n"
+		"exact bytes, when not UTF-8 (--json; see txfs(1)).\n",
 		1, 1, true);
 }
 
@@ -829,7 +831,10 @@ int cmd_diff(int argc, char **argv)
 		"`git apply` or `patch -p1` against the real directory).\n"
 		"--since limits it to the paths changed since that savepoint,\n"
 		"--command N to those `txfs exec` command N changed (each still\n"
-		"diffed against the real directory).\n";
+		"diffed against the real directory). A name holding a control\n"
+		"byte (newline, tab), '\"', '\\', bytes outside UTF-8 is C-quoted as\n"
+		"git quotes it (\"new\\nline\", \"bad\\377\"); others print as they\n"
+		"are (see txfs(1), NAMES IN OUTPUT).\n";
 	char state[PATH_MAX], *out = NULL, *req[2] = { "changes", NULL },
 	     sp[64];
 	struct copts o;

@@ -75,7 +75,7 @@ def ask(i, method, params):
 ask(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                       "clientInfo": {"name": "t", "version": "1"}})
 out = []
-for i, (tool, args, want) in enumerate([("diff", {"name_status": True}, "new\ufffd"),
+for i, (tool, args, want) in enumerate([("diff", {"name_status": True}, "\"new\\376\""),
                                         ("log", {}, "new\\xfe")], 2):
     r = ask(i, "tools/call", {"name": tool, "arguments": args}).get("result")
     t = "".join(c.get("text", "") for c in r["content"]) if r else ""
