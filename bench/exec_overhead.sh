@@ -28,8 +28,9 @@
 #
 # The savepoints of kept commands stay open (txfs rollback --command
 # needs them), so later runs see more of them. A last part stages 2,000
-# files first and times `txfs exec -- true` again (RUNS/4 rounds): what a
-# command costs in a big session.
+# files first and times `txfs exec -- true` and a one-file change again
+# (RUNS/4 rounds): what a command costs in a big session (a change is
+# compared with the command's savepoint: cmd-end plans the layer).
 
 set -u -o pipefail
 export LC_ALL=C
@@ -104,6 +105,8 @@ for tag, t, ws in builds:
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     big.append(("`txfs exec -- true` with 2,000 staged files" + tag, ws,
                 [t, "exec", "--", "true"]))
+    big.append(("`txfs exec -- sh -c 'echo x >> f'` with 2,000 staged files" + tag,
+                ws, [t, "exec", "--", "sh", "-c", "echo x >> f"]))
 n = max(runs // 4, 10)
 res = interleaved(big, n)
 for name, _, _ in big[1:]:

@@ -268,6 +268,11 @@ uint32_t layer_sp_level(const struct layer_txn *t);
 /* *changed: whether anything changed since savepoint level `level` was
  * opened (the undo log has a record at that level or above). */
 int layer_sp_changed(struct layer_txn *t, uint32_t level, bool *changed);
+/* LMDB's id of transaction t: in a read transaction the last commit it
+ * sees; in a write transaction that commit + 1 (the id it commits as).
+ * Ids grow by one per committed write transaction, so two ids tell
+ * whether anything was committed between. */
+uint64_t layer_txn_id(const struct layer_txn *t);
 /* Close every savepoint and drop the undo log. */
 int layer_sp_clear(struct layer_txn *t);
 

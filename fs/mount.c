@@ -575,6 +575,7 @@ static void cleanup(struct txfs *fs)
 	if (fs->rootfd >= 0)
 		close(fs->rootfd);
 	pthread_rwlock_destroy(&fs->txlock);
+	session_forget(fs);
 	pthread_mutex_destroy(&fs->ctl_lock);
 	free(fs->last_report);
 	free(fs->ws_path);

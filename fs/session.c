@@ -46,6 +46,20 @@
  * one LMDB write transaction, plan the staged objects, roll the layer back
  * to the savepoint, plan again, then abort. An object whose record, place
  * or link differs between the two plans changed since the savepoint.
+ *
+ * cmd-end plans once where it can: the view a kept command ends with is
+ * the view at the next command's savepoint when nothing else is committed
+ * in between. cmd-end keeps its plan of the view now (fs->cmd_plan) with
+ * the id of the layer commit it describes; cmd-begin binds it to its new
+ * savepoint cmd-N only when the layer's commit ids show that its own two
+ * commits (cmd_seq, the savepoint) were the only ones since; cmd-end N
+ * then takes it as the view at cmd-N instead of rolling back and planning
+ * again. Anything else committed in between (a file written outside a
+ * command, a background clean-up) only means planning twice. Every
+ * rollback, release and commit drops the kept plan (session_forget), so a
+ * savepoint removed and taken again under the same name never meets it.
+ * (Both plans also read the real directory: a change made underneath
+ * between two commands may show in the next command's list.)
  */
 #include <errno.h>
 #include <jansson.h>
@@ -197,12 +211,21 @@ static int diff_plans(struct plan *before, struct plan *after,
 	return rc;
 }
 
+/* The plans cmd-end shares with changes_since(). */
+struct since_plans {
+	struct plan *before;	/* in: the view at the savepoint, or NULL */
+	struct plan *after;	/* out: the view now, when it was planned */
+	uint64_t txid;		/* out: the layer commit the view now is */
+};
+
 /* What changed since savepoint `name`: an object whose "changes" array
  * holds the change lines (and "changes_hex" their bytes when one is not
  * UTF-8: audit_json_bytes reads them); with `only`, only until the next
- * savepoint (what one command did). */
+ * savepoint (what one command did). With keep (cmd-end): keep->before,
+ * when given, is taken as the view at the savepoint (one plan, not two),
+ * and the plan of the view now is handed back in keep->after. */
 static int changes_since(struct txfs *fs, const char *name, bool only,
-			 json_t **out, FILE *text)
+			 json_t **out, FILE *text, struct since_plans *keep)
 {
 	struct plan before = { 0 }, after = { 0 };
 	struct layer_txn *t;
@@ -219,6 +242,8 @@ static int changes_since(struct txfs *fs, const char *name, bool only,
 		rc = -ENOENT;
 		goto out_txn;
 	}
+	if (keep)	/* a write transaction: the next commit's id */
+		keep->txid = layer_txn_id(t) - 1;
 	/* nothing recorded since the savepoint: no plans (the common case
 	 * of a command that only reads costs nothing whatever the layer) */
 	if ((rc = layer_sp_changed(t, level, &dirty)) || !dirty)
@@ -226,11 +251,20 @@ static int changes_since(struct txfs *fs, const char *name, bool only,
 	if (only && level < layer_sp_level(t) &&
 	    (rc = layer_sp_rollback(t, level + 1)))
 		goto out_txn;
-	if ((rc = plan_view(fs, t, &after)) ||
-	    (rc = layer_sp_rollback(t, level)) ||
-	    (rc = plan_view(fs, t, &before)))
+	if ((rc = plan_view(fs, t, &after)))
 		goto out_plans;
-	rc = diff_plans(&before, &after, &sink);
+	if (keep && keep->before) {
+		rc = diff_plans(keep->before, &after, &sink);
+	} else {
+		if ((rc = layer_sp_rollback(t, level)) ||
+		    (rc = plan_view(fs, t, &before)))
+			goto out_plans;
+		rc = diff_plans(&before, &after, &sink);
+	}
+	if (rc == 0 && keep && (keep->after = malloc(sizeof(after)))) {
+		*keep->after = after;
+		memset(&after, 0, sizeof(after));
+	}
 out_plans:
 	plan_free(&before);
 	plan_free(&after);
@@ -244,13 +278,91 @@ out_list:
 	return rc;
 }
 
+/* --- the view kept for the next cmd-end (see the top of the file) -- */
+
+static void plan_drop(struct plan *p)
+{
+	if (p)
+		plan_free(p);
+	free(p);
+}
+
+void session_forget(struct txfs *fs)
+{
+	struct plan *p;
+
+	pthread_mutex_lock(&fs->ctl_lock);
+	p = fs->cmd_plan;
+	fs->cmd_plan = NULL;
+	pthread_mutex_unlock(&fs->ctl_lock);
+	plan_drop(p);
+}
+
+/* Keep p (owned from now on), the view as of layer commit txid. */
+static void keep_plan(struct txfs *fs, struct plan *p, uint64_t txid)
+{
+	struct plan *old;
+
+	pthread_mutex_lock(&fs->ctl_lock);
+	old = fs->cmd_plan;
+	fs->cmd_plan = p;
+	fs->cmd_plan_sp[0] = '\0';
+	fs->cmd_plan_txid = txid;
+	pthread_mutex_unlock(&fs->ctl_lock);
+	plan_drop(old);
+}
+
+/* Savepoint sp was just taken, by the commit after the one with id
+ * seq_txid (cmd_seq's): the kept view is the view at sp when it was the
+ * last commit before seq_txid and sp's the last of all. Else drop it. */
+static void bind_plan(struct txfs *fs, const char *sp, uint64_t seq_txid)
+{
+	struct layer_txn *t;
+	uint64_t last = 0;
+	struct plan *drop = NULL;
+
+	if (layer_begin(fs->layer, false, &t) == 0) {
+		last = layer_txn_id(t);
+		layer_txn_end(t);
+	}
+	pthread_mutex_lock(&fs->ctl_lock);
+	if (fs->cmd_plan && !fs->cmd_plan_sp[0] &&
+	    fs->cmd_plan_txid + 1 == seq_txid && last == seq_txid + 1) {
+		snprintf(fs->cmd_plan_sp, sizeof(fs->cmd_plan_sp), "%s", sp);
+	} else {
+		drop = fs->cmd_plan;
+		fs->cmd_plan = NULL;
+	}
+	pthread_mutex_unlock(&fs->ctl_lock);
+	plan_drop(drop);
+}
+
+/* The kept view if it is the view at savepoint sp (the caller owns it). */
+static struct plan *take_plan(struct txfs *fs, const char *sp)
+{
+	struct plan *p;
+
+	pthread_mutex_lock(&fs->ctl_lock);
+	p = fs->cmd_plan;
+	fs->cmd_plan = NULL;
+	if (p && strcmp(fs->cmd_plan_sp, sp)) {
+		pthread_mutex_unlock(&fs->ctl_lock);
+		plan_drop(p);
+		return NULL;
+	}
+	pthread_mutex_unlock(&fs->ctl_lock);
+	return p;
+}
+
 /* Log event with the members of obj (the object is not consumed). */
 static void audit_json(struct txfs *fs, const char *event, json_t *obj)
 {
 	audit_record(fs->audit, event, obj, NULL);
 }
 
-static int next_cmd_id(struct txfs *fs, uint64_t *id)
+/* The next command number (meta "cmd_seq"); *txid: the id it was
+ * committed with. */
+static int next_cmd_id(struct txfs *fs, uint64_t *id, uint64_t *txid)
 {
 	struct layer_txn *t;
 	uint64_t n = 0;
@@ -258,6 +370,7 @@ static int next_cmd_id(struct txfs *fs, uint64_t *id)
 
 	if (rc)
 		return rc;
+	*txid = layer_txn_id(t);
 	layer_meta_get_u64(t, "cmd_seq", &n);
 	*id = n + 1;
 	rc = layer_meta_put_u64(t, "cmd_seq", n + 1);
@@ -324,10 +437,10 @@ static int cmd_begin(struct txfs *fs, int argc, char **argv,
 		     struct txn_report *r)
 {
 	const struct policy *pol = atomic_load(&fs->policy);
-	uint64_t vetoes = atomic_load(&fs->vetoes), id;
+	uint64_t vetoes = atomic_load(&fs->vetoes), id, seq_txid;
 	char sp[32], *globs = NULL;
 	json_t *ev;
-	int globs_rc, rc = next_cmd_id(fs, &id);
+	int globs_rc, rc = next_cmd_id(fs, &id, &seq_txid);
 
 	if (rc)
 		return rc;
@@ -337,6 +450,7 @@ static int cmd_begin(struct txfs *fs, int argc, char **argv,
 	r->text = NULL;
 	if (rc)
 		return rc;
+	bind_plan(fs, sp, seq_txid);
 	/* argv is bytes: "argv_hex" keeps an argument that is not UTF-8 */
 	ev = json_pack("{s:I,s:[]}", "cmd", (json_int_t)id, "argv");
 	for (int i = 0; ev && i < argc; i++)
@@ -384,17 +498,20 @@ static size_t cut_changes(json_t *set, size_t max)
 	return total;
 }
 
-/* Keep the last command's summary for status --json (meta "last_cmd"). */
-static void store_last(struct txfs *fs, const char *json)
+/* Keep the last command's summary for status --json (meta "last_cmd").
+ * Returns the id it was committed with, or 0. */
+static uint64_t store_last(struct txfs *fs, const char *json)
 {
 	struct layer_txn *t;
+	uint64_t txid;
 
 	if (layer_begin(fs->layer, true, &t))
-		return;
+		return 0;
+	txid = layer_txn_id(t);
 	if (layer_meta_put(t, "last_cmd", json, strlen(json) + 1) == 0)
-		layer_commit(t);
-	else
-		layer_txn_end(t);
+		return layer_commit(t) == 0 ? txid : 0;
+	layer_txn_end(t);
+	return 0;
 }
 
 static int cmd_end(struct txfs *fs, char **argv, struct txn_report *r)
@@ -403,13 +520,25 @@ static int cmd_end(struct txfs *fs, char **argv, struct txn_report *r)
 	uint64_t v0 = strtoull(argv[4], NULL, 10);
 	bool undo = !strcmp(argv[3], "rollback");
 	struct txn_report sub = { 0 };
+	struct since_plans keep = { 0 };
 	json_t *changes = NULL, *ev;
 	char sp[32], *s;
+	uint64_t txid;
 	size_t total;
 	int rc;
 
 	snprintf(sp, sizeof(sp), CMD_SP_PREFIX "%llu", (unsigned long long)id);
-	rc = changes_since(fs, sp, false, &changes, NULL);
+	keep.before = take_plan(fs, sp);
+	rc = changes_since(fs, sp, false, &changes, NULL, &keep);
+	if (rc || undo) {
+		plan_drop(keep.before);
+		plan_drop(keep.after);
+		keep.before = keep.after = NULL;
+	} else if (keep.after) {
+		plan_drop(keep.before);	/* the view now: keep.after */
+	} else {
+		keep.after = keep.before;	/* unchanged since sp */
+	}
 	if (rc)
 		return rc;
 	if (undo) {
@@ -439,9 +568,17 @@ static int cmd_end(struct txfs *fs, char **argv, struct txn_report *r)
 	audit_json(fs, "cmd-end", ev);
 	s = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(ev);
-	if (!s)
+	if (!s) {
+		plan_drop(keep.after);
 		return -ENOMEM;
-	store_last(fs, s);
+	}
+	txid = store_last(fs, s);
+	/* the view now is the next command's savepoint's if nothing but
+	 * store_last was committed since it was planned */
+	if (keep.after && txid && txid == keep.txid + 1)
+		keep_plan(fs, keep.after, txid);
+	else
+		plan_drop(keep.after);
 	if (asprintf(&r->text, "%s\n", s) < 0)
 		r->text = NULL;
 	free(s);
@@ -503,7 +640,7 @@ static int since(struct txfs *fs, const char *name, bool only,
 
 	if (!f)
 		return -ENOMEM;
-	rc = changes_since(fs, name, only, &list, f);
+	rc = changes_since(fs, name, only, &list, f, NULL);
 	fclose(f);
 	json_decref(list);
 	if (rc) {

@@ -86,6 +86,11 @@ struct txfs {
 	_Atomic uint64_t epoch;		/* bumped by every commit */
 	_Atomic bool has_alias;		/* some node ids were re-mapped */
 	unsigned npins;			/* nodes with a pin (itab_lock) */
+	/* session.c: the view at savepoint cmd_plan_sp (none yet: ""),
+	 * valid while layer commit cmd_plan_txid is the last; ctl_lock */
+	struct plan *cmd_plan;
+	char cmd_plan_sp[32];
+	uint64_t cmd_plan_txid;
 
 	/* control socket (sock.c) */
 	int sockfd;
@@ -468,6 +473,9 @@ int session_dispatch(struct txfs *fs, int argc, char **argv,
 		     struct txn_report *r);
 /* The summary of the last `txfs exec` command (JSON, malloc'd) or NULL. */
 char *session_last_json(struct txfs *fs);
+/* Drop the view session.c keeps for the next command's cmd-end: called
+ * by every rollback, release and commit, and at unmount. */
+void session_forget(struct txfs *fs);
 int ctl_text(struct txfs *fs, const char *name, bool json, char **buf,
 	     size_t *len);
 /* Reload the policy file; on error the old policy stays, *msg says why. */

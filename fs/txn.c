@@ -660,6 +660,7 @@ int txn_commit(struct txfs *fs, bool force, struct txn_report *r)
 	memset(r, 0, sizeof(*r));
 	if (fs->opts.salvage)
 		return refuse_salvage(fs, r);
+	session_forget(fs);	/* ends the savepoints */
 	pthread_rwlock_wrlock(&fs->txlock);
 	rc = commit_locked(fs, force, r, &il);
 	pthread_rwlock_unlock(&fs->txlock);
@@ -794,6 +795,7 @@ int txn_rollback(struct txfs *fs, const char *savepoint, struct txn_report *r)
 	int rc;
 
 	memset(r, 0, sizeof(*r));
+	session_forget(fs);	/* ends savepoints */
 	pthread_rwlock_wrlock(&fs->txlock);
 	rc = savepoint ? rollback_to(fs, savepoint, r, &il) :
 			 rollback_all(fs, r, &il);
@@ -867,6 +869,7 @@ int txn_release(struct txfs *fs, const char *name, struct txn_report *r)
 	int rc;
 
 	memset(r, 0, sizeof(*r));
+	session_forget(fs);	/* ends savepoints */
 	if ((rc = layer_begin(fs->layer, true, &t)))
 		return rc;
 	if ((rc = sp_load(t, &n)))
@@ -1074,6 +1077,7 @@ int txn_commit_paths(struct txfs *fs, bool force, const char *const *paths,
 		if (!(canon[i] = canon_path(paths[i])))
 			rc = -ENOMEM;
 	if (rc == 0) {
+		session_forget(fs);
 		pthread_rwlock_wrlock(&fs->txlock);
 		rc = commit_some(fs, force, canon, n, r, &il);
 		pthread_rwlock_unlock(&fs->txlock);

@@ -267,6 +267,11 @@ int layer_sp_changed(struct layer_txn *t, uint32_t level, bool *changed)
 	return rc == 0 || rc == MDB_NOTFOUND ? 0 : lerr(rc);
 }
 
+uint64_t layer_txn_id(const struct layer_txn *t)
+{
+	return (uint64_t)mdb_txn_id(t->txn);
+}
+
 uint32_t layer_sp_level(const struct layer_txn *t)
 {
 	return t->sp_level;
