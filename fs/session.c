@@ -75,6 +75,9 @@
  * MiB; `txfs diff --command N` lists them all); changes_total says how
  * many there were when cut. */
 #define CMD_MAX_CHANGES 1000
+/* The largest plan kept between commands (objects; a few hundred bytes
+ * each): a bigger layer is planned twice rather than held in memory. */
+#define CMD_PLAN_KEEP_MAX 50000
 
 /* Level (1-based) of the newest savepoint called name, or 0. With
  * min_cmd > 0: the level of the oldest "cmd-M" with M >= min_cmd, its M in
@@ -575,7 +578,8 @@ static int cmd_end(struct txfs *fs, char **argv, struct txn_report *r)
 	txid = store_last(fs, s);
 	/* the view now is the next command's savepoint's if nothing but
 	 * store_last was committed since it was planned */
-	if (keep.after && txid && txid == keep.txid + 1)
+	if (keep.after && txid && txid == keep.txid + 1 &&
+	    keep.after->n <= CMD_PLAN_KEEP_MAX)
 		keep_plan(fs, keep.after, txid);
 	else
 		plan_drop(keep.after);

@@ -11,7 +11,7 @@
 # different names never log the same; `txfs log` (text) shows them quoted
 # (\xff, \n, \x1b) with no control byte; `txfs log --json --commands`
 # keeps argv_hex and changes_hex; `txfs diff --command N` lists the new
-# name's exact bytes; a commit lists the flagged names, exact, in
+# name C-quoted ("new\376", its exact bytes); a commit lists the flagged names, exact, in
 # needs_review (a name holding ", " stays one); the txfs mcp diff and log
 # tools answer with such a name in their text. Before the audit log
 # moved to jansson, the txfs exec command failed (a change line that is
@@ -151,12 +151,12 @@ c = [json.loads(l) for l in open(sys.argv[1], "rb")]
 c = [x for x in c if "argv" in x][-1]
 print(c["argv_hex"][-2], sum(1 for h in c["changes_hex"] if h))' "$T/logc$SEQ.json")"
 
-	check_eq "[$u] txfs diff --command N: the new name's exact bytes" 1 \
+	check_eq "[$u] txfs diff --command N: the new name, C-quoted (its exact bytes)" 1 \
 		"$(txfs_as diff --command "$(jget cmd)" --name-status "$WS" |
-			grep -c $'^A\tnew\xfe$')"
+			grep -cxF $'A\t"new\\376"')"
 
 	# txfs mcp: tool results are JSON text even when a name is not UTF-8
-	check_eq "[$u] txfs mcp: diff and log tools answer (name as U+FFFD, log quoted)" \
+	check_eq "[$u] txfs mcp: diff and log tools answer (names C-quoted, log quoted)" \
 		"False True False True" "$(timeout -k 5 60 "${AS[@]}" env -i \
 		PATH=/usr/local/bin:/usr/bin:/bin HOME="$HOME_DECOY" LC_ALL=C \
 		ASAN_OPTIONS="$ASAN_OPTIONS" UBSAN_OPTIONS="$UBSAN_OPTIONS" \
