@@ -726,9 +726,12 @@ static int diff_one(const char *state, const char *mnt, const struct change *c,
 		for (size_t i = 0; i < o->ngaps; i++)
 			if (st.st_ino >= o->gaps[i][0] &&
 			    st.st_ino <= o->gaps[i][1]) {
+				char *q = audit_cquote(c->new, NULL);
+
 				cli_err(0, "diff: %s: its staged content may be "
 					"incomplete (the damaged layer's data for "
-					"it could not all be read)", c->new);
+					"it could not all be read)", q ? q : "?");
+				free(q);
 				break;
 			}
 	}
