@@ -283,7 +283,6 @@ int layer_begin(struct layer *l, bool write, struct layer_txn **out)
 	t->replaying = false;
 	t->dbytes = 0;
 	t->blockbuf = NULL;
-	t->counters_old = false;
 	if (meta_get(t, "sp_level", &v) == 0 && v.mv_size == 8) {
 		uint64_t lv;
 
@@ -459,40 +458,17 @@ int layer_dirent_each_all(struct layer_txn *t, layer_any_dirent_fn fn,
 	return rc == MDB_NOTFOUND || rc == 0 ? 0 : lerr(rc);
 }
 
-/*
- * Numbers are reserved LAYER_INO_BATCH at a time: "next_ino" says where
- * the next batch starts, and the numbers below it that l->ino_next has
- * not reached are handed out without a write (a create then leaves the
- * meta database alone). The batch is trusted only while "next_ino" still
- * holds the end this daemon wrote (l->ino_lim): a write transaction that
- * reserved a batch and was aborted, or another writer, makes the next
- * call reserve again from what is stored. A crash skips the rest of a
- * batch; numbers are never handed out twice. Write transactions are one
- * at a time (LMDB's writer lock), so l->ino_* need no lock of their own.
- */
-#define LAYER_INO_BATCH 64
-
 int layer_alloc_ino(struct layer_txn *t, uint64_t *tino)
 {
-	struct layer *l = t->l;
 	uint64_t n;
 	int rc = layer_meta_get_u64(t, "next_ino", &n);
 
 	if (rc)
 		return rc;
-	if (n == l->ino_lim && l->ino_next < n) {
-		*tino = LAYER_INO_BASE + l->ino_next++;
-		return 0;
-	}
-	if (n >= LAYER_INO_VIRT - LAYER_INO_BASE - LAYER_INO_BATCH)
+	if (n >= LAYER_INO_VIRT - LAYER_INO_BASE)
 		return -EOVERFLOW;	/* 2^48 - 2^40 creations: never */
-	rc = layer_meta_put_u64(t, "next_ino", n + LAYER_INO_BATCH);
-	if (rc)
-		return rc;
-	l->ino_next = n + 1;
-	l->ino_lim = n + LAYER_INO_BATCH;
 	*tino = LAYER_INO_BASE + n;
-	return 0;
+	return layer_meta_put_u64(t, "next_ino", n + 1);
 }
 
 int layer_new_generation(struct layer_txn *t)
@@ -628,32 +604,15 @@ int layer_inode_del(struct layer_txn *t, uint64_t tino)
 	return rc == -ENOENT ? 0 : rc;
 }
 
-/*
- * The counters live under the last key of the generation (gen|2^64-1),
- * beside the newest layer-born inodes: a create dirties one leaf of the
- * inodes tree for both, where gen|0 (the first key, used before) added
- * the leftmost leaf and its branch to every create's write transaction.
- * A record still under gen|0 (a layer of an older txfs) is read and moved
- * by the next put.
- */
-#define COUNTERS_TINO UINT64_MAX
-#define COUNTERS_TINO_OLD 0
-
 int layer_counters_get(struct layer_txn *t, struct layer_counters *c)
 {
 	struct key k;
 	MDB_val kv, v;
 	int rc;
 
-	key2(&k, t->gen, COUNTERS_TINO);
+	key2(&k, t->gen, 0);
 	kv = kval(&k);
 	rc = lerr(mdb_get(t->txn, t->l->inodes, &kv, &v));
-	if (rc == -ENOENT) {
-		key2(&k, t->gen, COUNTERS_TINO_OLD);
-		kv = kval(&k);
-		rc = lerr(mdb_get(t->txn, t->l->inodes, &kv, &v));
-		t->counters_old = rc == 0;
-	}
 	memset(c, 0, sizeof(*c));
 	if (rc == 0 && v.mv_size == sizeof(*c))
 		memcpy(c, v.mv_data, sizeof(*c));
@@ -667,17 +626,11 @@ int layer_counters_put(struct layer_txn *t, const struct layer_counters *c)
 	MDB_val kv, v = { sizeof(*c), (void *)c };
 	int rc;
 
-	key2(&k, t->gen, COUNTERS_TINO);
+	key2(&k, t->gen, 0);
 	kv = kval(&k);
 	rc = lput(t, t->l->inodes, &kv, &v, 0);
 	if (rc == 0)
 		t->dbytes = 0;	/* c->bytes included them (counters_get) */
-	if (rc == 0 && t->counters_old) {
-		key2(&k, t->gen, COUNTERS_TINO_OLD);
-		kv = kval(&k);
-		rc = ldel(t, t->l->inodes, &kv);
-		t->counters_old = false;
-	}
 	return rc;
 }
 
@@ -698,8 +651,7 @@ int layer_inode_each(struct layer_txn *t, layer_inode_fn fn, void *arg)
 		struct layer_ino_view iv;
 		const char *tail;
 
-		if (key_get_u64(&k, 8) == COUNTERS_TINO ||
-		    key_get_u64(&k, 8) == COUNTERS_TINO_OLD) { /* counters */
+		if (key_get_u64(&k, 8) == 0) {	/* the counters */
 			rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
 			continue;
 		}

@@ -11,12 +11,9 @@
  *                                without pieces, upgraded at open)
  *            "workspace"    -> struct layer_ws (real root's dev, ino, path)
  *            "gen"          -> u64, the current generation (see below)
- *            "next_ino"     -> u64, where the next batch of numbers for
- *                              layer-born inodes starts (layer_alloc_ino)
+ *            "next_ino"     -> u64, the next number for a layer-born inode
  *            "txid"         -> u64, the open transaction's id
  *   inodes   gen|tino       -> struct layer_inode + lower path + link target
- *            gen|2^64-1     -> struct layer_counters (gen|0 in layers of
- *                              older versions: read, moved at the next put)
  *   dirents  gen|dir|name   -> struct layer_dirent (tino 0: a whiteout)
  *   chunks   gen|tino|block -> up to LAYER_BLOCK bytes of file data
  *            gen|tino|block|p -> piece p: up to LAYER_PIECE bytes over
@@ -241,8 +238,7 @@ int layer_xattr_each(struct layer_txn *t, uint64_t tino, layer_xattr_fn fn,
 		     void *arg);
 
 /* Per-transaction counters (policy limits), kept under the reserved
- * inode number 2^64-1 of the current generation (the last key, beside the
- * newest inodes), so a discard resets them. */
+ * inode number 0 of the current generation, so a discard resets them. */
 struct layer_counters {
 	uint64_t deletes;	/* names removed */
 	uint64_t files;		/* objects changed or created */

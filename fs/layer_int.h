@@ -19,7 +19,6 @@ struct layer {
 	MDB_env *env;
 	MDB_dbi meta, inodes, dirents, chunks, xattrs, undo, journal;
 	_Atomic uint64_t commits;	/* write transactions committed (stats) */
-	uint64_t ino_next, ino_lim; /* a reserved batch (layer_alloc_ino) */
 	/* MDB_WRITEMAP (reserve.c) */
 	bool writemap;
 	int fd;			/* the data file */
@@ -44,8 +43,6 @@ struct layer_txn {
 				 * counters; folded in at commit */
 	bool maplocked;		/* holds l->maplock shared */
 	char *blockbuf;		/* a merged block (layer_chunk_get) */
-	bool counters_old;	/* the counters were read from the key an
-				 * older txfs used: the put moves them */
 };
 
 /* --- keys ---------------------------------------------------------- */

@@ -20,7 +20,6 @@
 #include <cmocka.h>
 
 #include "layer.h"
-#include "layer_int.h"
 
 int __real_mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data,
 		   unsigned int flags);
@@ -125,136 +124,6 @@ static void test_alloc_ino_distinct(void **state)
 	assert_false(layer_ino_reserved(LAYER_INO_END));
 	assert_false(layer_ino_reserved(4294967295ULL));
 	assert_int_equal(layer_commit(t), 0);
-}
-
-/*
- * Numbers come in batches (layer_alloc_ino): across commits, aborted
- * transactions (one that reserved a batch among them) and reopenings
- * (a crash loses the rest of a batch), no committed number is handed out
- * twice, and a create inside a batch leaves "next_ino" alone.
- */
-static void test_alloc_ino_batches(void **state)
-{
-	struct fx *f = *state;
-	uint64_t got[600], before, after, x;
-	size_t n = 0;
-	const char *why;
-	struct layer_txn *t;
-
-	for (unsigned i = 0; i < 600; i++) {
-		bool abort_it = i % 7 == 3;
-
-		if (i % 97 == 50) {	/* a restart: a new struct layer */
-			layer_close(f->l);
-			assert_int_equal(layer_open(f->dirfd, "layer", 0,
-						    &f->ws, &f->l, &why), 0);
-		}
-		t = wtxn(f);
-		assert_int_equal(layer_alloc_ino(t, &x), 0);
-		assert_true(x >= LAYER_INO_BASE && x < LAYER_INO_VIRT);
-		if (abort_it) {
-			layer_txn_end(t);
-			continue;
-		}
-		for (size_t j = 0; j < n; j++)
-			assert_true(got[j] != x);
-		got[n++] = x;
-		assert_int_equal(layer_commit(t), 0);
-	}
-	assert_true(n > 500);
-	/* after a restart the first create reserves a batch; the next ones
-	 * are inside it: no write of next_ino */
-	layer_close(f->l);
-	assert_int_equal(layer_open(f->dirfd, "layer", 0, &f->ws, &f->l, &why),
-			 0);
-	t = wtxn(f);
-	assert_int_equal(layer_meta_get_u64(t, "next_ino", &before), 0);
-	assert_int_equal(layer_alloc_ino(t, &x), 0);
-	assert_int_equal(x, LAYER_INO_BASE + before);
-	assert_int_equal(layer_commit(t), 0);
-	for (int i = 0; i < 10; i++) {
-		t = wtxn(f);
-		assert_int_equal(layer_meta_get_u64(t, "next_ino", &before), 0);
-		assert_int_equal(layer_alloc_ino(t, &x), 0);
-		assert_int_equal(layer_meta_get_u64(t, "next_ino", &after), 0);
-		assert_int_equal(before, after);
-		assert_true(x < LAYER_INO_BASE + after);
-		for (size_t j = 0; j < n; j++)
-			assert_true(got[j] != x);
-		assert_int_equal(layer_commit(t), 0);
-	}
-	/* another writer moved next_ino: the batch is not trusted */
-	t = wtxn(f);
-	assert_int_equal(layer_meta_get_u64(t, "next_ino", &before), 0);
-	assert_int_equal(layer_meta_put_u64(t, "next_ino", before + 1000), 0);
-	assert_int_equal(layer_commit(t), 0);
-	t = wtxn(f);
-	assert_int_equal(layer_alloc_ino(t, &x), 0);
-	assert_int_equal(x, LAYER_INO_BASE + before + 1000);
-	assert_int_equal(layer_commit(t), 0);
-}
-
-static int count_inode(void *arg, uint64_t tino,
-		       const struct layer_ino_view *v)
-{
-	(void)v;
-	assert_true(tino == 5);
-	(*(int *)arg)++;
-	return 0;
-}
-
-/* Counters under gen|0 (older layers) are read, and moved to the last key
- * by the next put; a savepoint rollback puts them back; neither key is an
- * inode to layer_inode_each. */
-static void test_counters_old_key(void **state)
-{
-	struct fx *f = *state;
-	struct layer_txn *t = wtxn(f);
-	struct layer_counters c = { .deletes = 7, .files = 3, .bytes = 11 };
-	struct layer_inode rec = { .mode = S_IFREG | 0644, .nlink = 1 };
-	MDB_val kv, v = { sizeof(c), &c };
-	struct key k;
-	uint32_t lv;
-	int n = 0;
-
-	key2(&k, layer_txn_gen(t), 0);
-	kv = kval(&k);
-	assert_int_equal(lput(t, f->l->inodes, &kv, &v, 0), 0);
-	assert_int_equal(layer_inode_put(t, 5, &rec, NULL, NULL), 0);
-	assert_int_equal(layer_commit(t), 0);
-
-	t = wtxn(f);
-	memset(&c, 0, sizeof(c));
-	assert_int_equal(layer_counters_get(t, &c), 0);
-	assert_int_equal(c.deletes, 7);
-	assert_int_equal(c.files, 3);
-	assert_int_equal(c.bytes, 11);
-	assert_int_equal(layer_sp_push(t, &lv), 0);
-	c.deletes = 8;
-	assert_int_equal(layer_counters_put(t, &c), 0);
-	assert_int_equal(mdb_get(t->txn, f->l->inodes, &kv, &v), MDB_NOTFOUND);
-	assert_int_equal(layer_sp_rollback(t, lv), 0);	/* back under gen|0 */
-	assert_int_equal(mdb_get(t->txn, f->l->inodes, &kv, &v), 0);
-	assert_int_equal(layer_counters_get(t, &c), 0);
-	assert_int_equal(c.deletes, 7);
-	c.deletes = 9;
-	assert_int_equal(layer_counters_put(t, &c), 0);
-	assert_int_equal(layer_sp_clear(t), 0);
-	assert_int_equal(layer_commit(t), 0);
-
-	t = wtxn(f);
-	assert_int_equal(mdb_get(t->txn, f->l->inodes, &kv, &v), MDB_NOTFOUND);
-	assert_int_equal(layer_counters_get(t, &c), 0);
-	assert_int_equal(c.deletes, 9);
-	assert_int_equal(c.files, 3);
-	assert_int_equal(layer_inode_each(t, count_inode, &n), 0);
-	assert_int_equal(n, 1);
-	/* a new generation starts from zero */
-	assert_int_equal(layer_new_generation(t), 0);
-	assert_int_equal(layer_counters_get(t, &c), 0);
-	assert_int_equal(c.deletes, 0);
-	assert_int_equal(c.files, 0);
-	layer_txn_end(t);
 }
 
 struct collect {
@@ -657,8 +526,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_inode_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_ino_distinct, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_alloc_ino_batches, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_counters_old_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dirents_and_whiteouts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunks_trunc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pieces, setup, teardown),
