@@ -72,10 +72,6 @@ check_eq "every damaged layer refused with the recovery advice, every other one 
 [ "$mounted" -ge 1 ] && ok "flips LMDB cannot see do not refuse a mount ($mounted)" ||
 	fail "expected some flips in free or data pages to mount got $mounted"
 
-# --salvage: read-only, never committed, the real directory untouched;
-# the daemon serves a copy of what child processes could read, so
-# `txfs diff` never kills it (the old code died on an LMDB assertion in
-# mdb_cursor_sibling), prints what could be read and says what could not.
 # Whatever the sampling above hit: a leaf of layer-born inodes damaged so
 # that LMDB reads it as a branch (flags byte flipped). The salvage copy
 # then lacks those records while their names are still listed: txfs diff
@@ -118,6 +114,10 @@ if [ -n "$leaf" ]; then
 else
 	fail "no leaf of layer-born inodes found in data.mdb"
 fi
+# --salvage: read-only, never committed, the real directory untouched;
+# the daemon serves a copy of what child processes could read, so
+# `txfs diff` never kills it (the old code died on an LMDB assertion in
+# mdb_cursor_sibling), prints what could be read and says what could not.
 salvaged=0 partial=0
 for d in "$T"/damaged[0-9]*; do
 	[ -d "$d" ] || continue
