@@ -72,6 +72,48 @@ check_eq "every damaged layer refused with the recovery advice, every other one 
 [ "$mounted" -ge 1 ] && ok "flips LMDB cannot see do not refuse a mount ($mounted)" ||
 	fail "expected some flips in free or data pages to mount got $mounted"
 
+# Whatever the sampling above hit: a leaf of layer-born inodes damaged so
+# that LMDB reads it as a branch (flags byte flipped). The salvage copy
+# then lacks those records while their names are still listed: txfs diff
+# must leave them out and say so, not fail as a whole (it did: EIO).
+leaf=$("$PY3" - "$GOOD/layer/data.mdb" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+pg = lambda n: d[n * 4096:(n + 1) * 4096]
+def nodes(p):
+    lower = struct.unpack("<H", p[12:14])[0]
+    for i in range((lower - 16) // 2):
+        off = struct.unpack("<H", p[16 + 2 * i:18 + 2 * i])[0]
+        lo, hi, fl, ks = struct.unpack("<HHHH", p[off:off + 8])
+        yield lo | hi << 16 | fl << 32, p[off + 8:off + 8 + ks], off
+def leaves(root):
+    p = pg(root)
+    if struct.unpack("<H", p[10:12])[0] & 1:	# a branch
+        for child, _, _ in nodes(p):
+            yield from leaves(child)
+    else:
+        yield root, p
+# the newer meta page (txnid at the end of MDB_meta), main DB root
+meta = max((pg(0), pg(1)), key=lambda p: struct.unpack("<Q", p[16 + 128:16 + 136])[0])
+main_root = struct.unpack("<Q", meta[16 + 24 + 48 + 40:16 + 24 + 48 + 48])[0]
+for n, p in leaves(main_root):
+    for _, key, off in nodes(p):
+        if key == b"inodes":
+            root = struct.unpack("<Q", p[off + 8 + 6 + 40:off + 8 + 6 + 48])[0]
+            for m, q in leaves(root):
+                keys = [k for _, k, _ in nodes(q)]
+                if keys and all(len(k) == 16 and k[8:10] == b"\x3f\xff" for k in keys):
+                    print(m)
+                    sys.exit(0)
+PY
+)
+if [ -n "$leaf" ]; then
+	cp -a "$GOOD" "$T/damaged0"
+	flip "$T/damaged0/layer/data.mdb" $((leaf * 4096 + 10))
+	echo "inodes leaf page $leaf+10" >"$T/damaged0.where"
+else
+	fail "no leaf of layer-born inodes found in data.mdb"
+fi
 # --salvage: read-only, never committed, the real directory untouched;
 # the daemon serves a copy of what child processes could read, so
 # `txfs diff` never kills it (the old code died on an LMDB assertion in
@@ -110,7 +152,10 @@ for d in "$T"/damaged[0-9]*; do
 	echo "# $where: txfs diff exit $drc, $n of 300 staged files in the patch, $(grep -c . "$T/diff.err") lines on stderr"
 	if [ -z "$(daemon_pid)" ]; then
 		fail "$where: the daemon died in txfs diff under --salvage: $(head -c 300 "$T/diff.err")"
-	elif [ "$drc" -gt 1 ] || [ "$n" -lt 1 ]; then
+	elif [ "$drc" -gt 1 ] ||
+		{ [ "$n" -lt 1 ] && ! grep -q "could not be read" "$T/diff.err"; }; then
+		# (none at all is right when the damage took every file's data,
+		# e.g. the root of the chunks tree, and txfs diff says so)
 		fail "$where: txfs diff under --salvage: exit $drc, $n staged files: $(head -c 300 "$T/diff.err")"
 	elif [ "$n" -lt 300 ] && ! grep -q "could not be read" "$T/diff.err"; then
 		fail "$where: the patch lacks $((300 - n)) staged files and txfs diff did not say what could not be read"
