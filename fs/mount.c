@@ -539,12 +539,13 @@ static int make_session(struct txfs *fs, struct report *r)
 	return 0;
 }
 
-/* One thread serves the session (see offload.c for why and for what is
- * answered elsewhere). The FUSE capabilities it asks for, and why the
- * others are not taken, are listed above op_init() in ops.c. */
+/* opts.threads threads serve the session (stats.c; one by default, see
+ * offload.c for what is answered elsewhere). The FUSE capabilities it
+ * asks for, and why the others are not taken, are listed above op_init()
+ * in ops.c. */
 static int serve(struct txfs *fs)
 {
-	return stats_serve(fs);	/* fuse_session_loop() unless TXFS_STATS */
+	return stats_serve(fs);
 }
 
 static void cleanup(struct txfs *fs)
