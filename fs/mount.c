@@ -662,6 +662,25 @@ static char *abs_policy(const char *policy)
 	return out;
 }
 
+/*
+ * fs->txlock prefers its writer: once commit, rollback or savepoint asks
+ * for it, new requests wait until the verb is done, so serving threads
+ * whose requests overlap without a gap cannot starve a verb (glibc's
+ * default prefers readers). Safe because no thread takes it shared twice:
+ * handlers take it once, at their top; nothing that holds it waits for
+ * another request.
+ */
+static void txlock_init(struct txfs *fs)
+{
+	pthread_rwlockattr_t a;
+
+	pthread_rwlockattr_init(&a);
+	pthread_rwlockattr_setkind_np(&a,
+			PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&fs->txlock, &a);
+	pthread_rwlockattr_destroy(&a);
+}
+
 int txfs_run_mount(struct txfs_opts *opts)
 {
 	struct txfs fs = { .opts = *opts, .rootfd = -1, .statefd = -1,
@@ -674,7 +693,7 @@ int txfs_run_mount(struct txfs_opts *opts)
 		fs.opts.policy = policy;
 	fs.ctl_name = opts->ctl_name ? opts->ctl_name : ".txfs";
 	fs.ctl_len = strlen(fs.ctl_name);
-	pthread_rwlock_init(&fs.txlock, NULL);
+	txlock_init(&fs);
 	pthread_mutex_init(&fs.ctl_lock, NULL);
 	pthread_mutex_init(&fs.fh_lock, NULL);
 	if ((rc = seal_process())) {
