@@ -22,6 +22,13 @@ done
 mkdir -p "$WS/x0" "$WS/x1" "$WS/x2" "$WS/x3" "$WS/logs" "$WS/batch"
 (cd "$WS" && sha256sum r4/* r5/* r6/* r7/*) >"$T/real.sums"
 model
+MOUNTS+=("$MNT|$STATE")	# the trap detaches it if a bad value mounted
+for bad in 0 65 x 4x ""; do
+	t 30 "$TXFS" mount --state "$STATE" -o "threads=$bad" "$WS" "$MNT" </dev/null >"$T/bad.out" 2>&1
+	rc=$?
+	check_eq "-o threads=$bad is refused (exit 2, says why, nothing mounted)" "2 yes no" \
+		"$rc $(grep -q "threads=$bad: not a number from 1 to 64" "$T/bad.out" && echo yes || echo "no: $(head -c 200 "$T/bad.out")") $(is_mounted "$MNT" && echo yes || echo no)"
+done
 txfs_mount -o threads=4 || exit 1
 pid=$DAEMON_PID
 check_eq "the daemon serves with 4 threads (+ its helper threads)" yes \
