@@ -548,7 +548,18 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 							 fh->virt_len;
 		size_t n = fh->virt_len - o < size ? fh->virt_len - o : size;
 
-		fuse_reply_buf(req, fh->virt_buf + o, n);
+		/* replied from a copy: once the kernel has the reply, the
+		 * reader may close and another serving thread free the
+		 * handle's text while this writev returns (the sanitizers
+		 * read the buffer after the call) */
+		buf = malloc(n ? n : 1);
+		if (!buf) {
+			reply_err(req, -ENOMEM);
+			return;
+		}
+		memcpy(buf, fh->virt_buf + o, n);
+		fuse_reply_buf(req, buf, n);
+		free(buf);
 		return;
 	}
 	buf = malloc(size ? size : 1);
