@@ -93,9 +93,10 @@ static void reply_negative(fuse_req_t req, bool whiteout)
  *    (W1 tar x: 11.39 -> 10.16 requests a file; W3: GETXATTR 10.2 -> 7.1
  *    per cc -c; bench/results/2026-11-24-requests-2.md).
  * Not taken, and why:
- *  - PARALLEL_DIROPS: one thread serves the session, so lookups in one
- *    folder cannot be answered in parallel anyway; measured on W3 it
- *    added ~2.4 LOOKUP/FORGET per cc -c and no wall time.
+ *  - PARALLEL_DIROPS: one thread serves the session by default, so
+ *    lookups in one folder cannot be answered in parallel anyway; measured
+ *    on W3 it added ~2.4 LOOKUP/FORGET per cc -c and no wall time. Not
+ *    measured with -o threads=N (stats.c).
  *  - SPLICE_READ/WRITE/MOVE: written data is copied into LMDB pages and
  *    read data comes out of LMDB pages or a pread into a buffer; a pipe
  *    in between adds syscalls and saves no copy.
