@@ -117,7 +117,8 @@ observer() {
 			[ "$n" = 0 ] || [ "$n" = 30 ] || { echo "observer: batch $k half seen: $n of 30 ($m1 -> $m2)"; return 1; }
 			seen=$((seen + 1)) ;;
 		"r $k|"*)
-			[ "$n" = 0 ] || { echo "observer: batch $k seen ($n files) after its rollback answered"; return 1; } ;;
+			[ "$n" = 0 ] || { echo "observer: batch $k seen ($n files) after its rollback answered"; return 1; }
+			[ -e "$MNT/batch/k${k}_$((RANDOM % 30 + 1))" ] && { echo "observer: a name of batch $k resolves after its rollback answered"; return 1; } ;;
 		esac
 	done
 	echo "observer: $seen checks inside a batch window" >>"$T/observer.count"
@@ -137,6 +138,10 @@ for k in $(seq 1 15); do
 	echo "r $k" >"$T/marker"
 	left=$(ls "$MNT/batch" | grep -c "^k${k}_")
 	[ "$left" = 0 ] || { p2fail=$((p2fail + 1)); echo "batch $k: $left files left after rollback" >>"$T/ctl.err"; }
+	# by name too: the kernel cached each name when it was created; the
+	# rollback answers only once those entries are invalidated
+	left=$(for i in $(seq 30); do [ -e "$MNT/batch/k${k}_$i" ] && echo x; done | wc -l)
+	[ "$left" = 0 ] || { p2fail=$((p2fail + 1)); echo "batch $k: $left names still resolve after rollback" >>"$T/ctl.err"; }
 	t 60 bash -c "ctl release p$k" 2>>"$T/ctl.err" || p2fail=$((p2fail + 1))
 done
 touch "$T/stop.2"
