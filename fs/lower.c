@@ -170,13 +170,8 @@ static int stat_raw(struct txfs *fs, const char *relpath, struct stat *st)
  * when real paths change.
  */
 struct lower_cache {
-	struct {
-		pthread_mutex_t lock;	/* per slot: serving threads that
-					 * stat in different folders do not
-					 * wait for each other */
-		char *path;
-		int fd;
-	} e[LOWER_CACHE];
+	pthread_mutex_t lock;
+	struct { char *path; int fd; } e[LOWER_CACHE];
 };
 
 static uint64_t hash_str(const char *s)
@@ -194,10 +189,9 @@ int lower_cache_init(struct txfs *fs)
 
 	if (!c)
 		return -ENOMEM;
-	for (size_t i = 0; i < LOWER_CACHE; i++) {
-		pthread_mutex_init(&c->e[i].lock, NULL);
+	pthread_mutex_init(&c->lock, NULL);
+	for (size_t i = 0; i < LOWER_CACHE; i++)
 		c->e[i].fd = -1;
-	}
 	fs->lcache = c;
 	return 0;
 }
@@ -208,15 +202,15 @@ void lower_cache_flush(struct txfs *fs)
 
 	if (!c)
 		return;
+	pthread_mutex_lock(&c->lock);
 	for (size_t i = 0; i < LOWER_CACHE; i++) {
-		pthread_mutex_lock(&c->e[i].lock);
 		if (c->e[i].fd >= 0)
 			close(c->e[i].fd);
 		free(c->e[i].path);
 		c->e[i].path = NULL;
 		c->e[i].fd = -1;
-		pthread_mutex_unlock(&c->e[i].lock);
 	}
+	pthread_mutex_unlock(&c->lock);
 }
 
 void lower_cache_destroy(struct txfs *fs)
@@ -224,14 +218,13 @@ void lower_cache_destroy(struct txfs *fs)
 	if (!fs->lcache)
 		return;
 	lower_cache_flush(fs);
-	for (size_t i = 0; i < LOWER_CACHE; i++)
-		pthread_mutex_destroy(&fs->lcache->e[i].lock);
+	pthread_mutex_destroy(&fs->lcache->lock);
 	free(fs->lcache);
 	fs->lcache = NULL;
 }
 
-/* fstatat(dir, name) through the cache; the slot's lock is held around
- * the use of the cached fd, so a flush never closes it underneath. */
+/* fstatat(dir, name) through the cache; the cache lock is held around the
+ * use of the cached fd, so a flush never closes it underneath. */
 static int cached_stat_at(struct txfs *fs, const char *dir, const char *name,
 			  struct stat *st)
 {
@@ -239,11 +232,11 @@ static int cached_stat_at(struct txfs *fs, const char *dir, const char *name,
 	size_t i = (size_t)(hash_str(dir) % LOWER_CACHE);
 	int rc = 0, fd;
 
-	pthread_mutex_lock(&c->e[i].lock);
+	pthread_mutex_lock(&c->lock);
 	if (!c->e[i].path || strcmp(c->e[i].path, dir)) {
 		fd = lower_open(fs, dir, O_PATH | O_DIRECTORY);
 		if (fd < 0) {
-			pthread_mutex_unlock(&c->e[i].lock);
+			pthread_mutex_unlock(&c->lock);
 			return fd == -ENOTDIR ? -ENOENT : fd;
 		}
 		if (c->e[i].fd >= 0)
@@ -253,13 +246,13 @@ static int cached_stat_at(struct txfs *fs, const char *dir, const char *name,
 		c->e[i].fd = c->e[i].path ? fd : -1;
 		if (!c->e[i].path) {
 			close(fd);
-			pthread_mutex_unlock(&c->e[i].lock);
+			pthread_mutex_unlock(&c->lock);
 			return -ENOMEM;
 		}
 	}
 	if (fstatat(c->e[i].fd, name, st, AT_SYMLINK_NOFOLLOW))
 		rc = -errno;
-	pthread_mutex_unlock(&c->e[i].lock);
+	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
 
