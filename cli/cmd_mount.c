@@ -47,11 +47,29 @@ static const char mount_usage[] =
 "  -f               stay in the foreground\n"
 "  -d               FUSE debug output (implies -f)\n"
 "  -o OPT           FUSE mount options; also state=DIR, policy=FILE,\n"
-"                   ctl-name=NAME\n"
+"                   ctl-name=NAME, threads=N (threads serving requests,\n"
+"                   1 to 64; default 1, or TXFS_THREADS)\n"
 "\n"
 "Environment: TXFS_MAP_SIZE=BYTES sets the layer's maximum size.\n"
 "Note: txfs cannot stop the kernel from following a symlink inside the\n"
 "workspace to a target outside it; `txfs run` confines commands so.\n";
+
+/* -o threads=N: 1 to TXFS_THREADS_MAX. */
+static int take_threads(struct txfs_opts *o, const char *v)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || end == v || *end || n < 1 || n > TXFS_THREADS_MAX) {
+		cli_err(0, "mount: -o threads=%s: not a number from 1 to %d",
+			v, TXFS_THREADS_MAX);
+		return -EINVAL;
+	}
+	o->threads = (unsigned)n;
+	return 0;
+}
 
 /* Split -o: our keys into opts, the rest appended to fuse (comma list). */
 static int take_o(struct txfs_opts *o, char *arg, char *fuse, size_t fsize)
@@ -68,7 +86,10 @@ static int take_o(struct txfs_opts *o, char *arg, char *fuse, size_t fsize)
 			o->policy = t + 7;
 		else if (!strncmp(t, "ctl-name=", 9))
 			o->ctl_name = t + 9;
-		else if (used + strlen(t) + 2 < fsize)
+		else if (!strncmp(t, "threads=", 8)) {
+			if (take_threads(o, t + 8))
+				return -EINVAL;
+		} else if (used + strlen(t) + 2 < fsize)
 			snprintf(fuse + used, fsize - used, "%s%s",
 				 used ? "," : "", t);
 		else
@@ -160,8 +181,10 @@ int cmd_mount(int argc, char **argv)
 		case 'f': o.foreground = true; break;
 		case 'd': o.debug = o.foreground = true; break;
 		case 'o':
-			if (take_o(&o, optarg, fuse, sizeof(fuse))) {
-				cli_err(0, "mount: -o: too many options");
+			if ((rc = take_o(&o, optarg, fuse, sizeof(fuse)))) {
+				if (rc == -E2BIG)
+					cli_err(0, "mount: -o: too many "
+						"options");
 				return 2;
 			}
 			break;

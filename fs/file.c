@@ -142,6 +142,10 @@ int file_open(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
 	fh->flags = flags;
 	fh->epoch = atomic_load(&fs->epoch);
 	pthread_mutex_init(&fh->lock, NULL);
+	/* the open count is taken before the object is looked at: an UNLINK
+	 * served by another thread meanwhile then sees it and keeps the
+	 * object as an orphan, instead of deleting it under this open */
+	itab_open(fs, node);
 	if (ctl_is_ino(tino)) {
 		rc = ctl_open(fs, tino, flags, fh);
 		goto out;
@@ -159,10 +163,10 @@ int file_open(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
 	tview_free(&v);
 out:
 	if (rc) {
+		itab_release(fs, node);
 		file_close(fs, fh);
 		return rc;
 	}
-	itab_open(fs, node);
 	pthread_mutex_lock(&fs->fh_lock);
 	fh->next = fs->handles;
 	if (fs->handles)

@@ -539,12 +539,13 @@ static int make_session(struct txfs *fs, struct report *r)
 	return 0;
 }
 
-/* One thread serves the session (see offload.c for why and for what is
- * answered elsewhere). The FUSE capabilities it asks for, and why the
- * others are not taken, are listed above op_init() in ops.c. */
+/* opts.threads threads serve the session (stats.c; one by default, see
+ * offload.c for what is answered elsewhere). The FUSE capabilities it
+ * asks for, and why the others are not taken, are listed above op_init()
+ * in ops.c. */
 static int serve(struct txfs *fs)
 {
-	return stats_serve(fs);	/* fuse_session_loop() unless TXFS_STATS */
+	return stats_serve(fs);
 }
 
 static void cleanup(struct txfs *fs)
@@ -662,6 +663,25 @@ static char *abs_policy(const char *policy)
 	return out;
 }
 
+/*
+ * fs->txlock prefers its writer: once commit, rollback or savepoint asks
+ * for it, new requests wait until the verb is done, so serving threads
+ * whose requests overlap without a gap cannot starve a verb (glibc's
+ * default prefers readers). Safe because no thread takes it shared twice:
+ * handlers take it once, at their top; nothing that holds it waits for
+ * another request.
+ */
+static void txlock_init(struct txfs *fs)
+{
+	pthread_rwlockattr_t a;
+
+	pthread_rwlockattr_init(&a);
+	pthread_rwlockattr_setkind_np(&a,
+			PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&fs->txlock, &a);
+	pthread_rwlockattr_destroy(&a);
+}
+
 int txfs_run_mount(struct txfs_opts *opts)
 {
 	struct txfs fs = { .opts = *opts, .rootfd = -1, .statefd = -1,
@@ -674,7 +694,7 @@ int txfs_run_mount(struct txfs_opts *opts)
 		fs.opts.policy = policy;
 	fs.ctl_name = opts->ctl_name ? opts->ctl_name : ".txfs";
 	fs.ctl_len = strlen(fs.ctl_name);
-	pthread_rwlock_init(&fs.txlock, NULL);
+	txlock_init(&fs);
 	pthread_mutex_init(&fs.ctl_lock, NULL);
 	pthread_mutex_init(&fs.fh_lock, NULL);
 	if ((rc = seal_process())) {

@@ -23,7 +23,13 @@ struct txfs_opts {
 	bool no_ctl_verbs;	/* .txfs/ctl refuses every verb (txfs run) */
 	bool salvage;		/* a damaged layer: no check, read-only,
 				 * no commit (to save what can be read) */
+	unsigned threads;	/* serving threads (-o threads=N); 0: the
+				 * TXFS_THREADS variable, else the default */
 };
+
+/* Serving threads: the default, and the most -o threads= takes. */
+#define TXFS_THREADS_DEFAULT 1
+#define TXFS_THREADS_MAX 64
 
 /* Mount and serve until unmounted. Without opts->foreground, forks: the
  * calling process exits 0 once the mount is ready, or 1 after printing

@@ -2,15 +2,16 @@
 /*
  * offload.c - requests answered from a worker thread, off the session loop.
  *
- * The session loop is single-threaded: one thread reads a request, serves
- * it and reads the next one, which costs far fewer context switches than
- * libfuse's multi-threaded loop (measured: about half the daemon's CPU on
- * an untar). Requests that may wait long are queued here instead and
- * answered by the worker when done:
+ * By default one thread serves the session (stats.c): it reads a request,
+ * serves it and reads the next one, often already queued, which costs far
+ * fewer wake-ups than several serving threads (-o threads=N, ours or
+ * libfuse's loop_mt alike: 40 % less daemon CPU on an untar than four,
+ * bench/results/2026-11-24-threads.md). Requests that may wait long are
+ * queued here instead and answered by the worker when done:
  *   - .txfs/ctl verbs: commit and rollback wait for the kernel to take
  *     their cache invalidations, and the kernel may need the session loop
  *     to serve a request first (it holds a lock the invalidation waits
- *     for); the loop must stay free;
+ *     for); the serving threads must stay free;
  *   - fsync and fsyncdir: a disk flush must not stall every other request.
  * The worker answers in queue order.
  */

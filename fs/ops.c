@@ -93,9 +93,10 @@ static void reply_negative(fuse_req_t req, bool whiteout)
  *    (W1 tar x: 11.39 -> 10.16 requests a file; W3: GETXATTR 10.2 -> 7.1
  *    per cc -c; bench/results/2026-11-24-requests-2.md).
  * Not taken, and why:
- *  - PARALLEL_DIROPS: one thread serves the session, so lookups in one
- *    folder cannot be answered in parallel anyway; measured on W3 it
- *    added ~2.4 LOOKUP/FORGET per cc -c and no wall time.
+ *  - PARALLEL_DIROPS: one thread serves the session by default, so
+ *    lookups in one folder cannot be answered in parallel anyway; measured
+ *    on W3 it added ~2.4 LOOKUP/FORGET per cc -c and no wall time. Not
+ *    measured with -o threads=N (stats.c).
  *  - SPLICE_READ/WRITE/MOVE: written data is copied into LMDB pages and
  *    read data comes out of LMDB pages or a pread into a buffer; a pipe
  *    in between adds syscalls and saves no copy.
@@ -548,7 +549,18 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 							 fh->virt_len;
 		size_t n = fh->virt_len - o < size ? fh->virt_len - o : size;
 
-		fuse_reply_buf(req, fh->virt_buf + o, n);
+		/* replied from a copy: once the kernel has the reply, the
+		 * reader may close and another serving thread free the
+		 * handle's text while this writev returns (the sanitizers
+		 * read the buffer after the call) */
+		buf = malloc(n ? n : 1);
+		if (!buf) {
+			reply_err(req, -ENOMEM);
+			return;
+		}
+		memcpy(buf, fh->virt_buf + o, n);
+		fuse_reply_buf(req, buf, n);
+		free(buf);
 		return;
 	}
 	buf = malloc(size ? size : 1);

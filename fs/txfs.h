@@ -71,7 +71,8 @@ struct txfs {
 	struct fhandle *handles;	/* open file handles */
 
 	_Atomic(struct policy *) policy;
-	bool has_hide;		/* the policy has hide rules */
+	_Atomic bool has_hide;	/* the policy has hide rules (a reload
+				 * sets it while requests read it) */
 	struct policy **retired;	/* replaced by reloads, freed at exit */
 	size_t nretired;
 	struct audit *audit;
@@ -343,7 +344,8 @@ struct fhandle {
 	pthread_mutex_t lock;
 	int flags;
 	bool virt;
-	uint64_t epoch;		/* fs->epoch when lower_fd was opened */
+	_Atomic uint64_t epoch;	/* fs->epoch when lower_fd was opened:
+				 * read without the lock (fh_refresh) */
 	bool linked;		/* on fs->handles */
 	char *virt_buf;		/* .txfs/ file contents */
 	size_t virt_len;
