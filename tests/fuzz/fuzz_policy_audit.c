@@ -38,16 +38,22 @@ static char *print_one(const char *name)
 	return s;
 }
 
+/* q holds no control byte: no C0, DEL or C1 (UTF-8 C2 80-9F). */
+static void check_printable(const char *q)
+{
+	for (const unsigned char *c = (const unsigned char *)q; *c; c++)
+		if (*c < 0x20 || *c == 0x7f ||
+		    (c[0] == 0xc2 && c[1] >= 0x80 && c[1] < 0xa0))
+			abort();
+}
+
 static void check_quote(const char *name)
 {
 	char *q = audit_quote(name);
 
 	if (!q)
 		abort();
-	for (const unsigned char *c = (const unsigned char *)q; *c; c++)
-		if (*c < 0x20 || *c == 0x7f ||
-		    (c[0] == 0xc2 && c[1] >= 0x80 && c[1] < 0xa0))
-			abort();
+	check_printable(q);
 	free(q);
 }
 
@@ -61,10 +67,7 @@ static void check_cquote(const char *name)
 
 	if (!q)
 		abort();
-	for (const unsigned char *c = (const unsigned char *)q; *c; c++)
-		if (*c < 0x20 || *c == 0x7f ||
-		    (c[0] == 0xc2 && c[1] >= 0x80 && c[1] < 0xa0))
-			abort();
+	check_printable(q);
 	if (q[0] == '"' ? audit_cunquote(q, &back, &end) || *end ||
 			  strcmp(back, name) :
 			  strcmp(q, name) || strstr(q, " -> "))
