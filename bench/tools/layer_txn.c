@@ -35,6 +35,16 @@ static double cpu(void)
 	       (double)(r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e6;
 }
 
+/* Commit t if rc is 0, else end it; rc or the commit's result. */
+static int finish(struct layer_txn *t, int rc)
+{
+	if (rc) {
+		layer_txn_end(t);
+		return rc;
+	}
+	return layer_commit(t);
+}
+
 static int create_one(struct layer *l, uint64_t dir, struct layer_inode *drec,
 		      int i, uint64_t *tino)
 {
@@ -56,11 +66,7 @@ static int create_one(struct layer *l, uint64_t dir, struct layer_inode *drec,
 	    (rc = layer_dirent_put(t, dir, nm, strlen(nm), &de)) == 0)
 		rc = layer_inode_update(t, dir, drec);
 	*tino = de.tino;
-	if (rc) {
-		layer_txn_end(t);
-		return rc;
-	}
-	return layer_commit(t);
+	return finish(t, rc);
 }
 
 static int unlink_one(struct layer *l, uint64_t dir, struct layer_inode *drec,
@@ -77,11 +83,7 @@ static int unlink_one(struct layer *l, uint64_t dir, struct layer_inode *drec,
 	if ((rc = layer_dirent_del(t, dir, nm, strlen(nm))) == 0 &&
 	    (rc = layer_inode_del(t, tino)) == 0)
 		rc = layer_inode_update(t, dir, drec);
-	if (rc) {
-		layer_txn_end(t);
-		return rc;
-	}
-	return layer_commit(t);
+	return finish(t, rc);
 }
 
 int main(int argc, char **argv)
