@@ -45,6 +45,16 @@ static int finish(struct layer_txn *t, int rc)
 	return layer_commit(t);
 }
 
+/* Begin a write transaction for file number i: its name into nm, and
+ * the folder's new mtime into drec. */
+static int start(struct layer *l, struct layer_inode *drec, int i,
+		 char nm[32], struct layer_txn **t)
+{
+	snprintf(nm, 32, "f%06d", i);
+	drec->mtime_ns = i;
+	return layer_begin(l, true, t);
+}
+
 static int create_one(struct layer *l, uint64_t dir, struct layer_inode *drec,
 		      int i, uint64_t *tino)
 {
@@ -53,12 +63,10 @@ static int create_one(struct layer *l, uint64_t dir, struct layer_inode *drec,
 	struct layer_counters c;
 	struct layer_txn *t;
 	char nm[32];
-	int rc = layer_begin(l, true, &t);
+	int rc = start(l, drec, i, nm, &t);
 
 	if (rc)
 		return rc;
-	snprintf(nm, sizeof(nm), "f%06d", i);
-	drec->mtime_ns = i;
 	if ((rc = layer_counters_get(t, &c)) == 0 && ++c.files &&
 	    (rc = layer_counters_put(t, &c)) == 0 &&
 	    (rc = layer_alloc_ino(t, &de.tino)) == 0 &&
@@ -74,12 +82,10 @@ static int unlink_one(struct layer *l, uint64_t dir, struct layer_inode *drec,
 {
 	struct layer_txn *t;
 	char nm[32];
-	int rc = layer_begin(l, true, &t);
+	int rc = start(l, drec, i, nm, &t);
 
 	if (rc)
 		return rc;
-	snprintf(nm, sizeof(nm), "f%06d", i);
-	drec->mtime_ns = i;
 	if ((rc = layer_dirent_del(t, dir, nm, strlen(nm))) == 0 &&
 	    (rc = layer_inode_del(t, tino)) == 0)
 		rc = layer_inode_update(t, dir, drec);
