@@ -120,6 +120,7 @@ static int stats_write(struct txfs *fs, const char *path,
 		(unsigned long long)(io[0] - s->io0[0]),
 		(unsigned long long)(io[1] - s->io0[1]),
 		(unsigned long long)(io[2] - s->io0[2]));
+	spin_counts(fs, f);
 	return fclose(f) ? -errno : 0;
 }
 
