@@ -25,10 +25,22 @@
  *   - whether: a spin that ran out (a miss) doubles `skip`: that many
  *     following requests block at once (up to SPIN_SKIP_MAX); a hit
  *     resets it. Isolated requests thus cost one spin per SPIN_SKIP_MAX.
- * And it never takes CPU that someone else needs: between polls the
- * spinner calls sched_yield(); a yield that took long (SPIN_YIELD_NS) means
- * another task ran on this CPU, and the spin stops (counted as `yielded`,
- * handled as a miss).
+ * And it does not take CPU that someone else needs:
+ *   - between polls the spinner calls sched_yield(); a yield that took
+ *     long (SPIN_YIELD_NS) means another task ran on this CPU, and the
+ *     spin stops (counted as `yielded`, handled as a miss);
+ *   - no spin at all while the machine had less than 1/SPIN_IDLE_SHARE
+ *     idle CPU time over the last SPIN_LOAD_NS (/proc/stat; the time this
+ *     daemon spun counts as idle). Busy vCPUs do not halt, so there is
+ *     nothing to win, and a loaded build would lose the CPU the spin
+ *     takes (bench/results/2026-11-24-spin.md: without this check W3 at
+ *     load 14 spun 65 ms, W6 1.35 s of CPU; with it 0.4 ms and 7 ms).
+ *     TXFS_SPIN_ALWAYS=1 (tests) turns the check off.
+ *
+ * TXFS_STATS (stats.c) gets the counters: spins, ready (the request was
+ * queued at the first poll), hits (it came during the spin), misses,
+ * yielded, µs spun, the average short gap, and requests not spun for
+ * because the machine was busy (spin_loaded).
  *
  * Threads: at most one thread spins at a time (`owner`, a compare and
  * swap); the others block in read(2) as before. The counters and the
