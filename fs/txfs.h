@@ -504,6 +504,7 @@ int killpriv_install(struct txfs *fs);
 bool killpriv_mode(uint32_t *mode);
 /* Mark the kernel's attributes of node stale (after a WRITE cleared bits). */
 void killpriv_notify(struct txfs *fs, uint64_t node);
+
 /* ---- spin.c: wait for the next request awake, briefly ---- */
 
 /* The window without -o spin=US (bench/results/2026-11-24-spin.md). */
