@@ -52,7 +52,8 @@ spins=$(val spin_spins "$T/stats") hits=$(val spin_hits "$T/stats") ready=$(val 
 # a trickle: one create every ~5 ms (a sleep's fork and exec apart) for
 # about 2 s. Every create's last request is followed by a gap longer than
 # the window: the spin must stay short (3x the average short gap) and not
-# cost the whole window (1 ms) per create, ~20% of the time (counted by
+# cost the whole window (1 ms) per create (8-19% of the time measured so;
+# the adaptive spin: ~1%) (counted by
 # the daemon itself, spin_us, so a slow daemon under ASan does not skew it)
 export TXFS_STATS=$T/stats2 TXFS_SPIN_ALWAYS=1
 txfs_mount -o spin=1000 || exit 1
@@ -74,9 +75,9 @@ c1=$(cpu_ticks "$pid")
 txfs_umount || exit 1
 show "$T/stats2" "daemon stats, trickle" 12
 us=$(val spin_us "$T/stats2")
-[ "$us" -ge 0 ] && [ $((us / 1000)) -le $((ms * 75 / 1000)) ] &&
-	ok "trickle: spun $us µs in $ms ms (<= 7.5%)" ||
-	fail "trickle: expected spin_us <= 7.5% of $ms ms got $us µs"
+[ "$us" -ge 0 ] && [ $((us / 1000)) -le $((ms * 4 / 100)) ] &&
+	ok "trickle: spun $us µs in $ms ms (<= 4%)" ||
+	fail "trickle: expected spin_us <= 4% of $ms ms got $us µs"
 
 # spin=0 is off: no spin counters; the staged files are still there
 export TXFS_STATS=$T/stats0
