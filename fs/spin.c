@@ -34,7 +34,7 @@
  *     daemon spun counts as idle). Busy vCPUs do not halt, so there is
  *     nothing to win, and a loaded build would lose the CPU the spin
  *     takes (bench/results/2026-11-24-spin.md: without this check W3 at
- *     load 14 spun 65 ms, W6 1.35 s of CPU; with it 0.4 ms and 7 ms).
+ *     load 14 spun 65 ms, W6 1.35 s; with it 0.4 ms and 7 ms).
  *     TXFS_SPIN_ALWAYS=1 (tests) turns the check off.
  *
  * TXFS_STATS (stats.c) gets the counters: spins, ready (the request was
