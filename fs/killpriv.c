@@ -26,6 +26,7 @@
  *   writev: adds FUSE_HANDLE_KILLPRIV_V2 to that INIT's reply.
  * Both only look at headers whose sizes they checked. TXFS_KILLPRIV=0 in
  * the daemon's environment turns it off (for measurements and tests).
+ * The read hook also hosts spin.c's wait (-o spin=US).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -76,12 +77,22 @@ static void kp_mark(char *buf, size_t n)
 	}
 }
 
+/* Every request comes through here (txfs takes no SPLICE_READ, the one
+ * path of libfuse 3.14 that reads without the hook), from every serving
+ * thread: spin.c first waits awake for it, briefly, when asked to. */
 static ssize_t kp_read(int fd, void *buf, size_t len, void *userdata)
 {
 	struct txfs *fs = kp_fs(userdata);
-	ssize_t n = read(fd, buf, len);
+	uint64_t t0 = 0;
+	ssize_t n;
 
-	if (n < (ssize_t)sizeof(struct fuse_in_header))
+	if (spin_wait(fs, fd, &t0)) {
+		errno = EINTR;
+		return -1;
+	}
+	n = read(fd, buf, len);
+	spin_note(fs, t0);
+	if (n < (ssize_t)sizeof(struct fuse_in_header) || fs->killpriv_off)
 		return n;
 	if (((struct fuse_in_header *)buf)->opcode == FUSE_INIT)
 		kp_note_init(fs, buf, (size_t)n);
@@ -117,7 +128,8 @@ int killpriv_install(struct txfs *fs)
 	};
 	const char *env = getenv("TXFS_KILLPRIV");
 
-	if (env && strcmp(env, "0") == 0)
+	fs->killpriv_off = env && strcmp(env, "0") == 0;
+	if (fs->killpriv_off && !fs->spin)
 		return 0;
 	return fuse_session_custom_io(fs->se, &io, fuse_session_fd(fs->se));
 }

@@ -504,6 +504,19 @@ static void hup_stop(struct txfs *fs)
 
 /* ---- the FUSE session ---- */
 
+/* -o spin=US: wait awake for the next request (spin.c). */
+static int spin_setup(struct txfs *fs, struct report *r)
+{
+	unsigned us = TXFS_SPIN_DEFAULT_US;
+	int rc;
+
+	if (fs->opts.spin && spin_parse(fs->opts.spin, &us))
+		return fail(r, -EINVAL, "-o spin=%s: not a number of "
+			    "microseconds from 0 (off) to 1000", fs->opts.spin);
+	rc = spin_init(fs, us);
+	return rc ? fail(r, rc, "spin: %s", strerror(-rc)) : 0;
+}
+
 static int make_session(struct txfs *fs, struct report *r)
 {
 	char opts[8192];
@@ -511,6 +524,8 @@ static int make_session(struct txfs *fs, struct report *r)
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
 	int n;
 
+	if ((n = spin_setup(fs, r)))
+		return n;
 	n = snprintf(opts, sizeof(opts),
 		     "fsname=%s,subtype=txfs,default_permissions%s%s%s",
 		     fs->ws_path, fs->opts.salvage ? ",ro" : "",
@@ -561,6 +576,7 @@ static void cleanup(struct txfs *fs)
 	gc_stop(fs);
 	if (fs->se)
 		fuse_session_destroy(fs->se);
+	spin_destroy(fs);
 	file_close_all(fs);
 	layer_close(fs->layer);
 	txfs_free_policy(fs);

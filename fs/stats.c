@@ -164,6 +164,7 @@ static int stats_write(const struct server *sv, const char *path,
 	fprintf(f, "threads %u\nqueued %llu\noverlap %llu\n", nthreads,
 		(unsigned long long)s->queued,
 		(unsigned long long)s->overlap);
+	spin_counts(sv->fs, f);
 	return fclose(f) ? -errno : 0;
 }
 

@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -40,6 +41,7 @@ struct tnode;
 struct inval_queue;
 struct offload;
 struct lower_cache;
+struct spin;
 
 /* The whole filesystem: the one piece of mutable state. */
 struct txfs {
@@ -118,6 +120,9 @@ struct txfs {
 	/* FUSE_HANDLE_KILLPRIV_V2 (killpriv.c) */
 	_Atomic uint64_t kp_init_unique;	/* INIT offering it, unanswered */
 	_Atomic bool killpriv;		/* negotiated: the daemon clears bits */
+	bool killpriv_off;		/* TXFS_KILLPRIV=0: leave it out */
+
+	struct spin *spin;	/* -o spin=US (spin.c); NULL: off */
 };
 
 /* The caller of a request. */
@@ -509,6 +514,25 @@ int killpriv_install(struct txfs *fs);
 bool killpriv_mode(uint32_t *mode);
 /* Mark the kernel's attributes of node stale (after a WRITE cleared bits). */
 void killpriv_notify(struct txfs *fs, uint64_t node);
+
+/* ---- spin.c: wait for the next request awake, briefly ---- */
+
+/* The window without -o spin=US (bench/results/2026-11-24-spin.md). */
+#define TXFS_SPIN_DEFAULT_US 0u
+
+/* "0".."1000" (µs; 0 off) into *us, else -EINVAL. */
+int spin_parse(const char *s, unsigned *us);
+int spin_init(struct txfs *fs, unsigned us);
+void spin_destroy(struct txfs *fs);
+/* Before read(2) of fd: poll for up to the window (one thread at a
+ * time). *t0 receives the hook's entry time for spin_note(). 0: read
+ * now; -EINTR: the session is ending. */
+int spin_wait(struct txfs *fs, int fd, uint64_t *t0);
+/* After read(2): the request's gap (now - t0) steers the next spin. */
+void spin_note(struct txfs *fs, uint64_t t0);
+/* "spin_* N" lines for TXFS_STATS (nothing when off). */
+void spin_counts(const struct txfs *fs, FILE *f);
+
 /* Kick the background collector of discarded generations. */
 void gc_kick(struct txfs *fs);
 
