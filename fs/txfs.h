@@ -518,7 +518,7 @@ void killpriv_notify(struct txfs *fs, uint64_t node);
 /* ---- spin.c: wait for the next request awake, briefly ---- */
 
 /* The window without -o spin=US (bench/results/2026-11-24-spin.md). */
-#define TXFS_SPIN_DEFAULT_US 0u
+#define TXFS_SPIN_DEFAULT_US 50u
 
 /* "0".."1000" (µs; 0 off) into *us, else -EINVAL. */
 int spin_parse(const char *s, unsigned *us);

@@ -87,4 +87,14 @@ check_eq "spin=0: the burst's files after remount" 1000 "$(ls "$MNT/burst" | wc 
 txfs_umount || exit 1
 grep -q '^spin_' "$T/stats0" && fail "spin=0: expected no spin_ lines in the stats got some" ||
 	ok "spin=0: nothing spun"
+
+# without -o spin the default window (50 µs) is on: the spin counters are
+# written
+export TXFS_STATS=$T/statsd
+txfs_mount || exit 1
+unset TXFS_STATS
+check_eq "default: the burst's files after remount" 1000 "$(ls "$MNT/burst" | wc -l)"
+txfs_umount || exit 1
+grep -q '^spin_' "$T/statsd" && ok "default: the spin is on" ||
+	fail "default: expected spin_ lines in the stats (spin on by default) got none"
 finish
