@@ -27,18 +27,24 @@ export TXFS_STATS=$T/stats TXFS_SPIN_ALWAYS=1
 txfs_mount -o spin=1000 || exit 1
 unset TXFS_STATS TXFS_SPIN_ALWAYS
 pid=$DAEMON_PID
+# After a pause, the daemon (pid) must spend no CPU for 2 s: a daemon
+# spinning without requests would use ~2 s (200 ticks at 100 Hz).
+idle_check() {
+	local c0 c1
+	sleep 0.3
+	c0=$(cpu_ticks "$pid")
+	sleep 2
+	c1=$(cpu_ticks "$pid")
+	[ $((c1 - c0)) -le $((HZ / 20)) ] &&
+		ok "idle after $1: daemon CPU $((c1 - c0)) ticks in 2 s (<= $((HZ / 20)))" ||
+		fail "idle after $1: expected daemon CPU <= $((HZ / 20)) ticks in 2 s got $((c1 - c0))"
+}
+
 # a burst: 1,000 creates, stats and reads, requests back to back
 tsh 120 'mkdir "$MNT/burst" && for i in $(seq 1000); do echo $i > "$MNT/burst/f$i"; done &&
 	cat "$MNT"/burst/f* | wc -l' >"$T/nread" 2>&1
 check_eq "the burst's 1,000 files read back" 1000 "$(cat "$T/nread")"
-sleep 0.3
-c0=$(cpu_ticks "$pid")
-sleep 2
-c1=$(cpu_ticks "$pid")
-# a daemon spinning without requests would use ~2 s (200 ticks at 100 Hz)
-[ $((c1 - c0)) -le $((HZ / 20)) ] &&
-	ok "idle after the burst: daemon CPU $((c1 - c0)) ticks in 2 s (<= $((HZ / 20)))" ||
-	fail "idle after the burst: expected daemon CPU <= $((HZ / 20)) ticks in 2 s got $((c1 - c0))"
+idle_check "the burst"
 txfs_umount || exit 1
 # the spin ran (TXFS_STATS counts it) and found requests awake
 show "$T/stats" "daemon stats" 12
@@ -65,13 +71,7 @@ tsh 60 'mkdir "$MNT/trickle" && end=$((SECONDS + 2)); i=0
 ms=$((($(date +%s%N) - t0) / 1000000))
 n=$(cat "$T/ntrickle")
 [ "$n" -gt 10 ] && ok "trickle: $n creates in $ms ms" || fail "trickle: expected > 10 creates got '$n'"
-sleep 0.3
-c0=$(cpu_ticks "$pid")
-sleep 2
-c1=$(cpu_ticks "$pid")
-[ $((c1 - c0)) -le $((HZ / 20)) ] &&
-	ok "idle after the trickle: daemon CPU $((c1 - c0)) ticks in 2 s" ||
-	fail "idle after the trickle: expected daemon CPU <= $((HZ / 20)) ticks in 2 s got $((c1 - c0))"
+idle_check "the trickle"
 txfs_umount || exit 1
 show "$T/stats2" "daemon stats, trickle" 12
 us=$(val spin_us "$T/stats2")
