@@ -1,5 +1,4 @@
 # SPDX-License-Identifier: Apache-2.0
-# shellcheck shell=bash
 # lib.sh - sourced by the agent scenarios (tests/agent/*.sh): txfs exec,
 # the session history, txfs mcp, --allow-write and the shipped hooks.
 #

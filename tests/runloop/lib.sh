@@ -1,5 +1,4 @@
 # SPDX-License-Identifier: Apache-2.0
-# shellcheck shell=bash
 # lib.sh - sourced by every `txfs run` scenario (tests/runloop/*.sh).
 #
 # Builds on tests/confine/lib.sh (sourced first): $T is a fresh folder under
@@ -31,7 +30,6 @@
 # confined_exec), TXFS_TEST_USER (txfstest), TXFS_KEEP=1 keeps $T.
 
 : "${TXFS:?TXFS must name the txfs binary}"
-# shellcheck source=../confine/lib.sh
 . "$(dirname "$0")/../confine/lib.sh"
 
 # The binary where the test user can run it (the build may be under /root).

@@ -26,8 +26,8 @@ check_err() {
 for args in "status" "status $MNT $MNT" "status --bogus $MNT" "diff" "diff --bogus $MNT" "commit" \
 	"commit --bogus $MNT" "rollback" "rollback $MNT a b" "savepoint $MNT" "savepoint" \
 	"release $MNT" "log" "log $MNT extra" "recover" "recover a b" "frobnicate"; do
-	# shellcheck disable=SC2086
-	check_cli "wrong usage" 2 $args
+	read -r -a argv <<<"$args"	# the words of the command line
+	check_cli "wrong usage" 2 "${argv[@]}"
 	check_err "txfs $args"
 done
 
