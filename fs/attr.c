@@ -73,7 +73,8 @@ int do_setattr(struct txfs *fs, uint64_t tino, const struct stat *a,
 		return rc;
 	if ((rc = layer_begin(fs->layer, true, &t)))
 		return rc;
-	if ((rc = view_inode(fs, t, tino, v)) || (rc = copy_up(fs, t, v)))
+	if ((rc = view_inode(fs, t, tino, v)) ||
+	    (rc = guard_copy_up(fs, t, v)))
 		goto out;
 	if (valid & FUSE_SET_ATTR_SIZE) {
 		if (S_ISDIR(v->rec.mode))
@@ -167,7 +168,7 @@ static int xattr_copy_up(struct txfs *fs, struct layer_txn *t,
 	ssize_t n;
 	int rc;
 
-	if ((rc = copy_up(fs, t, v)) || layer_has_xattrs(v))
+	if ((rc = guard_copy_up(fs, t, v)) || layer_has_xattrs(v))
 		return rc;
 	n = lower_xattr(fs, v, NULL, NULL, 0);
 	if (n > 0 && (list = malloc((size_t)n)) && (val = malloc(65536)))

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ctl.c - the virtual control folder (.txfs/ by default) at the root.
- *
- * Its objects have fixed inode numbers LAYER_INO_VIRT + index into
- * ctl_files[] (index 0 is the folder). They are never stored in the layer
- * and never committed; they cannot be removed, renamed or written, except
- * `ctl`. A file's text is generated when it is opened (a snapshot) and
- * served with direct I/O, so every open sees fresh contents.
+ * ctl.c - the virtual control folder (.txfs/ by default) at the root:
+ * what its files say and what a write to ctl does. Its names, node ids
+ * and attributes are ctlns.c's (below the view). Its objects cannot be
+ * removed, renamed or written, except `ctl`. A file's text is generated
+ * when it is opened (a snapshot) and served with direct I/O, so every
+ * open sees fresh contents.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,12 +22,6 @@
 
 typedef int (*ctl_gen_fn)(struct txfs *fs, char **buf, size_t *len);
 
-struct ctl_file {
-	const char *name;
-	mode_t mode;
-	ctl_gen_fn gen;
-};
-
 static int gen_readme(struct txfs *fs, char **buf, size_t *len);
 static int gen_status(struct txfs *fs, char **buf, size_t *len);
 static int gen_status_json(struct txfs *fs, char **buf, size_t *len);
@@ -38,90 +31,18 @@ static int gen_changes(struct txfs *fs, char **buf, size_t *len);
 static int gen_log(struct txfs *fs, char **buf, size_t *len);
 static int gen_state(struct txfs *fs, char **buf, size_t *len);
 
-/* The files that name changed paths (status counts and names the paths
- * that need review, ctl's outcome lists conflicts) are the mount owner's
- * only: under -o allow_other other users see the tree by its own modes,
- * but not what this transaction changed (root passes, default_permissions
- * is set). */
-static const struct ctl_file ctl_files[] = {
-	{ NULL, S_IFDIR | 0555, NULL },
-	{ "README", S_IFREG | 0444, gen_readme },
-	{ "status", S_IFREG | 0400, gen_status },
-	{ "status.json", S_IFREG | 0400, gen_status_json },
-	{ "policy", S_IFREG | 0444, gen_policy },
-	{ "ctl", S_IFREG | 0600, gen_ctl },
-	{ "changes", S_IFREG | 0400, gen_changes },
-	{ "log", S_IFREG | 0400, gen_log },
-	{ "state", S_IFREG | 0400, gen_state },
+/* What each file says, generated at open (ctlns.c has the names and
+ * modes, by the same index). */
+static const ctl_gen_fn ctl_gens[NCTL] = {
+	[CTL_README] = gen_readme,
+	[CTL_STATUS] = gen_status,
+	[CTL_STATUS_JSON] = gen_status_json,
+	[CTL_POLICY] = gen_policy,
+	[CTL_CTL] = gen_ctl,
+	[CTL_CHANGES] = gen_changes,
+	[CTL_LOG] = gen_log,
+	[CTL_STATE] = gen_state,
 };
-#define NCTL (sizeof(ctl_files) / sizeof(ctl_files[0]))
-
-bool ctl_is_ino(uint64_t tino)
-{
-	return tino >= LAYER_INO_VIRT && tino < LAYER_INO_VIRT + NCTL;
-}
-
-bool ctl_is_name(const struct txfs *fs, uint64_t parent, const char *name)
-{
-	return (parent == (uint64_t)fs->root_ino &&
-		strcmp(name, fs->ctl_name) == 0) || parent == LAYER_INO_VIRT;
-}
-
-int ctl_view(struct txfs *fs, uint64_t tino, struct tview *v)
-{
-	const struct ctl_file *f = &ctl_files[tino - LAYER_INO_VIRT];
-
-	(void)fs;
-	memset(v, 0, sizeof(*v));
-	v->tino = tino;
-	v->virt = true;
-	v->st.st_ino = tino;
-	v->st.st_mode = f->mode;
-	v->st.st_nlink = S_ISDIR(f->mode) ? 2 : 1;
-	v->st.st_uid = getuid();
-	v->st.st_gid = getgid();
-	v->st.st_blksize = 4096;
-	clock_gettime(CLOCK_REALTIME, &v->st.st_mtim);
-	v->st.st_atim = v->st.st_ctim = v->st.st_mtim;
-	return 0;
-}
-
-int ctl_lookup(struct txfs *fs, uint64_t parent, const char *name,
-	       struct tview *v)
-{
-	if (parent != LAYER_INO_VIRT)
-		return ctl_view(fs, LAYER_INO_VIRT, v);
-	for (size_t i = 1; i < NCTL; i++)
-		if (strcmp(ctl_files[i].name, name) == 0)
-			return ctl_view(fs, LAYER_INO_VIRT + i, v);
-	return -ENOENT;
-}
-
-int ctl_readdir(struct txfs *fs, uint64_t tino, struct dir_handle *dh)
-{
-	size_t n = NCTL + 1;
-
-	(void)tino;
-	dh->ents = calloc(n, sizeof(*dh->ents));
-	if (!dh->ents)
-		return -ENOMEM;
-	dh->ents[0] = (struct dir_entry){ strdup("."), LAYER_INO_VIRT,
-					  S_IFDIR };
-	dh->ents[1] = (struct dir_entry){ strdup(".."),
-					  (uint64_t)fs->root_ino, S_IFDIR };
-	for (size_t i = 1; i < NCTL; i++)
-		dh->ents[i + 1] = (struct dir_entry){
-			strdup(ctl_files[i].name), LAYER_INO_VIRT + i,
-			ctl_files[i].mode & S_IFMT };
-	dh->n = n;
-	for (size_t i = 0; i < n; i++)
-		if (!dh->ents[i].name) {
-			dir_free(dh);
-			return -ENOMEM;
-		}
-	dh->loaded = true;
-	return 0;
-}
 
 static int gen_text(char **buf, size_t *len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -134,8 +55,10 @@ static int gen_text(char **buf, size_t *len, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vasprintf(buf, fmt, ap);
 	va_end(ap);
-	if (n < 0)
+	if (n < 0) {
+		*buf = NULL;	/* vasprintf leaves it undefined */
 		return -ENOMEM;
+	}
 	*len = (size_t)n;
 	return 0;
 }
@@ -315,17 +238,18 @@ static int gen_ctl(struct txfs *fs, char **buf, size_t *len)
 	return rc;
 }
 
-int ctl_open(struct txfs *fs, uint64_t tino, int flags,
-	     struct fhandle *fh)
+int ctl_open(struct txfs *fs, uint64_t tino, int flags, char **text,
+	     size_t *len)
 {
-	const struct ctl_file *f = &ctl_files[tino - LAYER_INO_VIRT];
+	mode_t mode = ctl_mode(tino);
 
-	fh->virt = true;
-	if (S_ISDIR(f->mode))
+	*text = NULL;
+	*len = 0;
+	if (S_ISDIR(mode))
 		return -EISDIR;
-	if ((flags & O_ACCMODE) != O_RDONLY && !(f->mode & 0200))
+	if ((flags & O_ACCMODE) != O_RDONLY && !(mode & 0200))
 		return -EACCES;
-	return f->gen(fs, &fh->virt_buf, &fh->virt_len);
+	return ctl_gens[ctl_index(tino)](fs, text, len);
 }
 
 /* One command a write; trailing newline and blanks are ignored. */

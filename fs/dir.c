@@ -74,7 +74,7 @@ static int check_name(const char *name)
 static int dir_touch(struct txfs *fs, struct layer_txn *t, struct tview *dir,
 		     int dnlink)
 {
-	int rc = copy_up(fs, t, dir);
+	int rc = guard_copy_up(fs, t, dir);
 
 	if (rc)
 		return rc;
@@ -106,7 +106,7 @@ static int drop_name(struct txfs *fs, struct layer_txn *t,
 static int drop_link(struct txfs *fs, struct layer_txn *t, struct tview *v)
 {
 	bool isdir = S_ISDIR(v->st.st_mode);
-	int rc = copy_up(fs, t, v);
+	int rc = guard_copy_up(fs, t, v);
 
 	if (rc)
 		return rc;
@@ -278,7 +278,7 @@ static int check_below(void *arg, const char *rel)
 	 * would go with it), and the refusal names nothing and logs
 	 * nothing: EXDEV, as for a folder on another filesystem, so mv
 	 * copies what it sees instead */
-	if (rc == 0 && guard_hidden_path(k->fs, a))
+	if (rc == 0 && view_hidden_path(k->fs, a))
 		rc = -EXDEV;
 	if (rc == 0 && !(rc = guard_path(k->fs, POLICY_OP_DELETE, a, k->c)) &&
 	    !(rc = guard_path(k->fs, POLICY_OP_READ, a, k->c)) &&
@@ -388,7 +388,8 @@ static int rename_exchange(struct txfs *fs, struct rename_ctx *r)
 	int ddir = S_ISDIR(r->dst.st.st_mode) ? 1 : 0;
 	int rc;
 
-	if ((rc = copy_up(fs, t, &r->src)) || (rc = copy_up(fs, t, &r->dst)) ||
+	if ((rc = guard_copy_up(fs, t, &r->src)) ||
+	    (rc = guard_copy_up(fs, t, &r->dst)) ||
 	    (rc = put_entry(t, r->op.dir.tino, r->name, &r->dst)) ||
 	    (rc = put_entry(t, r->newparent, r->newname, &r->src)))
 		return rc;
@@ -413,7 +414,7 @@ static int rename_move(struct txfs *fs, struct rename_ctx *r)
 
 	if (r->have_dst && (rc = drop_link(fs, t, &r->dst)))
 		return rc;
-	if ((rc = copy_up(fs, t, &r->src)) ||
+	if ((rc = guard_copy_up(fs, t, &r->src)) ||
 	    (rc = put_entry(t, r->newparent, r->newname, &r->src)) ||
 	    (rc = drop_name(fs, t, &r->op.dir, r->name,
 				 r->src.from_lower)))
@@ -526,7 +527,7 @@ int do_link(struct txfs *fs, uint64_t tino, uint64_t newparent,
 		rc = rc ? rc : -EEXIST;
 		goto out;
 	}
-	if ((rc = copy_up(fs, op.t, out)) ||
+	if ((rc = guard_copy_up(fs, op.t, out)) ||
 	    (rc = put_entry(op.t, newparent, newname, out)))
 		goto out;
 	out->rec.nlink++;

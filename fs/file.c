@@ -126,44 +126,33 @@ static int fh_read_lower(struct txfs *fs, struct fhandle *fh, char *buf,
 	return 0;
 }
 
-int file_open(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
-	      struct fhandle **out)
+/* A handle of node (kernel node id) for tino, counted as an open of the
+ * node: the count is taken before the object is looked at, so an UNLINK
+ * served by another thread meanwhile sees it and keeps the object as an
+ * orphan instead of deleting it under this open. */
+static struct fhandle *fh_new(struct txfs *fs, uint64_t node, uint64_t tino,
+			      int flags)
 {
 	struct fhandle *fh = calloc(1, sizeof(*fh));
-	struct layer_txn *t;
-	struct tview v;
-	int rc;
 
 	if (!fh)
-		return -ENOMEM;
+		return NULL;
 	fh->tino = tino;
 	fh->node = node;
 	fh->lower_fd = -1;
 	fh->flags = flags;
 	fh->epoch = atomic_load(&fs->epoch);
 	pthread_mutex_init(&fh->lock, NULL);
-	/* the open count is taken before the object is looked at: an UNLINK
-	 * served by another thread meanwhile then sees it and keeps the
-	 * object as an orphan, instead of deleting it under this open */
 	itab_open(fs, node);
-	if (ctl_is_ino(tino)) {
-		rc = ctl_open(fs, tino, flags, fh);
-		goto out;
-	}
-	if ((rc = layer_begin(fs->layer, false, &t)))
-		goto out;
-	rc = view_inode(fs, t, tino, &v);
-	layer_txn_end(t);
-	if (rc)
-		goto out;
-	if (S_ISDIR(v.st.st_mode))
-		rc = -EISDIR;
-	fh->lower_path = v.lower_path;
-	v.lower_path = NULL;
-	tview_free(&v);
-out:
+	return fh;
+}
+
+/* Finish an open: on failure undo fh_new, else list the handle. */
+static int fh_link(struct txfs *fs, struct fhandle *fh, int rc,
+		   struct fhandle **out)
+{
 	if (rc) {
-		itab_release(fs, node);
+		itab_release(fs, fh->node);
 		file_close(fs, fh);
 		return rc;
 	}
@@ -177,6 +166,47 @@ out:
 	fh->linked = true;
 	*out = fh;
 	return 0;
+}
+
+int file_open(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
+	      struct fhandle **out)
+{
+	struct fhandle *fh = fh_new(fs, node, tino, flags);
+	struct layer_txn *t;
+	struct tview v;
+	int rc;
+
+	if (!fh)
+		return -ENOMEM;
+	if ((rc = layer_begin(fs->layer, false, &t)))
+		return fh_link(fs, fh, rc, out);
+	rc = view_inode(fs, t, tino, &v);
+	layer_txn_end(t);
+	if (rc)
+		return fh_link(fs, fh, rc, out);
+	if (S_ISDIR(v.st.st_mode))
+		rc = -EISDIR;
+	else if (v.virt)	/* a control file: file_open_text */
+		rc = -EPERM;
+	fh->lower_path = v.lower_path;
+	v.lower_path = NULL;
+	tview_free(&v);
+	return fh_link(fs, fh, rc, out);
+}
+
+int file_open_text(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
+		   char *text, size_t len, struct fhandle **out)
+{
+	struct fhandle *fh = fh_new(fs, node, tino, flags);
+
+	if (!fh) {
+		free(text);
+		return -ENOMEM;
+	}
+	fh->virt = true;
+	fh->virt_buf = text;
+	fh->virt_len = len;
+	return fh_link(fs, fh, 0, out);
 }
 
 void file_close(struct txfs *fs, struct fhandle *fh)
@@ -413,14 +443,14 @@ int file_write(struct txfs *fs, struct fhandle *fh, const char *buf,
 	bool killed = false;
 	int rc;
 
-	if (fh->virt)
-		return ctl_write(fs, c, buf, size);
+	if (fh->virt)	/* a control verb: ops.c hands it to ctl_write */
+		return -EBADF;
 	fh_refresh(fs, fh);
 	if ((rc = layer_begin(fs->layer, true, &t)))
 		return rc;
 	if ((rc = view_inode(fs, t, fh->tino, &v)))
 		goto out_txn;
-	if ((rc = copy_up(fs, t, &v)) ||
+	if ((rc = guard_copy_up(fs, t, &v)) ||
 	    (rc = write_range(fs, fh, t, &v, buf, size, (uint64_t)off, c)))
 		goto out;
 	touch_mc(&v.rec);
@@ -551,7 +581,7 @@ int file_fallocate(struct txfs *fs, struct fhandle *fh, int mode,
 		return rc;
 	if ((rc = view_inode(fs, t, fh->tino, &v)))
 		goto out_txn;
-	if ((rc = copy_up(fs, t, &v)))
+	if ((rc = guard_copy_up(fs, t, &v)))
 		goto out;
 	if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) {
 		uint64_t e = o + l < v.rec.size ? o + l : v.rec.size;

@@ -317,28 +317,6 @@ bool guard_tree_may(struct txfs *fs, enum policy_op op, uint64_t dir,
 	return may;
 }
 
-bool guard_hidden_path(struct txfs *fs, const char *path)
-{
-	const struct policy *p = atomic_load(&fs->policy);
-
-	return p && fs->has_hide && path &&
-	       policy_is_hidden(p, path, strlen(path));
-}
-
-bool guard_hidden(struct txfs *fs, uint64_t dir, const char *name)
-{
-	const struct policy *p = atomic_load(&fs->policy);
-	char *path;
-	bool hidden;
-
-	if (!p || !fs->has_hide)
-		return false;
-	path = itab_path(fs, dir, name);
-	hidden = !path || policy_is_hidden(p, path, strlen(path));
-	free(path);
-	return hidden;
-}
-
 /* ---- limits: counted per transaction in the layer ---- */
 
 /* The members of a guard event: limit, max, rule, op, errno, hint, path
@@ -426,6 +404,20 @@ int guard_charge(struct txfs *fs, struct layer_txn *t, const struct charge *ch)
 	    (uint64_t)n.bytes > lim->bytes)
 		return over(fs, ch, "bytes", lim->bytes, lim->bytes_line);
 	return layer_counters_put(t, &n);
+}
+
+int guard_copy_up(struct txfs *fs, struct layer_txn *t, struct tview *v)
+{
+	struct charge ch = { .op = "modify", .dir = v->tino, .files = 1 };
+	int rc;
+
+	if (v->in_layer)
+		return 0;
+	if (v->virt)
+		return -EPERM;
+	if ((rc = guard_charge(fs, t, &ch)))
+		return rc;
+	return view_copy_up(fs, t, v);
 }
 
 int guard_file_size(struct txfs *fs, uint64_t size, const struct charge *ch)

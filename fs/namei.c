@@ -121,7 +121,7 @@ int view_inode(struct txfs *fs, struct layer_txn *t, uint64_t tino,
 
 	memset(v, 0, sizeof(*v));
 	if (ctl_is_ino(tino))
-		return ctl_view(fs, tino, v);
+		return ctl_view(tino, v);
 	rc = layer_inode_get(t, tino, &lv);
 	if (rc == 0)
 		return view_from_layer(tino, &lv, v);
@@ -178,6 +178,31 @@ int name_in_lower(struct txfs *fs, const struct tview *dir, const char *name,
 	return rc ? rc : 1;
 }
 
+/* Names the policy hides are not in the view: a lookup says ENOENT, a
+ * listing leaves them out (the policy is a library below fs/; guard.c
+ * refuses operations, hiding is the namespace itself). */
+bool view_hidden_path(struct txfs *fs, const char *path)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+
+	return p && fs->has_hide && path &&
+	       policy_is_hidden(p, path, strlen(path));
+}
+
+bool view_hidden(struct txfs *fs, uint64_t dir, const char *name)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	char *path;
+	bool hidden;
+
+	if (!p || !fs->has_hide)
+		return false;
+	path = itab_path(fs, dir, name);
+	hidden = !path || policy_is_hidden(p, path, strlen(path));
+	free(path);
+	return hidden;
+}
+
 int view_lookup(struct txfs *fs, struct layer_txn *t, const struct tview *dir,
 		const char *name, struct tview *v)
 {
@@ -192,8 +217,8 @@ int view_lookup(struct txfs *fs, struct layer_txn *t, const struct tview *dir,
 	if (strlen(name) > 255)
 		return -ENAMETOOLONG;
 	if (ctl_is_name(fs, dir->tino, name))
-		return ctl_lookup(fs, dir->tino, name, v);
-	if (guard_hidden(fs, dir->tino, name) ||
+		return ctl_lookup(dir->tino, name, v);
+	if (view_hidden(fs, dir->tino, name) ||
 	    (dir->tino == (uint64_t)fs->root_ino && !strcmp(name, TXFS_STAGING)))
 		return -ENOENT;
 	rc = layer_dirent_get(t, dir->tino, name, strlen(name), &d);
@@ -221,7 +246,7 @@ int view_lookup(struct txfs *fs, struct layer_txn *t, const struct tview *dir,
 	return v->lower_path ? 0 : -ENOMEM;
 }
 
-int copy_up(struct txfs *fs, struct layer_txn *t, struct tview *v)
+int view_copy_up(struct txfs *fs, struct layer_txn *t, struct tview *v)
 {
 	struct layer_inode rec;
 	char target[4097];
@@ -243,11 +268,7 @@ int copy_up(struct txfs *fs, struct layer_txn *t, struct tview *v)
 		if ((rc = dupstr(&v->link, target)))
 			return rc;
 	}
-	struct charge ch = { .op = "modify", .dir = v->tino, .files = 1 };
-
-	rc = guard_charge(fs, t, &ch);
-	if (rc == 0)
-		rc = layer_inode_put(t, v->tino, &rec, v->lower_path, link);
+	rc = layer_inode_put(t, v->tino, &rec, v->lower_path, link);
 	if (rc)
 		return rc;
 	v->in_layer = true;

@@ -245,7 +245,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	rdlock(fs);
 	if (ctl_is_ino(tino)) {
 		/* `> .txfs/ctl` truncates: accept, change nothing. */
-		rc = to_set == FUSE_SET_ATTR_SIZE ? ctl_view(fs, tino, &v) :
+		rc = to_set == FUSE_SET_ATTR_SIZE ? ctl_view(tino, &v) :
 						    -EPERM;
 	} else {
 		rc = do_setattr(fs, tino, attr, to_set, &c, &v);
@@ -419,6 +419,21 @@ static int open_guard(struct txfs *fs, uint64_t tino, int flags,
 	return rc;
 }
 
+/* A control file: ctl.c says what it holds, the handle serves it. */
+static int open_ctl(struct txfs *fs, uint64_t node, uint64_t tino,
+		    int flags, struct fhandle **out)
+{
+	char *text;
+	size_t len;
+	int rc = ctl_open(fs, tino, flags, &text, &len);
+
+	if (rc) {
+		free(text);
+		return rc;
+	}
+	return file_open_text(fs, node, tino, flags, text, len, out);
+}
+
 static int open_common(struct txfs *fs, uint64_t node, uint64_t tino,
 		       struct fuse_file_info *fi, const struct req_ctx *c,
 		       struct fhandle **out)
@@ -432,7 +447,11 @@ static int open_common(struct txfs *fs, uint64_t node, uint64_t tino,
 	fi->flags &= ~TXFS_FI_KILL;
 	rc = open_guard(fs, tino, fi->flags, c);
 
-	if (rc || (rc = file_open(fs, node, tino, fi->flags, out)))
+	if (rc == 0 && ctl_is_ino(tino))
+		rc = open_ctl(fs, node, tino, fi->flags, out);
+	else if (rc == 0)
+		rc = file_open(fs, node, tino, fi->flags, out);
+	if (rc)
 		return rc;
 	if ((*out)->virt) {
 		fi->direct_io = 1;

@@ -105,7 +105,7 @@ static int load_layer_ent(void *arg, const char *name, size_t len,
 	int rc = names_add(&c->seen, name, len);
 
 	if (rc || d->tino == 0 ||
-	    (!c->all && guard_hidden(c->fs, c->dir, c->seen.v[c->seen.n - 1])))
+	    (!c->all && view_hidden(c->fs, c->dir, c->seen.v[c->seen.n - 1])))
 		return rc;
 	return ents_add(c->dh, &c->cap, name, len, d->tino, d->type);
 }
@@ -158,7 +158,7 @@ static int load_lower_ent(void *arg, const char *name, uint64_t ino,
 {
 	struct load_ctx *c = arg;
 
-	if (!c->all && guard_hidden(c->fs, c->dir, name))
+	if (!c->all && view_hidden(c->fs, c->dir, name))
 		return 0;
 	return ents_add(c->dh, &c->cap, name, strlen(name), ino, type);
 }
@@ -195,7 +195,7 @@ int dir_load(struct txfs *fs, uint64_t tino, struct dir_handle *dh)
 
 	dir_free(dh);
 	if (ctl_is_ino(tino))
-		return ctl_readdir(fs, tino, dh);
+		return ctl_readdir(fs, dh);
 	if ((rc = layer_begin(fs->layer, false, &t)))
 		return rc;
 	if ((rc = view_inode(fs, t, tino, &v)))

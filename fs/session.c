@@ -56,7 +56,8 @@
  * then takes it as the view at cmd-N instead of rolling back and planning
  * again. Anything else committed in between (a file written outside a
  * command, a background clean-up) only means planning twice. Every
- * rollback, release and commit drops the kept plan (session_forget), so a
+ * rollback, release and commit ends the kept plan (txn.c bumps fs->verbs
+ * and a plan kept under an older count is dropped when next met), so a
  * savepoint removed and taken again under the same name never meets it.
  * (Both plans also read the real directory: a change made underneath
  * between two commands may show in the next command's list.)
@@ -311,6 +312,7 @@ static void keep_plan(struct txfs *fs, struct plan *p, uint64_t txid)
 	fs->cmd_plan = p;
 	fs->cmd_plan_sp[0] = '\0';
 	fs->cmd_plan_txid = txid;
+	fs->cmd_plan_verbs = atomic_load(&fs->verbs);
 	pthread_mutex_unlock(&fs->ctl_lock);
 	plan_drop(old);
 }
@@ -330,6 +332,7 @@ static void bind_plan(struct txfs *fs, const char *sp, uint64_t seq_txid)
 	}
 	pthread_mutex_lock(&fs->ctl_lock);
 	if (fs->cmd_plan && !fs->cmd_plan_sp[0] &&
+	    fs->cmd_plan_verbs == atomic_load(&fs->verbs) &&
 	    fs->cmd_plan_txid + 1 == seq_txid && last == seq_txid + 1) {
 		snprintf(fs->cmd_plan_sp, sizeof(fs->cmd_plan_sp), "%s", sp);
 	} else {
@@ -348,7 +351,8 @@ static struct plan *take_plan(struct txfs *fs, const char *sp)
 	pthread_mutex_lock(&fs->ctl_lock);
 	p = fs->cmd_plan;
 	fs->cmd_plan = NULL;
-	if (p && strcmp(fs->cmd_plan_sp, sp)) {
+	if (p && (strcmp(fs->cmd_plan_sp, sp) ||
+		  fs->cmd_plan_verbs != atomic_load(&fs->verbs))) {
 		pthread_mutex_unlock(&fs->ctl_lock);
 		plan_drop(p);
 		return NULL;

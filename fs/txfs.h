@@ -2,10 +2,16 @@
 /*
  * txfs.h - the filesystem's internal header: one section per file of fs/.
  *
- * The request path: kernel request -> ops.c (decode, one reply) -> policy
- * check -> namei.c / dir.c / file.c / attr.c / readdir.c -> layer.c (the
- * LMDB upper layer) or lower.c (the real directory, reached only through
- * the directory fd opened before mounting) -> reply.
+ * The request path, one way: kernel request -> ops.c / ops_dir.c (decode,
+ * one reply) -> dir.c / file.c / attr.c (the do_*() of each operation) ->
+ * guard.c (the policy's vetoes and limits) -> the view: namei.c,
+ * readdir.c, inode.c, ctlns.c (the control folder's fixed names) ->
+ * layer.c (the LMDB upper layer) or lower.c (the real directory, reached
+ * only through the directory fd opened before mounting) -> reply. The
+ * control side (ctl.c, sock.c, offload.c) and the transaction verbs
+ * (session.c, txn.c, then plan.c, commit.c, gc.c) sit above the view and
+ * call down only. tests/unit/layering.py checks this on the built library:
+ * no module of the view calls up, and no new call cycle.
  *
  * Identity: the kernel's node id for an object is its tino (see layer.h),
  * except the root, which the kernel calls FUSE_ROOT_ID. The in-memory
@@ -89,11 +95,16 @@ struct txfs {
 	_Atomic uint64_t epoch;		/* bumped by every commit */
 	_Atomic bool has_alias;		/* some node ids were re-mapped */
 	unsigned npins;			/* nodes with a pin (itab_lock) */
+	/* bumped by txn.c before every commit, rollback and release: a
+	 * plan session.c kept under an older value is stale */
+	_Atomic uint64_t verbs;
 	/* session.c: the view at savepoint cmd_plan_sp (none yet: ""),
-	 * valid while layer commit cmd_plan_txid is the last; ctl_lock */
+	 * valid while layer commit cmd_plan_txid is the last and verbs is
+	 * cmd_plan_verbs; ctl_lock */
 	struct plan *cmd_plan;
 	char cmd_plan_sp[32];
 	uint64_t cmd_plan_txid;
+	uint64_t cmd_plan_verbs;
 
 	/* control socket (sock.c) */
 	int sockfd;
@@ -286,8 +297,13 @@ void rec_to_stat(uint64_t tino, const struct layer_inode *rec,
 		 struct stat *st);
 /* Build a layer record from the real object's stat. */
 void stat_to_rec(const struct stat *st, struct layer_inode *rec);
-/* Make sure tino has a layer record (metadata copy-up). */
-int copy_up(struct txfs *fs, struct layer_txn *t, struct tview *v);
+/* Is name in dir hidden by the policy (lookup must say ENOENT)? */
+bool view_hidden(struct txfs *fs, uint64_t dir, const char *name);
+/* The same for a merged path. */
+bool view_hidden_path(struct txfs *fs, const char *path);
+/* Give v a layer record (metadata copy-up), uncharged: guard_copy_up
+ * charges it to the policy's limits first. */
+int view_copy_up(struct txfs *fs, struct layer_txn *t, struct tview *v);
 int64_t now_ns(void);
 void touch_mc(struct layer_inode *rec); /* mtime = ctime = now */
 void touch_c(struct layer_inode *rec);
@@ -360,6 +376,10 @@ struct fhandle {
  * node; tino is the object it resolves to). */
 int file_open(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
 	      struct fhandle **out);
+/* The same for a control file whose contents are text (owned by the
+ * handle from now on, freed on failure too): read-only, direct I/O. */
+int file_open_text(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
+		   char *text, size_t len, struct fhandle **out);
 void file_close(struct txfs *fs, struct fhandle *fh);
 /* Free the handles the kernel never released (at unmount). */
 void file_close_all(struct txfs *fs);
@@ -399,16 +419,37 @@ int do_setxattr(struct txfs *fs, uint64_t tino, const char *name,
 int do_removexattr(struct txfs *fs, uint64_t tino, const char *name,
 		   const struct req_ctx *c);
 
-/* ---- ctl.c: the .txfs/ folder ---- */
+/* ---- ctlns.c: the .txfs/ folder's names (below the view) ---- */
+
+/* Node id LAYER_INO_VIRT + index; CTL_DIR is the folder. */
+enum ctl_index {
+	CTL_DIR,
+	CTL_README,
+	CTL_STATUS,
+	CTL_STATUS_JSON,
+	CTL_POLICY,
+	CTL_CTL,
+	CTL_CHANGES,
+	CTL_LOG,
+	CTL_STATE,
+	NCTL
+};
 
 bool ctl_is_name(const struct txfs *fs, uint64_t parent, const char *name);
 bool ctl_is_ino(uint64_t tino);
-int ctl_lookup(struct txfs *fs, uint64_t parent, const char *name,
-	       struct tview *v);
-int ctl_view(struct txfs *fs, uint64_t tino, struct tview *v);
-int ctl_readdir(struct txfs *fs, uint64_t tino, struct dir_handle *dh);
-int ctl_open(struct txfs *fs, uint64_t tino, int flags,
-	     struct fhandle *fh);
+enum ctl_index ctl_index(uint64_t tino);	/* ctl_is_ino(tino) */
+mode_t ctl_mode(uint64_t tino);		/* ctl_is_ino(tino) */
+int ctl_lookup(uint64_t parent, const char *name, struct tview *v);
+int ctl_view(uint64_t tino, struct tview *v);
+/* The folder's listing, "." and ".." first. */
+int ctl_readdir(const struct txfs *fs, struct dir_handle *dh);
+
+/* ---- ctl.c: what the .txfs/ files say, the verbs written to ctl ---- */
+
+/* Opening control file tino: its text now (malloc'd), or EISDIR for the
+ * folder, EACCES for writing a file that takes no writes. */
+int ctl_open(struct txfs *fs, uint64_t tino, int flags, char **text,
+	     size_t *len);
 /* One control verb written to .txfs/ctl by caller c. */
 int ctl_write(struct txfs *fs, const struct req_ctx *c, const char *buf,
 	      size_t size);
@@ -454,6 +495,9 @@ struct charge {
 /* Count a change inside write transaction t: -EACCES past `limit
  * deletes`, -EDQUOT past the other limits (logged as vetoes). */
 int guard_charge(struct txfs *fs, struct layer_txn *t, const struct charge *ch);
+/* Give v a layer record (view_copy_up), charged first as a "modify" of
+ * one file; nothing to do if it has one, EPERM for a control file. */
+int guard_copy_up(struct txfs *fs, struct layer_txn *t, struct tview *v);
 int guard_file_size(struct txfs *fs, uint64_t size, const struct charge *ch);
 /* exec deny: -EACCES (logged) if path may not be executed. */
 int guard_exec(struct txfs *fs, const char *path, const struct req_ctx *c);
@@ -461,10 +505,6 @@ int guard_exec(struct txfs *fs, const char *path, const struct req_ctx *c);
  * note saying so and what to do (for .txfs/ctl and .txfs/status), else
  * NULL. */
 char *guard_note(struct txfs *fs);
-/* Is name in dir hidden by the policy (lookup must say ENOENT)? */
-bool guard_hidden(struct txfs *fs, uint64_t dir, const char *name);
-/* The same for a merged path. */
-bool guard_hidden_path(struct txfs *fs, const char *path);
 
 /* ---- sock.c: the control socket in the state folder ---- */
 
@@ -480,8 +520,8 @@ int session_dispatch(struct txfs *fs, int argc, char **argv,
 		     struct txn_report *r);
 /* The summary of the last `txfs exec` command (JSON, malloc'd) or NULL. */
 char *session_last_json(struct txfs *fs);
-/* Drop the view session.c keeps for the next command's cmd-end: called
- * by every rollback, release and commit, and at unmount. */
+/* Free the view session.c keeps for the next command's cmd-end (at
+ * unmount; a commit, rollback or release ends it by bumping fs->verbs). */
 void session_forget(struct txfs *fs);
 int ctl_text(struct txfs *fs, const char *name, bool json, char **buf,
 	     size_t *len);
@@ -533,7 +573,11 @@ void spin_note(struct txfs *fs, uint64_t t0);
 /* "spin_* N" lines for TXFS_STATS (nothing when off). */
 void spin_counts(const struct txfs *fs, FILE *f);
 
-/* Kick the background collector of discarded generations. */
+/* ---- gc.c: the background collector of discarded generations ---- */
+
+int gc_start(struct txfs *fs);
+void gc_stop(struct txfs *fs);	/* joins the thread; fine if not started */
+/* Ask it to run (after a rollback or commit discarded a generation). */
 void gc_kick(struct txfs *fs);
 
 #endif /* TXFS_FS_H */

@@ -355,8 +355,9 @@ static void put_name(FILE *out, const char *name)
 }
 
 /* The names an object gained by hard link beyond its primary one (finals
- * past [0] all come from layer entries): each is a new name ("A"), checked against the flag rules at that name (a link
- * into .git/hooks/ needs review wherever its primary name is). */
+ * past [0] all come from layer entries): each is a new name ("A"),
+ * checked against the flag rules at that name (a link into .git/hooks/
+ * needs review wherever its primary name is). */
 static void extra_names(const struct cobj *o, struct txn_counts *c, FILE *out,
 			const struct policy *pol, FILE *flagged)
 {
@@ -660,7 +661,7 @@ int txn_commit(struct txfs *fs, bool force, struct txn_report *r)
 	memset(r, 0, sizeof(*r));
 	if (fs->opts.salvage)
 		return refuse_salvage(fs, r);
-	session_forget(fs);	/* ends the savepoints */
+	atomic_fetch_add(&fs->verbs, 1);	/* ends the kept plan */
 	pthread_rwlock_wrlock(&fs->txlock);
 	rc = commit_locked(fs, force, r, &il);
 	pthread_rwlock_unlock(&fs->txlock);
@@ -795,7 +796,7 @@ int txn_rollback(struct txfs *fs, const char *savepoint, struct txn_report *r)
 	int rc;
 
 	memset(r, 0, sizeof(*r));
-	session_forget(fs);	/* ends savepoints */
+	atomic_fetch_add(&fs->verbs, 1);	/* ends the kept plan */
 	pthread_rwlock_wrlock(&fs->txlock);
 	rc = savepoint ? rollback_to(fs, savepoint, r, &il) :
 			 rollback_all(fs, r, &il);
@@ -869,7 +870,7 @@ int txn_release(struct txfs *fs, const char *name, struct txn_report *r)
 	int rc;
 
 	memset(r, 0, sizeof(*r));
-	session_forget(fs);	/* ends savepoints */
+	atomic_fetch_add(&fs->verbs, 1);	/* ends the kept plan */
 	if ((rc = layer_begin(fs->layer, true, &t)))
 		return rc;
 	if ((rc = sp_load(t, &n)))
@@ -1077,7 +1078,7 @@ int txn_commit_paths(struct txfs *fs, bool force, const char *const *paths,
 		if (!(canon[i] = canon_path(paths[i])))
 			rc = -ENOMEM;
 	if (rc == 0) {
-		session_forget(fs);
+		atomic_fetch_add(&fs->verbs, 1);	/* ends the kept plan */
 		pthread_rwlock_wrlock(&fs->txlock);
 		rc = commit_some(fs, force, canon, n, r, &il);
 		pthread_rwlock_unlock(&fs->txlock);

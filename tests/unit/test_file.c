@@ -128,7 +128,7 @@ static void do_truncate(struct fx *f, size_t size)
 
 	assert_int_equal(layer_begin(f->fs.layer, true, &t), 0);
 	assert_int_equal(view_inode(&f->fs, t, f->tino, &v), 0);
-	assert_int_equal(copy_up(&f->fs, t, &v), 0);
+	assert_int_equal(guard_copy_up(&f->fs, t, &v), 0);
 	assert_int_equal(file_truncate(&f->fs, t, &v, size, NULL), 0);
 	assert_int_equal(layer_inode_update(t, f->tino, &v.rec), 0);
 	assert_int_equal(layer_commit(t), 0);

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The request path stays one-way (issue 11): FUSE handlers -> guard ->
+view (namei, readdir, inode, ctlns) -> layer | lower, and the control
+folder and the transaction verbs sit above the view, never called by it.
+
+Reads which object file of fs/ calls which (`nm` of the built static
+library: a symbol one object leaves undefined and another defines) and
+checks:
+  1. no module of the view calls up: namei, readdir, inode, inval, ctlns
+     call nothing in the handler, guard, control or transaction levels;
+  2. the only call cycles are the ones listed in ALLOWED_CYCLES, each with
+     its reason: a new cycle fails, and so does a listed one that is gone
+     (then the list must shrink).
+
+usage: layering.py LIBTXFS_FS.a [NM]
+"""
+import subprocess
+import sys
+
+# Higher levels a view module must never call.
+VIEW = {"namei", "readdir", "inode", "inval", "ctlns"}
+ABOVE_VIEW = {"ops", "ops_dir", "attr", "dir", "file", "guard", "ctl",
+              "offload", "sock", "session", "txn", "mount", "gc", "stats",
+              "killpriv", "spin", "salvage", "check", "stale"}
+
+# Cycles that are one module's two halves, each kept on purpose.
+ALLOWED_CYCLES = {
+    # the inode table queues the invalidation of a node it re-maps
+    # (inval_inode); the invalidation thread asks the table for the node id
+    # the kernel knows (tino_to_ino, itab_shown)
+    frozenset({"inode", "inval"}),
+    # the layer's write primitives record their undo steps (lput, ldel,
+    # lcdel); undo replays them with the layer's own primitives
+    frozenset({"layer", "undo"}),
+    # commit applies in-place patches (patch_apply), planned where they fit
+    # (patch_fits); a patch writes with commit's helpers and crash points
+    # (commit_write_all, fault_point)
+    frozenset({"commit", "patch", "plan"}),
+}
+
+
+def graph(lib, nm):
+    """(symbol -> defining module, module -> {module: symbols it calls})
+    from `nm -A -P -g`: "LIB[MEMBER.o]: SYMBOL TYPE [VALUE SIZE]"."""
+    out = subprocess.run([nm, "-A", "-P", "-g", lib], check=True,
+                         capture_output=True, text=True).stdout
+    owner, uses = {}, []
+    for line in out.splitlines():
+        head, sep, rest = line.rpartition("]: ")
+        parts = rest.split()
+        if not sep or len(parts) < 2:
+            continue
+        mod = module(head.rsplit("[", 1)[-1])
+        if parts[1] == "U":
+            uses.append((mod, parts[0]))
+        elif parts[1] in "TDBRCV":
+            owner[parts[0]] = mod
+    edges = {}
+    for src, sym in uses:
+        dst = owner.get(sym)
+        if dst and dst != src:
+            edges.setdefault(src, {}).setdefault(dst, set()).add(sym)
+    return owner, edges
+
+
+def module(obj):
+    """attr.c.o (or .../libtxfs_fs.a.p/attr.c.o) -> attr"""
+    name = obj.rsplit("/", 1)[-1]
+    for suffix in (".o", ".c"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def cycles(edges):
+    """Strongly connected components of more than one module."""
+    index, low, stack, on, comps = {}, {}, [], set(), []
+    counter = [0]
+    nodes = set(edges) | {d for v in edges.values() for d in v}
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, {}):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(frozenset(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(nodes):
+        if v not in index:
+            visit(v)
+    return comps
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    lib = sys.argv[1]
+    nm = sys.argv[2] if len(sys.argv) > 2 else "nm"
+    owner, edges = graph(lib, nm)
+    mods = set(owner.values())
+    bad = 0
+    for must in VIEW | {"ops", "guard", "ctl", "txn", "layer", "lower"}:
+        if must not in mods:
+            print(f"layering: no module {must} in {lib}: the check is "
+                  "reading the wrong library", file=sys.stderr)
+            return 1
+    for src in sorted(VIEW):
+        for dst, syms in sorted(edges.get(src, {}).items()):
+            if dst in ABOVE_VIEW:
+                print(f"layering: the view calls up: {src} -> {dst} "
+                      f"({', '.join(sorted(syms))})")
+                bad += 1
+    found = set(cycles(edges))
+    for comp in sorted(found - ALLOWED_CYCLES, key=sorted):
+        print(f"layering: a new call cycle: {' <-> '.join(sorted(comp))}")
+        for src in sorted(comp):
+            for dst, syms in sorted(edges.get(src, {}).items()):
+                if dst in comp:
+                    print(f"  {src} -> {dst}: {', '.join(sorted(syms))}")
+        bad += 1
+    for comp in sorted(ALLOWED_CYCLES - found, key=sorted):
+        print(f"layering: the cycle {' <-> '.join(sorted(comp))} is gone: "
+              "take it out of ALLOWED_CYCLES")
+        bad += 1
+    calls = sum(len(v) for v in edges.values())
+    print(f"layering: {len(mods)} modules, {calls} module-to-module "
+          f"edges, cycles: {len(found)} (all listed)" if not bad else
+          f"layering: {bad} problem(s)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
