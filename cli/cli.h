@@ -55,6 +55,19 @@ struct policy;
 int warn_hidden_tracked(const char *ws, const struct policy *p,
 			const char *policy_file);
 
+/* cmd_txn.c: the options the transaction commands share (cmd_diff.c
+ * too). copts_parse returns 0 (o->help: --help was printed) or 2. */
+struct copts {
+	bool json, force, stat, name_status, help, commands;
+	const char *ctl, *since, *command;
+	int first;	/* index of the first operand */
+	/* diff under --salvage: inode numbers whose file data has a gap
+	 * (pairs FIRST, LAST from STATE/salvaged/lost.objects) */
+	unsigned long long (*gaps)[2];
+	size_t ngaps;
+};
+int copts_parse(int argc, char **argv, struct copts *o, const char *usage);
+
 /* Print "txfs: what: why" (why from errno value err, or a string). */
 void cli_err(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -20,11 +20,6 @@
 
 #include "txfs.h"
 
-static int64_t ts_ns(struct timespec ts)
-{
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static void apply_times(struct layer_inode *rec, const struct stat *a,
 			int valid)
 {

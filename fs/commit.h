@@ -46,6 +46,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "layer.h"
@@ -155,14 +157,47 @@ void plan_free(struct plan *p);
  * need (new or moved folders above them, with everything below those),
  * then rebuild the steps. -ENOENT if nothing matches. */
 int plan_select(struct plan *p, const char *const *paths, size_t n);
+/* steps.c: build p->steps from the selected objects. */
+int plan_steps(struct plan *p);
 /* Check the selected objects against the real directory: -EBUSY with
  * p->conflicts filled if any changed underneath. */
 int plan_conflicts(struct plan *p);
 struct cobj *plan_obj(struct plan *p, uint64_t tino);
-bool plan_needs_data(const struct cobj *o);
+/* Regular files whose new content goes through the staging folder (or
+ * in place, CS_PATCH): new ones, and real ones whose data changed. A
+ * predicate on the object alone, here so that stage.c needs no plan.c. */
+static inline bool plan_needs_data(const struct cobj *o)
+{
+	return S_ISREG(o->rec.mode) && o->nfinals &&
+	       (!(o->rec.flags & LI_LOWER) || (o->rec.flags & LI_DATA));
+}
 
-/* pwrite all of buf at off (commit.c; also the in-place patch). */
+/* ---- stage.c: the real-directory side before the commit point ---- */
+
+/* pwrite all of buf at off (the staged copies; also the in-place patch). */
 int commit_write_all(int fd, const void *buf, size_t len, off_t off);
+/* The real folder of path, opened beneath the root; *base is its last
+ * component (in path). An fd, or a negative errno. */
+int stage_parent(struct txfs *fs, const char *path, const char **base);
+/* The staging folder of commit txid (made when create): fd or -errno. */
+int stage_open(struct txfs *fs, uint64_t txid, bool create);
+/* Remove it with everything in it (absent: 0). */
+int stage_remove(struct txfs *fs, uint64_t txid);
+/* The name in it of object tino's file: kind 'd' (new contents) or 'o'
+ * (a real object moved aside). */
+void stage_name(char *buf, size_t n, char kind, uint64_t tino);
+/* Copy the data of [off, end) of real file src into dst, skipping holes;
+ * buf holds one block (LAYER_BLOCK). */
+int stage_copy_lower(int src, int dst, uint64_t off, uint64_t end,
+		     char *buf);
+/* Step 2: every new file content of p into the staging folder, durable. */
+int stage_prepare(struct txfs *fs, struct plan *p, uint64_t txid);
+
+/* ---- apply.c: the journaled steps, after the commit point ---- */
+
+/* Apply p's steps in order, fault_point(fs, phase) after each. */
+int commit_apply(struct txfs *fs, struct plan *p, uint64_t txid,
+		 const char *phase);
 
 /* patch.c: should o's data be committed in place (CS_PATCH)? Checks the
  * rules above against the layer (p->t) and the real file. */
@@ -189,8 +224,43 @@ struct txn_counts {
 	uint32_t savepoints;
 };
 
+/* ---- changes.c: the counts and the list of changes ---- */
+
 /* Counts, and (changes != NULL) the list "K path" a line. */
 int txn_summary(struct txfs *fs, struct txn_counts *c, char **changes);
+/* Count plan p's changes into c; with out, write the list there; with
+ * flagged, the paths the policy flags for review. */
+struct policy;
+void changes_count(struct plan *p, struct txn_counts *c, FILE *out,
+		   const struct policy *pol, FILE *flagged);
+/* The id of the transaction open in the layer (0 before the first). */
+uint64_t txn_cur_id(struct layer_txn *t);
+
+/* ---- ilist.c: what the kernel must forget after a verb ---- */
+
+/* Entries to invalidate, and inodes (attributes; pages too on rollback).
+ * dirs: folders whose cached listing must go (their own names' entries
+ * stand for the entries below them, see il_collapse). */
+struct inval_list {
+	uint64_t *inos;
+	size_t ni, ci;
+	uint64_t *dirs;
+	size_t nd, cd;
+	struct il_ent {
+		uint64_t dir, child;	/* child: 0 = whiteout */
+		char *name;		/* NULL: collapsed into its folder's */
+		bool is_dir;
+		bool born;		/* a folder made in the layer */
+	} *ents;
+	size_t ne, ce;
+};
+/* Add everything the layer of t touches that the kernel may have
+ * cached. */
+int il_collect(struct txfs *fs, struct layer_txn *t, struct inval_list *l);
+/* Queue l and wait until the kernel has it; empties it (data: pages
+ * too; lazy, a full rollback: folders made in the layer only expire
+ * before the wait, see ilist.c). */
+void il_send(struct txfs *fs, struct inval_list *l, bool data, bool lazy);
 
 /* The result of a transaction verb, for .txfs/ctl and the CLI. */
 struct txn_report {

@@ -49,11 +49,6 @@ static struct timespec ns_ts(int64_t ns)
 				  .tv_nsec = ns % 1000000000LL };
 }
 
-static int64_t ts_ns(struct timespec ts)
-{
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 void rec_to_stat(uint64_t tino, const struct layer_inode *rec,
 		 struct stat *st)
 {

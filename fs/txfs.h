@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <fuse_lowlevel.h>
 
@@ -42,6 +43,12 @@
 #include "../policy/policy.h"
 
 #define TXFS_TIMEOUT 86400.0	/* entry/attr cache lifetime, seconds */
+
+/* A timestamp in nanoseconds since the epoch (the layer's unit). */
+static inline int64_t ts_ns(struct timespec ts)
+{
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 struct tnode;
 struct inval_queue;
@@ -381,6 +388,8 @@ int file_open(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
 int file_open_text(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
 		   char *text, size_t len, struct fhandle **out);
 void file_close(struct txfs *fs, struct fhandle *fh);
+/* After a commit: re-resolve the handle's real object (once a commit). */
+void fh_refresh(struct txfs *fs, struct fhandle *fh);
 /* Free the handles the kernel never released (at unmount). */
 void file_close_all(struct txfs *fs);
 int file_read(struct txfs *fs, struct fhandle *fh, char *buf,
@@ -392,8 +401,8 @@ int file_truncate(struct txfs *fs, struct layer_txn *t, struct tview *v,
 		  uint64_t size, const struct req_ctx *c);
 int file_fallocate(struct txfs *fs, struct fhandle *fh, int mode,
 		   off_t off, off_t len, const struct req_ctx *c);
-/* lseek SEEK_DATA / SEEK_HOLE over the merged map (chunks, the real
- * file's own map below lower_valid, holes elsewhere). */
+/* datamap.c: lseek SEEK_DATA / SEEK_HOLE over the merged map (chunks,
+ * the real file's own map below lower_valid, holes elsewhere). */
 int file_seek(struct txfs *fs, struct fhandle *fh, off_t off, int whence,
 	      off_t *out);
 /* Set v->st.st_blocks of a regular file the layer holds: the bytes its

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * txn.c - the transaction verbs: commit, rollback, savepoint, release;
- * the summaries behind .txfs/status and .txfs/changes; and what the kernel
- * must forget after each verb.
+ * txn.c - the transaction verbs: commit, rollback, savepoint, release,
+ * and the control verb lines that name them. The summaries behind
+ * .txfs/status are changes.c; what the kernel must forget after each verb
+ * is ilist.c.
  *
  * Every verb takes fs->txlock exclusive (no request runs meanwhile, none
  * sees half a verb), changes the layer, and releases the lock before the
@@ -22,264 +23,6 @@
 
 #include "txfs.h"
 #include "commit.h"
-
-static void changes_count(struct plan *p, struct txn_counts *c, FILE *out,
-			  const struct policy *pol, FILE *flagged);
-
-/* --- invalidation lists --------------------------------------------- */
-
-/* Entries to invalidate, and inodes (attributes; pages too on rollback).
- * dirs: folders whose cached listing must go (their own names' entries
- * stand for the entries below them, see il_collapse). */
-struct inval_list {
-	uint64_t *inos;
-	size_t ni, ci;
-	uint64_t *dirs;
-	size_t nd, cd;
-	struct il_ent {
-		uint64_t dir, child;	/* child: 0 = whiteout */
-		char *name;		/* NULL: collapsed into its folder's */
-		bool is_dir;
-		bool born;		/* a folder made in the layer */
-	} *ents;
-	size_t ne, ce;
-};
-
-static int u64_push(uint64_t **a, size_t *n, size_t *cap, uint64_t v)
-{
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 256;
-		uint64_t *m = realloc(*a, c * sizeof(*m));
-
-		if (!m)
-			return -ENOMEM;
-		*a = m;
-		*cap = c;
-	}
-	(*a)[(*n)++] = v;
-	return 0;
-}
-
-
-static int il_ino(struct inval_list *l, uint64_t tino)
-{
-	return u64_push(&l->inos, &l->ni, &l->ci, tino);
-}
-
-static int il_ent(struct inval_list *l, uint64_t dir, const char *name,
-		  size_t len, const struct layer_dirent *d)
-{
-	if (l->ne == l->ce) {
-		size_t c = l->ce ? l->ce * 2 : 256;
-		void *n = realloc(l->ents, c * sizeof(*l->ents));
-
-		if (!n)
-			return -ENOMEM;
-		l->ents = n;
-		l->ce = c;
-	}
-	l->ents[l->ne].dir = dir;
-	l->ents[l->ne].child = d->tino;
-	l->ents[l->ne].is_dir = d->tino && S_ISDIR(d->type);
-	l->ents[l->ne].born = false;	/* il_from_dirent sets it */
-	l->ents[l->ne].name = strndup(name, len);
-	if (!l->ents[l->ne].name)
-		return -ENOMEM;
-	l->ne++;
-	return 0;
-}
-
-/*
- * A whiteout's name needs no invalidation, whatever the verb makes of it
- * (rollback: the real object is back; commit: it is gone for real): the
- * kernel holds no valid entry for it, because lookups answer a whiteout
- * with no cache lifetime (ops.c, reply_negative) and the kernel expires
- * the dentry of a name it unlinks, removes or renames away itself. Only
- * its folder's cached listing and attributes change: one invalidation
- * per folder instead of one per name (a layer walk lists a folder's
- * entries together, so comparing with the last folder added dedups).
- */
-static int il_whiteout(struct inval_list *l, uint64_t dir)
-{
-	if (l->nd && l->dirs[l->nd - 1] == dir)
-		return 0;
-	return u64_push(&l->dirs, &l->nd, &l->cd, dir);
-}
-
-struct il_ctx {
-	struct txfs *fs;
-	struct inval_list *l;
-	struct layer_txn *t;
-	uint64_t last_dir;	/* the walk lists a folder's entries */
-	bool last_known;	/* together: one itab look-up per folder */
-};
-
-static int il_from_dirent(void *arg, uint64_t dir, const char *name,
-			  size_t len, const struct layer_dirent *d)
-{
-	struct il_ctx *c = arg;
-
-	struct layer_ino_view v;
-	int rc;
-
-	if (dir != c->last_dir || !c->last_dir) {
-		c->last_dir = dir;
-		c->last_known = itab_known(c->fs, dir);
-	}
-	if (!c->last_known)
-		return 0;
-	if (d->tino == 0)	/* a whiteout: see il_whiteout */
-		return il_whiteout(c->l, dir);
-	rc = il_ent(c->l, dir, name, len, d);
-	if (rc == 0 && c->l->ents[c->l->ne - 1].is_dir &&
-	    layer_inode_get(c->t, d->tino, &v) == 0)
-		c->l->ents[c->l->ne - 1].born = !(v.rec.flags & LI_LOWER);
-	return rc;
-}
-
-static int il_from_inode(void *arg, uint64_t tino,
-			 const struct layer_ino_view *v)
-{
-	struct il_ctx *c = arg;
-
-	/* an object born in the layer that nothing holds open goes away
-	 * with its entries (their invalidation makes the kernel forget it);
-	 * real objects and open ones could show stale attributes or pages */
-	if (!(v->rec.flags & LI_LOWER) && itab_opens(c->fs, tino) == 0)
-		return 0;
-	return itab_known(c->fs, tino) ? il_ino(c->l, tino) : 0;
-}
-
-static int cmp_tino(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* A node the kernel knows under an older id (aliased after an earlier
- * commit) caches the same object's pages, written through another node:
- * invalidate its pages too (il_send waits for these as well). */
-static int il_add_aliases(struct txfs *fs, struct inval_list *l)
-{
-	uint64_t *more;
-	size_t n;
-	int rc;
-
-	if (l->ni == 0)
-		return 0;
-	qsort(l->inos, l->ni, sizeof(*l->inos), cmp_tino);
-	rc = itab_aliases_of(fs, l->inos, l->ni, &more, &n);
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		inval_inode(fs, more[i], true);	/* pages too */
-	free(more);
-	return rc;
-}
-
-/*
- * Keep only the topmost changed names of the entries [from, ne) (one
- * state of the layer, so its folders form a tree). Invalidating a
- * folder's entry makes the kernel drop its whole cached subtree
- * (d_invalidate prunes every unused dentry below it), so the entries
- * inside a folder whose own entry is invalidated need not be sent one
- * by one: N notifications become one (10,000 staged files in a new
- * folder: one instead of 10,000). What pruning cannot reach is handled
- * here: a name whose object is open keeps its own entry (its dentry is
- * in use, so not pruned), and each such folder the kernel still holds
- * (a process's cwd) gets its listing and attributes dropped.
- */
-static int il_collapse(struct txfs *fs, struct inval_list *l, size_t from)
-{
-	uint64_t *tops = NULL;
-	size_t nt = 0, ct = 0;
-	int rc = 0;
-
-	for (size_t i = from; rc == 0 && i < l->ne; i++)
-		if (l->ents[i].is_dir)
-			rc = u64_push(&tops, &nt, &ct, l->ents[i].child);
-	if (rc || nt == 0)
-		goto out;
-	qsort(tops, nt, sizeof(*tops), cmp_tino);
-	for (size_t i = from; i < l->ne; i++) {
-		struct il_ent *e = &l->ents[i];
-
-		if (!bsearch(&e->dir, tops, nt, sizeof(*tops), cmp_tino))
-			continue;
-		if (e->child && itab_opens(fs, e->child))
-			continue;
-		free(e->name);
-		e->name = NULL;
-	}
-	for (size_t i = 0; rc == 0 && i < nt; i++)
-		if ((i == 0 || tops[i] != tops[i - 1]) &&
-		    itab_known(fs, tops[i]))
-			rc = u64_push(&l->dirs, &l->nd, &l->cd, tops[i]);
-out:
-	free(tops);
-	return rc;
-}
-
-/* Everything the layer of t touches that the kernel may have cached. */
-static int il_collect(struct txfs *fs, struct layer_txn *t,
-		      struct inval_list *l)
-{
-	struct il_ctx c = { fs, l, t, 0, false };
-	size_t from = l->ne;
-	int rc = layer_dirent_each_all(t, il_from_dirent, &c);
-
-	if (rc == 0)
-		rc = il_collapse(fs, l, from);
-	if (rc == 0)
-		rc = layer_inode_each(t, il_from_inode, &c);
-	return rc ? rc : il_add_aliases(fs, l);
-}
-
-/*
- * Queue the list and wait until the kernel has it; frees it.
- *
- * lazy (a full rollback): the entry of a folder made in the layer is only
- * expired before the wait (O(1) for the kernel; every path walk through
- * it asks the daemon again, which answers ENOENT), and invalidated after
- * it: a folder invalidation prunes the whole cached subtree inside the
- * kernel before it returns (10,000 cached names: ~20-50 ms), which the
- * caller need not wait for. Only such folders: a real folder (renamed,
- * say) is found again under its old name, and the kernel would move its
- * cached dentry there with the stale names below it; a savepoint or a
- * commit keeps layer folders alive under maybe other names, likewise.
- */
-static void il_send(struct txfs *fs, struct inval_list *l, bool data,
-		    bool lazy)
-{
-	for (size_t i = 0; i < l->ne; i++) {
-		struct il_ent *e = &l->ents[i];
-
-		if (!e->name)
-			continue;	/* collapsed */
-		if (lazy && e->born)
-			inval_entry_expire(fs, e->dir, e->name);
-		else
-			inval_entry(fs, e->dir, e->name);
-	}
-	for (size_t i = 0; i < l->ni; i++)
-		inval_inode(fs, l->inos[i], data);
-	for (size_t i = 0; i < l->nd; i++)
-		inval_inode(fs, l->dirs[i], true);	/* listing too */
-	inval_flush(fs);
-	/* after the answer, not waited for: drop the expired folders'
-	 * cached subtrees (memory; and names looked up relative to a cwd
-	 * inside one, which do not walk through the expired entry) */
-	for (size_t i = 0; i < l->ne; i++) {
-		struct il_ent *e = &l->ents[i];
-
-		if (lazy && e->name && e->born)
-			inval_entry(fs, e->dir, e->name);
-		free(e->name);
-	}
-	free(l->ents);
-	free(l->inos);
-	free(l->dirs);
-	memset(l, 0, sizeof(*l));
-}
 
 /* --- reports -------------------------------------------------------- */
 
@@ -302,14 +45,6 @@ static void report(struct txfs *fs, struct txn_report *r, int err,
 	free(fs->last_report);
 	fs->last_report = text ? strdup(text) : NULL;
 	pthread_mutex_unlock(&fs->ctl_lock);
-}
-
-static uint64_t cur_txid(struct layer_txn *t)
-{
-	uint64_t id = 0;
-
-	layer_meta_get_u64(t, "txid", &id);
-	return id;
 }
 
 /* Log event with the members json_pack() makes of fmt and the rest. */
@@ -339,121 +74,6 @@ static void audit_name(struct txfs *fs, const char *event, const char *key,
 	    (!level || !json_object_set_new(o, "level", json_integer(level))))
 		audit_record(fs->audit, event, o, NULL);
 	json_decref(o);
-}
-
-/* --- changes and counts --------------------------------------------- */
-
-/* A name on a line of .txfs/changes: as is, or C-quoted when it holds a
- * control byte, '"', '\', bytes outside UTF-8 or " -> " (audit_cquote),
- * so that one name is one line and every line parses back. */
-static void put_name(FILE *out, const char *name)
-{
-	char *q = audit_cquote(name, " -> ");
-
-	fputs(q ? q : name, out);
-	free(q);
-}
-
-/* The names an object gained by hard link beyond its primary one (finals
- * past [0] all come from layer entries): each is a new name ("A"),
- * checked against the flag rules at that name (a link into .git/hooks/
- * needs review wherever its primary name is). */
-static void extra_names(const struct cobj *o, struct txn_counts *c, FILE *out,
-			const struct policy *pol, FILE *flagged)
-{
-	for (size_t j = 1; j < o->nfinals; j++) {
-		const char *path = o->finals[j];	/* a layer entry */
-		bool flag = pol && policy_is_flagged(pol, path, strlen(path));
-
-		c->added++;
-		c->flagged += flag;
-		if (flag && flagged)
-			fwrite(path, 1, strlen(path) + 1, flagged);
-		if (out) {
-			fputs("A ", out);
-			put_name(out, path);
-			fputs(flag ? "\t(needs review)\n" : "\n", out);
-		}
-	}
-}
-
-/* Count (and list in out, and the flagged ones in flagged, each followed
- * by a NUL: a path may hold any other byte) the changes. */
-static void changes_count(struct plan *p, struct txn_counts *c, FILE *out,
-			  const struct policy *pol, FILE *flagged)
-{
-	memset(c, 0, sizeof(*c));
-	for (size_t i = 0; i < p->n; i++) {
-		const struct cobj *o = &p->objs[i];
-		const char *path = o->nfinals ? o->finals[0] : o->lower;
-		char kind;
-
-		if (o->tino == (uint64_t)p->fs->root_ino)
-			continue;
-		if (!o->lower && !o->nfinals)
-			continue;	/* born and gone in this transaction */
-		if (!o->lower)
-			kind = 'A', c->added++;
-		else if (!o->nfinals)
-			kind = 'D', c->deleted++;
-		else if (!o->natural)
-			kind = 'R', c->renamed++;
-		else if (S_ISDIR(o->rec.mode))
-			continue;	/* only its entries changed */
-		else
-			kind = 'M', c->modified++;
-		bool flag = pol && path &&
-			    policy_is_flagged(pol, path, strlen(path));
-
-		c->flagged += flag;
-		if (flag && flagged)
-			fwrite(path, 1, strlen(path) + 1, flagged);
-		if (out) {
-			fprintf(out, "%c ", kind);
-			if (kind == 'R') {
-				put_name(out, o->lower);
-				fputs(" -> ", out);
-			}
-			put_name(out, path);
-			fputs(flag ? "\t(needs review)\n" : "\n", out);
-		}
-		extra_names(o, c, out, pol, flagged);
-	}
-}
-
-/* A summary of the open transaction (for status, changes, reports). */
-int txn_summary(struct txfs *fs, struct txn_counts *c, char **changes)
-{
-	struct layer_txn *t;
-	struct layer_counters lc;
-	struct plan p;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *out = changes ? open_memstream(&buf, &len) : NULL;
-	int rc;
-
-	if (changes && !out)
-		return -ENOMEM;
-	rc = layer_begin(fs->layer, false, &t);
-	if (rc == 0) {
-		rc = plan_view(fs, t, &p);
-		if (rc == 0)
-			changes_count(&p, c, out, atomic_load(&fs->policy),
-				      NULL);
-		plan_free(&p);
-		if (rc == 0 && layer_counters_get(t, &lc) == 0)
-			c->bytes = lc.bytes > 0 ? (uint64_t)lc.bytes : 0;
-		c->txid = cur_txid(t);
-		c->savepoints = layer_sp_level(t);
-		layer_txn_end(t);
-	}
-	if (out)
-		fclose(out);
-	if (changes && rc == 0)
-		*changes = buf;
-	else
-		free(buf);
-	return rc;
 }
 
 /* --- commit ---------------------------------------------------------- */
@@ -578,7 +198,7 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 
 	if (rc)
 		return rc;
-	txid = cur_txid(t);
+	txid = txn_cur_id(t);
 	rc = plan_build_commit(fs, t, &p, force);
 	if (rc == -EBUSY) {
 		char *list = NULL;
@@ -734,7 +354,7 @@ static int rollback_all(struct txfs *fs, struct txn_report *r,
 
 	if (rc)
 		return rc;
-	txid = cur_txid(t);
+	txid = txn_cur_id(t);
 	if ((rc = il_collect(fs, t, il)) ||
 	    (rc = layer_new_generation(t)) ||
 	    (rc = layer_meta_del(t, "savepoints")) ||
@@ -1023,7 +643,7 @@ static int commit_some(struct txfs *fs, bool force, char **paths, size_t n,
 
 	if (rc)
 		return rc;
-	txid = cur_txid(t);
+	txid = txn_cur_id(t);
 	rc = plan_build_commit(fs, t, &p, true);
 	if (rc == 0 && (rc = plan_select(&p, (const char *const *)paths, n)) ==
 			       -ENOENT)
