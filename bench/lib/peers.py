@@ -228,6 +228,8 @@ class Txfs(Peer):
     is_fuse = True
     has_layer = True
 
+    is_txfs = True
+
     def available(self):
         return None if self.ctx.txfs_bin else self.ctx.txfs_err
 
@@ -321,8 +323,16 @@ class Txfs(Peer):
             rmtree(self.state)
 
 
+class TxfsSpinOff(Txfs):
+    """txfs with the spin off (-o spin=0): measures the default's spin
+    against no spin in the same rounds."""
+    name = "txfs-spin0"
+    label = "txfs -o spin=0"
+    extra = ["-o", "spin=0"]
+
+
 PEER_CLASSES = [Native, KernelOverlay, FuseOverlayfs, PassthroughLL,
-                PassthroughLLCached, Txfs]
+                PassthroughLLCached, Txfs, TxfsSpinOff]
 PEER_NAMES = [c.name for c in PEER_CLASSES]
 
 

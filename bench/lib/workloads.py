@@ -275,7 +275,7 @@ def w5(ctx, R, peers, rounds):
             raise BenchError(out.replace("fails: ", "") or cp.stderr.strip())
         R.add("W5.time", p, rnd, float(out))
         p.umount()
-        if p.name == "txfs":
+        if getattr(p, "is_txfs", False):
             R.add("W5.stored", p, rnd, float(du_bytes(p.state)))
             _w5_commit_txfs(p, rnd, R, lower)
         elif p.upper:
@@ -440,7 +440,7 @@ def w8(ctx, R, peers, rounds):
                     continue
                 try:
                     watchdog().arm(1800, f"W8 {p.name} {n}")
-                    if p.name == "txfs":
+                    if getattr(p, "is_txfs", False):
                         _w8_txfs(ctx, R, p, rnd, n, sz)
                     else:
                         _w8_overlay(ctx, R, p, rnd, n, sz)
@@ -576,7 +576,7 @@ def w9(ctx, R, peers, rounds):
             R.fill(["W9.rb", "W9.rb.rss", "W9.rm2", "W9.rm2.rss",
                     "W9.commit", "W9.commit.rss"], p, rnd, DASH)
             return
-        if p.name == "txfs":
+        if getattr(p, "is_txfs", False):
             v = _ctl(p, "rollback")
         else:
             t0 = time.perf_counter()
