@@ -148,7 +148,7 @@ static struct fhandle *fh_new(struct txfs *fs, uint64_t node, uint64_t tino,
 }
 
 /* Finish an open: on failure undo fh_new, else list the handle. */
-static int fh_link(struct txfs *fs, struct fhandle *fh, int rc,
+static int fh_finish(struct txfs *fs, struct fhandle *fh, int rc,
 		   struct fhandle **out)
 {
 	if (rc) {
@@ -179,11 +179,11 @@ int file_open(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
 	if (!fh)
 		return -ENOMEM;
 	if ((rc = layer_begin(fs->layer, false, &t)))
-		return fh_link(fs, fh, rc, out);
+		return fh_finish(fs, fh, rc, out);
 	rc = view_inode(fs, t, tino, &v);
 	layer_txn_end(t);
 	if (rc)
-		return fh_link(fs, fh, rc, out);
+		return fh_finish(fs, fh, rc, out);
 	if (S_ISDIR(v.st.st_mode))
 		rc = -EISDIR;
 	else if (v.virt)	/* a control file: file_open_text */
@@ -191,7 +191,7 @@ int file_open(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
 	fh->lower_path = v.lower_path;
 	v.lower_path = NULL;
 	tview_free(&v);
-	return fh_link(fs, fh, rc, out);
+	return fh_finish(fs, fh, rc, out);
 }
 
 int file_open_text(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
@@ -206,7 +206,7 @@ int file_open_text(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
 	fh->virt = true;
 	fh->virt_buf = text;
 	fh->virt_len = len;
-	return fh_link(fs, fh, 0, out);
+	return fh_finish(fs, fh, 0, out);
 }
 
 void file_close(struct txfs *fs, struct fhandle *fh)
