@@ -54,6 +54,10 @@ static const char mount_usage[] =
 "                   request: faster file-heavy work on a VM whose idle\n"
 "                   vCPUs halt; backs off when requests are sparse,\n"
 "                   stays off while the CPUs are busy\n"
+"  -o noopen        the kernel opens and closes files without asking the\n"
+"                   daemon (no OPEN, no RELEASE): a build's header opens\n"
+"                   cost nothing. Policy checks move to each read and\n"
+"                   write; a policy with `exec deny` rules is refused\n"
 "\n"
 "Environment: TXFS_MAP_SIZE=BYTES sets the layer's maximum size.\n"
 "Note: txfs cannot stop the kernel from following a symlink inside the\n"
@@ -93,6 +97,8 @@ static int take_o(struct txfs_opts *o, char *arg, char *fuse, size_t fsize)
 			o->ctl_name = t + 9;
 		else if (!strncmp(t, "spin=", 5))
 			o->spin = t + 5;
+		else if (!strcmp(t, "noopen"))
+			o->noopen = true;
 		else if (!strncmp(t, "threads=", 8)) {
 			if (take_threads(o, t + 8))
 				return -EINVAL;

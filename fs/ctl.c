@@ -252,6 +252,106 @@ int ctl_open(struct txfs *fs, uint64_t tino, int flags, char **text,
 	return ctl_gens[ctl_index(tino)](fs, text, len);
 }
 
+/* ---- -o noopen: texts taken at lookup ---- */
+
+struct ctl_snap {
+	uint64_t tino;
+	char *text;
+	size_t len;
+	struct ctl_snap *next;
+};
+
+int ctl_snap_take(struct txfs *fs, struct tview *v)
+{
+	struct ctl_snap *s = calloc(1, sizeof(*s));
+	int rc;
+
+	if (!s)
+		return -ENOMEM;
+	rc = ctl_open(fs, v->tino, O_RDONLY, &s->text, &s->len);
+	if (rc) {
+		free(s->text);
+		free(s);
+		return rc;
+	}
+	pthread_mutex_lock(&fs->snap_lock);
+	if (++fs->snap_seq >= CTL_SPAN / NCTL)
+		fs->snap_seq = 1;	/* 2^39 / 9 lookups: never */
+	s->tino = LAYER_INO_VIRT + fs->snap_seq * NCTL + ctl_index(v->tino);
+	s->next = fs->snaps;
+	fs->snaps = s;
+	pthread_mutex_unlock(&fs->snap_lock);
+	v->tino = s->tino;
+	v->st.st_ino = (ino_t)s->tino;
+	v->st.st_size = (off_t)s->len;
+	return 0;
+}
+
+/* Under snap_lock. */
+static struct ctl_snap **snap_find(struct txfs *fs, uint64_t tino)
+{
+	struct ctl_snap **pp = &fs->snaps;
+
+	while (*pp && (*pp)->tino != tino)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+size_t ctl_snap_size(struct txfs *fs, uint64_t tino)
+{
+	struct ctl_snap *s;
+	size_t len;
+
+	pthread_mutex_lock(&fs->snap_lock);
+	s = *snap_find(fs, tino);
+	len = s ? s->len : 0;
+	pthread_mutex_unlock(&fs->snap_lock);
+	return len;
+}
+
+void ctl_snap_read(struct txfs *fs, uint64_t tino, char *buf, size_t size,
+		   off_t off, size_t *got)
+{
+	struct ctl_snap *s;
+
+	*got = 0;
+	pthread_mutex_lock(&fs->snap_lock);
+	s = *snap_find(fs, tino);
+	if (s && off >= 0 && (size_t)off < s->len) {
+		*got = s->len - (size_t)off < size ? s->len - (size_t)off :
+						      size;
+		memcpy(buf, s->text + off, *got);
+	}
+	pthread_mutex_unlock(&fs->snap_lock);
+}
+
+void ctl_snap_forget(struct txfs *fs, uint64_t tino)
+{
+	struct ctl_snap **pp, *s;
+
+	pthread_mutex_lock(&fs->snap_lock);
+	pp = snap_find(fs, tino);
+	s = *pp;
+	if (s)
+		*pp = s->next;
+	pthread_mutex_unlock(&fs->snap_lock);
+	if (s) {
+		free(s->text);
+		free(s);
+	}
+}
+
+void ctl_snap_free_all(struct txfs *fs)
+{
+	while (fs->snaps) {
+		struct ctl_snap *s = fs->snaps;
+
+		fs->snaps = s->next;
+		free(s->text);
+		free(s);
+	}
+}
+
 /* One command a write; trailing newline and blanks are ignored. */
 int ctl_write(struct txfs *fs, const struct req_ctx *c, const char *buf,
 	      size_t size)

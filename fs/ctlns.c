@@ -40,7 +40,7 @@ static const struct {
 
 bool ctl_is_ino(uint64_t tino)
 {
-	return tino >= LAYER_INO_VIRT && tino < LAYER_INO_VIRT + NCTL;
+	return tino >= LAYER_INO_VIRT && tino < LAYER_INO_VIRT + CTL_SPAN;
 }
 
 bool ctl_is_name(const struct txfs *fs, uint64_t parent, const char *name)
@@ -51,7 +51,7 @@ bool ctl_is_name(const struct txfs *fs, uint64_t parent, const char *name)
 
 enum ctl_index ctl_index(uint64_t tino)
 {
-	return (enum ctl_index)(tino - LAYER_INO_VIRT);
+	return (enum ctl_index)((tino - LAYER_INO_VIRT) % NCTL);
 }
 
 mode_t ctl_mode(uint64_t tino)

@@ -114,12 +114,14 @@ static int drop_link(struct txfs *fs, struct layer_txn *t, struct tview *v)
 		return rc;
 	v->rec.nlink = isdir || v->rec.nlink <= 1 ? 0 : v->rec.nlink - 1;
 	touch_c(&v->rec);
-	if (v->rec.nlink == 0 && itab_opens(fs, v->tino) == 0) {
+	if (v->rec.nlink == 0 && itab_held(fs, v->tino) == 0) {
 		if (!(v->rec.flags & LI_LOWER))
 			return layer_inode_del(t, v->tino);
 		rc = layer_chunks_trunc(t, v->tino, 0);
 		if (rc)
 			return rc;
+	} else if (v->rec.nlink == 0 && fs->opts.noopen) {
+		itab_orphan(fs, v->tino);
 	}
 	return layer_inode_update(t, v->tino, &v->rec);
 }

@@ -42,6 +42,15 @@ static int report(int *fd, const char *msg)
 	return -EINVAL;
 }
 
+/* -o noopen refuses these: the kernel sends no OPEN, so nothing shows an
+ * execve (ops.c, "no-open"). */
+static bool has_exec(const struct policy *p)
+{
+	const char *const *globs;
+
+	return policy_exec_globs(p, &globs) > 0;
+}
+
 int txfs_load_policy(struct txfs *fs, int *report_fd)
 {
 	struct policy *p = NULL;
@@ -57,6 +66,14 @@ int txfs_load_policy(struct txfs *fs, int *report_fd)
 			 fs->opts.policy ? fs->opts.policy : "(default)",
 			 err ? err : strerror(-rc));
 		free(err);
+		return report(report_fd, msg);
+	}
+	if (fs->opts.noopen && has_exec(p)) {
+		snprintf(msg, sizeof(msg), "policy %s: refused, not mounted: "
+			 "it has `exec deny` rules, and under -o noopen no "
+			 "request shows an exec to check them against",
+			 fs->opts.policy ? fs->opts.policy : "(default)");
+		policy_free(p);
 		return report(report_fd, msg);
 	}
 	atomic_store(&fs->policy, p);
@@ -119,6 +136,11 @@ static void reload_invalidate(struct txfs *fs, const struct policy *old,
 			if (nodes[i].name)
 				inval_entry(fs, nodes[i].parent, nodes[i].name);
 			inval_hidden(fs, t, nodes[i].tino, old, new);
+			/* -o noopen: reads of cached pages never reach the
+			 * daemon; drop them, so that the next read is
+			 * checked against the new policy */
+			if (fs->opts.noopen)
+				inval_inode(fs, nodes[i].tino, true);
 		}
 		layer_txn_end(t);
 	}
@@ -140,6 +162,13 @@ int txfs_reload_policy(struct txfs *fs, char **msg)
 	*msg = NULL;
 	rc = fs->opts.policy ? policy_load_file(fs->opts.policy, &p, &err) :
 			       policy_load_default(&p);
+	if (rc == 0 && fs->opts.noopen && has_exec(p)) {
+		policy_free(p);
+		p = NULL;
+		rc = -EINVAL;
+		err = strdup("it has `exec deny` rules, and under -o noopen "
+			     "no request shows an exec to check them against");
+	}
 	if (rc) {
 		if (asprintf(msg, "policy reload refused, the old policy stays "
 			     "in force:\n%s\n", err ? err : strerror(-rc)) < 0)

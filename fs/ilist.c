@@ -120,7 +120,7 @@ static int il_from_inode(void *arg, uint64_t tino,
 	/* an object born in the layer that nothing holds open goes away
 	 * with its entries (their invalidation makes the kernel forget it);
 	 * real objects and open ones could show stale attributes or pages */
-	if (!(v->rec.flags & LI_LOWER) && itab_opens(c->fs, tino) == 0)
+	if (!(v->rec.flags & LI_LOWER) && itab_held(c->fs, tino) == 0)
 		return 0;
 	return itab_known(c->fs, tino) ? il_ino(c->l, tino) : 0;
 }
@@ -180,7 +180,7 @@ static int il_collapse(struct txfs *fs, struct inval_list *l, size_t from)
 
 		if (!bsearch(&e->dir, tops, nt, sizeof(*tops), cmp_tino))
 			continue;
-		if (e->child && itab_opens(fs, e->child))
+		if (e->child && itab_held(fs, e->child))
 			continue;
 		free(e->name);
 		e->name = NULL;

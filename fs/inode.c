@@ -47,6 +47,7 @@ static void node_free(struct tnode *n)
 		free(o->name);
 		free(o);
 	}
+	free(n->orphan_path);
 	if (n->pin)
 		close(n->pin - 1);
 	free(n->lower_path);
@@ -361,19 +362,23 @@ static void unlink_node(struct txfs *fs, struct tnode *n)
 		unlink_node(fs, target);
 }
 
-void itab_forget(struct txfs *fs, uint64_t tino, uint64_t count)
+bool itab_forget(struct txfs *fs, uint64_t tino, uint64_t count)
 {
 	struct tnode *n;
+	bool orphan = false;
 
 	pthread_mutex_lock(&fs->itab_lock);
 	n = find(fs, tino);
 	if (n) {
 		n->nlookup = n->nlookup > count ? n->nlookup - count : 0;
 		if (n->nlookup == 0 && n->opens == 0 &&
-		    tino != fs->root_ino)
+		    tino != fs->root_ino) {
+			orphan = n->orphan;
 			unlink_node(fs, n);
+		}
 	}
 	pthread_mutex_unlock(&fs->itab_lock);
+	return orphan;
 }
 
 void itab_open(struct txfs *fs, uint64_t tino)
@@ -416,6 +421,50 @@ unsigned itab_opens(struct txfs *fs, uint64_t tino)
 		c = n->opens;
 	pthread_mutex_unlock(&fs->itab_lock);
 	return c;
+}
+
+unsigned itab_held(struct txfs *fs, uint64_t tino)
+{
+	struct tnode *n;
+	unsigned c = 0;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	n = find(fs, tino);
+	if (n)
+		c = n->opens + (fs->opts.noopen && n->nlookup);
+	pthread_mutex_unlock(&fs->itab_lock);
+	return c;
+}
+
+void itab_orphan(struct txfs *fs, uint64_t tino)
+{
+	char *p = itab_path(fs, tino, NULL);
+	struct tnode *n;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	n = find(fs, tino);
+	if (n) {
+		n->orphan = true;
+		if (p && !n->orphan_path) {
+			n->orphan_path = p;
+			p = NULL;
+		}
+	}
+	pthread_mutex_unlock(&fs->itab_lock);
+	free(p);
+}
+
+char *itab_orphan_path(struct txfs *fs, uint64_t tino)
+{
+	struct tnode *n;
+	char *p = NULL;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	n = find(fs, tino);
+	if (n && n->orphan_path)
+		p = strdup(n->orphan_path);
+	pthread_mutex_unlock(&fs->itab_lock);
+	return p;
 }
 
 uint64_t ino_to_tino(struct txfs *fs, fuse_ino_t ino)
@@ -568,6 +617,25 @@ static int cmp_remap(const void *a, const void *b)
 		       &((const struct remap *)b)->from);
 }
 
+/* A folder this commit re-created as a real one (X -> Y in m) is the
+ * parent of its children's names under Y from now on: X is only the
+ * kernel's alias of Y, and goes away at its FORGET while a child (an open
+ * file, say) may stay known; a name whose parent is gone has no path
+ * (itab_path: ENOENT), and the policy refuses what it cannot place. */
+static void remap_parents(struct tnode *n, const struct remap *m, size_t nm)
+{
+	struct remap key = { .from = n->parent };
+	const struct remap *r;
+
+	if (n->name && (r = bsearch(&key, m, nm, sizeof(*m), cmp_remap)))
+		n->parent = r->to;
+	for (struct tname *o = n->others; o; o = o->next) {
+		key.from = o->parent;
+		if ((r = bsearch(&key, m, nm, sizeof(*m), cmp_remap)))
+			o->parent = r->to;
+	}
+}
+
 /* Keep every alias one hop long (ino_to_tino follows one): a node X
  * aliased to Y, where this commit re-created Y as Z, now points to Z.
  * Without this, a file committed again and again (a writer and a loop of
@@ -582,6 +650,7 @@ static void retarget(struct txfs *fs, struct remap *m, size_t nm,
 			struct remap key = { .from = n->alias }, *r;
 			struct tnode *to;
 
+			remap_parents(n, m, nm);
 			if (!n->alias || !(r = bsearch(&key, m, nm, sizeof(*m),
 						       cmp_remap)))
 				continue;

@@ -537,6 +537,8 @@ static void cleanup(struct txfs *fs)
 	pthread_rwlock_destroy(&fs->txlock);
 	session_forget(fs);
 	pthread_mutex_destroy(&fs->ctl_lock);
+	ctl_snap_free_all(fs);
+	pthread_mutex_destroy(&fs->snap_lock);
 	free(fs->last_report);
 	free(fs->ws_path);
 	free(fs->mnt_path);
@@ -655,6 +657,7 @@ int txfs_run_mount(struct txfs_opts *opts)
 	fs.ctl_len = strlen(fs.ctl_name);
 	txlock_init(&fs);
 	pthread_mutex_init(&fs.ctl_lock, NULL);
+	pthread_mutex_init(&fs.snap_lock, NULL);
 	pthread_mutex_init(&fs.fh_lock, NULL);
 	if ((rc = seal_process())) {
 		rc = fail(&r, rc, "cannot make the daemon non-dumpable: %s",
@@ -735,6 +738,7 @@ int txfs_recover_state(const char *state, char *msg, size_t size)
 	fs.opts.state = state;
 	pthread_rwlock_init(&fs.txlock, NULL);
 	pthread_mutex_init(&fs.ctl_lock, NULL);
+	pthread_mutex_init(&fs.snap_lock, NULL);
 	pthread_mutex_init(&fs.fh_lock, NULL);
 	if ((rc = open_state(&fs, &r)))
 		goto out;

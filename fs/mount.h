@@ -24,6 +24,8 @@ struct txfs_opts {
 	bool no_ctl_verbs;	/* .txfs/ctl refuses every verb (txfs run) */
 	bool salvage;		/* a damaged layer: no check, read-only,
 				 * no commit (to save what can be read) */
+	bool noopen;		/* -o noopen: no OPEN/RELEASE for files
+				 * (ops.c, "no-open") */
 	unsigned threads;	/* serving threads (-o threads=N); 0: the
 				 * TXFS_THREADS variable, else the default */
 };

@@ -42,9 +42,14 @@ static void reply_entry(fuse_req_t req, struct txfs *fs, uint64_t parent,
 	e.ino = tino_to_ino(fs, node);
 	e.attr = v->st;
 	e.attr_timeout = timeout_of(v);
-	e.entry_timeout = TXFS_TIMEOUT;
-	if (fuse_reply_entry(req, &e) == -ENOENT)
-		itab_forget(fs, node, 1);	/* interrupted */
+	/* -o noopen: each lookup of a .txfs/ file is a new node with its
+	 * text taken now (ctl_snap_take); a cached entry would keep the old */
+	e.entry_timeout = v->virt && fs->opts.noopen ? 0.0 : TXFS_TIMEOUT;
+	if (fuse_reply_entry(req, &e) == -ENOENT) {
+		(void)itab_forget(fs, node, 1);	/* interrupted */
+		if (ctl_is_ino(node))
+			ctl_snap_forget(fs, node);
+	}
 }
 
 /*
@@ -100,10 +105,10 @@ static void reply_negative(fuse_req_t req, bool whiteout)
  *  - SPLICE_READ/WRITE/MOVE: written data is copied into LMDB pages and
  *    read data comes out of LMDB pages or a pread into a buffer; a pipe
  *    in between adds syscalls and saves no copy.
- *  - NO_OPEN_SUPPORT: it is all or nothing for the mount, and txfs needs
- *    an open: the policy's open-time checks (read, write, exec), the
- *    handle of a write, open counts that keep unlinked files alive, and
- *    ESTALE for handles opened before a rollback.
+ *  - NO_OPEN_SUPPORT, by default: it is all or nothing for the mount (the
+ *    first OPEN answered ENOSYS sets the kernel's fc->no_open), and no
+ *    request then shows an execve, so `exec deny` rules cannot be checked.
+ *    It is the -o noopen option instead ("no-open" below).
  *  - NO_OPENDIR_SUPPORT: opendir checks the policy's read rule and its
  *    handle holds the listing a readdir pages through.
  *  - HANDLE_KILLPRIV (v1): the daemon would have to clear set-uid bits on
@@ -127,9 +132,43 @@ static void reply_negative(fuse_req_t req, bool whiteout)
  *    and a syncfs of the mount before commit and rollback; txfs writes
  *    through instead.
  */
+/*
+ * no-open (-o noopen). OPEN is answered ENOSYS: the kernel then opens and
+ * closes every file of the mount without a request (no OPEN, no RELEASE;
+ * a build's header opens were 91 % of its requests, W3 1.24x -> 1.01x:
+ * bench/results/2026-11-24-noopen.md). What OPEN and RELEASE did moves:
+ *  - the policy's read, write and truncate checks: to each READ, WRITE,
+ *    fallocate and lseek (noopen_begin), and to the SETATTR that
+ *    open(O_TRUNC) becomes once ATOMIC_O_TRUNC is not taken (op_init);
+ *    an open of a denied file succeeds and its first read or write fails.
+ *    A policy reload drops every cached page (guard.c), so that no read of
+ *    a page cached under the old policy skips the new one;
+ *  - `exec deny`: nothing shows an exec, so a policy with such rules is
+ *    refused at mount and at reload (guard.c);
+ *  - an unlinked file stays readable while the kernel holds it (every
+ *    open fd holds the kernel's inode, so its lookup count stays up):
+ *    itab_held counts the kernel's references, dir.c keeps the object as
+ *    an orphan and its FORGET frees it (forget_one);
+ *  - ESTALE after a rollback: a request on a node whose object is gone
+ *    answers it, and the rollback drops the pages of every layer-born file
+ *    the kernel knows (ilist.c, itab_held), not only of open ones;
+ *  - .txfs/ files: a lookup takes the text (ctl_snap_take) under a node id
+ *    of its own, never cached, read through the page cache and freed at
+ *    FORGET; a write to ctl is a verb as before.
+ * CREATE makes no handle either: once no-open is on, the kernel sends
+ * no RELEASE for a created file (Linux 6.18), so its handle would never
+ * be freed; the created file's writes come like any other's.
+ */
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	struct txfs *fs = userdata;
+
+	/* -o noopen: with ATOMIC_O_TRUNC the kernel leaves open(O_TRUNC)'s
+	 * truncation to the OPEN it will not send, and the file keeps its
+	 * bytes; without it the kernel sends a SETATTR, which the policy's
+	 * truncate rules and `limit deletes` check */
+	if (fs->opts.noopen)
+		conn->want &= ~(unsigned)FUSE_CAP_ATOMIC_O_TRUNC;
 	conn->want &= ~(unsigned)FUSE_CAP_HANDLE_KILLPRIV;
 	conn->want &= ~(unsigned)FUSE_CAP_AUTO_INVAL_DATA;
 	conn->want &= ~(unsigned)(FUSE_CAP_PARALLEL_DIROPS |
@@ -168,6 +207,8 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		tview_free(&dir);
 	}
 	layer_txn_end(t);
+	if (rc == 0 && v.virt && S_ISREG(v.st.st_mode) && fs->opts.noopen)
+		rc = ctl_snap_take(fs, &v);
 	if (rc == 0) {
 		reply_entry(req, fs, p, name, &v);
 		tview_free(&v);
@@ -180,11 +221,26 @@ out:
 		reply_err(req, rc);
 }
 
+static void reap_orphan(struct txfs *fs, uint64_t tino);
+
+/* The kernel's last reference to a node: under -o noopen an unlinked
+ * file it held (itab_orphan) loses its layer data now. */
+static void forget_one(struct txfs *fs, fuse_ino_t ino, uint64_t n)
+{
+	uint64_t node = node_of(fs, ino);
+
+	if (ctl_is_ino(node))
+		ctl_snap_forget(fs, node);
+	if (itab_forget(fs, node, n)) {
+		rdlock(fs);
+		reap_orphan(fs, node);
+		unlock(fs);
+	}
+}
+
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t n)
 {
-	struct txfs *fs = fs_of(req);
-
-	itab_forget(fs, node_of(fs, ino), n);
+	forget_one(fs_of(req), ino, n);
 	fuse_reply_none(req);
 }
 
@@ -194,7 +250,7 @@ static void op_forget_multi(fuse_req_t req, size_t count,
 	struct txfs *fs = fs_of(req);
 
 	for (size_t i = 0; i < count; i++)
-		itab_forget(fs, node_of(fs, list[i].ino), list[i].nlookup);
+		forget_one(fs, list[i].ino, list[i].nlookup);
 	fuse_reply_none(req);
 }
 
@@ -227,6 +283,8 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 		reply_err(req, rc);
 		return;
 	}
+	if (v.virt && fs->opts.noopen)
+		v.st.st_size = (off_t)ctl_snap_size(fs, v.tino);
 	fuse_reply_attr(req, &v.st, timeout_of(&v));
 	tview_free(&v);
 }
@@ -407,6 +465,8 @@ static int open_guard(struct txfs *fs, uint64_t tino, int flags,
 	if (ctl_is_ino(tino))
 		return 0;
 	path = itab_path(fs, tino, NULL);
+	if (!path && fs->opts.noopen)	/* unlinked, read through an fd */
+		path = itab_orphan_path(fs, tino);
 	if ((flags & O_ACCMODE) != O_WRONLY)
 		rc = guard_path(fs, POLICY_OP_READ, path, c);
 	if (!rc && ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)))
@@ -501,7 +561,14 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	rc = do_mknod(fs, p, name, S_IFREG | (mode & 07777), 0, NULL, &c, &v);
 	if (rc == 0)
 		rc = itab_get(fs, v.tino, NULL, p, name, 1);
-	if (rc == 0) {
+	if (rc == 0 && fs->opts.noopen) {
+		/* no handle: the kernel sends no RELEASE for a created file
+		 * once no-open is on (Linux 6.18), so a handle would never
+		 * be freed; its reads and writes come like any other's */
+		fh = NULL;
+		fi->keep_cache = 1;
+		fi->fh = 0;
+	} else if (rc == 0) {
 		/* The file is new: it needs no check beyond the create. */
 		fi->flags &= ~O_TRUNC;
 		rc = file_open(fs, v.tino, v.tino, fi->flags, &fh);
@@ -509,7 +576,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 			fi->keep_cache = 1;
 			fi->fh = (uint64_t)(uintptr_t)fh;
 		} else {
-			itab_forget(fs, v.tino, 1);
+			(void)itab_forget(fs, v.tino, 1);
 		}
 	}
 	unlock(fs);
@@ -521,9 +588,11 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	e.attr = v.st;
 	e.attr_timeout = e.entry_timeout = TXFS_TIMEOUT;
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
-		itab_forget(fs, v.tino, 1);
-		itab_release(fs, v.tino);
-		file_close(fs, fh);
+		(void)itab_forget(fs, v.tino, 1);
+		if (fh) {
+			itab_release(fs, v.tino);
+			file_close(fs, fh);
+		}
 	}
 	tview_free(&v);
 }
@@ -535,6 +604,12 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct req_ctx c;
 	int rc;
 
+	if (fs->opts.noopen) {
+		/* the kernel opens every file of the mount without asking
+		 * from now on ("no-open" above) */
+		reply_err(req, -ENOSYS);
+		return;
+	}
 	req_ctx(req, &c);
 	rdlock(fs);
 	rc = open_common(fs, node_of(fs, ino), ino_to_tino(fs, ino), fi, &c,
@@ -553,17 +628,68 @@ static struct fhandle *fh_of(struct fuse_file_info *fi)
 	return (struct fhandle *)(uintptr_t)fi->fh;
 }
 
+/*
+ * -o noopen: a READ, WRITE, fallocate or lseek without a handle (the
+ * kernel sent no OPEN). The policy is checked as the open would have
+ * been, for this request's access, and a handle made for this request
+ * only (noopen_end). An object gone since the kernel learnt of it (a
+ * rollback) answers ESTALE. Called with fs->txlock held shared.
+ */
+static int noopen_begin(struct txfs *fs, fuse_req_t req, fuse_ino_t ino,
+			int flags, struct fhandle **out)
+{
+	uint64_t node = node_of(fs, ino), tino = ino_to_tino(fs, ino);
+	struct req_ctx c;
+	int rc;
+
+	*out = NULL;
+	if (!fs->opts.noopen || ctl_is_ino(tino))
+		return -EBADF;
+	req_ctx(req, &c);
+	rc = open_guard(fs, tino, flags, &c);
+	if (rc == 0)
+		rc = file_open(fs, node, tino, flags, out);
+	return rc == -ENOENT ? -ESTALE : rc;
+}
+
+static void noopen_end(struct txfs *fs, struct fhandle *fh)
+{
+	if (fh) {
+		itab_release(fs, fh->node);
+		file_close(fs, fh);
+	}
+}
+
+/* -o noopen: a read of a .txfs/ file, from the text its lookup took. */
+static void read_ctl_snap(fuse_req_t req, struct txfs *fs, fuse_ino_t ino,
+			  size_t size, off_t off)
+{
+	char *buf = malloc(size ? size : 1);
+	size_t got = 0;
+
+	if (!buf) {
+		reply_err(req, -ENOMEM);
+		return;
+	}
+	ctl_snap_read(fs, ino_to_tino(fs, ino), buf, size, off, &got);
+	fuse_reply_buf(req, buf, got);
+	free(buf);
+}
+
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct txfs *fs = fs_of(req);
-	struct fhandle *fh = fh_of(fi);
+	struct fhandle *fh = fh_of(fi), *tmp = NULL;
 	size_t got = 0;
 	char *buf;
 	int rc;
 
-	(void)ino;
-	if (fh->virt) {
+	if (!fh && ctl_is_ino(ino_to_tino(fs, ino))) {
+		read_ctl_snap(req, fs, ino, size, off);
+		return;
+	}
+	if (fh && fh->virt) {
 		size_t o = (size_t)off < fh->virt_len ? (size_t)off :
 							 fh->virt_len;
 		size_t n = fh->virt_len - o < size ? fh->virt_len - o : size;
@@ -588,7 +714,10 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	rdlock(fs);
-	rc = file_read(fs, fh, buf, size, off, &got);
+	rc = fh ? 0 : noopen_begin(fs, req, ino, O_RDONLY, &tmp);
+	if (rc == 0)
+		rc = file_read(fs, fh ? fh : tmp, buf, size, off, &got);
+	noopen_end(fs, tmp);
 	unlock(fs);
 	if (rc)
 		reply_err(req, rc);
@@ -601,11 +730,10 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		     size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct txfs *fs = fs_of(req);
-	struct fhandle *fh = fh_of(fi);
+	struct fhandle *fh = fh_of(fi), *tmp = NULL;
 	int rc;
 
-	(void)ino;
-	if (fh->virt) {
+	if (fh ? fh->virt : ctl_is_ino(ino_to_tino(fs, ino))) {
 		/* a control verb is answered by the worker (offload.c) */
 		rc = offload_ctl(fs, req, buf, size);
 		if (rc == 0)
@@ -616,8 +744,17 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		req_ctx(req, &c);
 		c.kill_suidgid = fs->killpriv && (fi->flags & TXFS_FI_KILL);
 		rdlock(fs);
-		rc = file_write(fs, fh, buf, size, off, &c);
+		rc = fh ? 0 : noopen_begin(fs, req, ino, O_WRONLY, &tmp);
+		if (rc == 0)
+			rc = file_write(fs, fh ? fh : tmp, buf, size, off, &c);
+		noopen_end(fs, tmp);
 		unlock(fs);
+		/* the kernel copied the refused bytes into its cached pages
+		 * before it asked (a write(2) over cached pages, or a shared
+		 * mmap's write-back): drop them, so that nothing shows bytes
+		 * the file does not have (off the request path: inval.c) */
+		if (rc)
+			inval_inode(fs, ino_to_tino(fs, ino), true);
 	}
 	if (rc)
 		reply_err(req, rc);
@@ -657,8 +794,15 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 	struct fhandle *fh = fh_of(fi);
 
 	(void)ino;
+	if (!fh) {	/* -o noopen: a file created without a handle */
+		fuse_reply_err(req, 0);
+		return;
+	}
 	rdlock(fs);
-	if (itab_release(fs, fh->node) == 0 && !fh->virt)
+	/* under -o noopen the kernel may still hold the file open without a
+	 * handle: then its FORGET reaps it (forget_one) */
+	if (itab_release(fs, fh->node) == 0 && !fh->virt &&
+	    itab_held(fs, fh->node) == 0)
 		reap_orphan(fs, fh->tino);
 	unlock(fs);
 	file_close(fs, fh);
@@ -681,13 +825,17 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
 			 off_t off, off_t len, struct fuse_file_info *fi)
 {
 	struct txfs *fs = fs_of(req);
+	struct fhandle *tmp = NULL;
 	struct req_ctx c;
 	int rc;
 
-	(void)ino;
 	req_ctx(req, &c);
 	rdlock(fs);
-	rc = file_fallocate(fs, fh_of(fi), mode, off, len, &c);
+	rc = fi->fh ? 0 : noopen_begin(fs, req, ino, O_WRONLY, &tmp);
+	if (rc == 0)
+		rc = file_fallocate(fs, fi->fh ? fh_of(fi) : tmp, mode, off,
+				    len, &c);
+	noopen_end(fs, tmp);
 	unlock(fs);
 	reply_err(req, rc);
 }
@@ -696,16 +844,30 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		     struct fuse_file_info *fi)
 {
 	struct txfs *fs = fs_of(req);
+	struct fhandle *tmp = NULL;
 	off_t pos;
 	int rc;
 
-	(void)ino;
 	if (whence != SEEK_DATA && whence != SEEK_HOLE) {
 		reply_err(req, -EINVAL);
 		return;
 	}
+	if (!fi->fh && ctl_is_ino(ino_to_tino(fs, ino))) {
+		/* -o noopen: a .txfs/ file's text is all data */
+		off_t end = (off_t)ctl_snap_size(fs, ino_to_tino(fs, ino));
+
+		if (off < 0 || off >= end)
+			reply_err(req, -ENXIO);
+		else
+			fuse_reply_lseek(req, whence == SEEK_DATA ? off : end);
+		return;
+	}
 	rdlock(fs);
-	rc = file_seek(fs, fh_of(fi), off, whence, &pos);
+	rc = fi->fh ? 0 : noopen_begin(fs, req, ino, O_RDONLY, &tmp);
+	if (rc == 0)
+		rc = file_seek(fs, fi->fh ? fh_of(fi) : tmp, off, whence,
+			       &pos);
+	noopen_end(fs, tmp);
 	unlock(fs);
 	if (rc)
 		reply_err(req, rc);

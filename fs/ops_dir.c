@@ -111,6 +111,15 @@ static size_t add_plus(fuse_req_t req, struct txfs *fs, struct layer_txn *t,
 		return fuse_add_direntry_plus(req, buf, room, e->name, &ep,
 					      next);
 	}
+	if (v.virt && fs->opts.noopen && !S_ISDIR(v.st.st_mode)) {
+		/* -o noopen: a .txfs/ file is a new node at each lookup
+		 * (ctl_snap_take); node id 0 gives the kernel no entry */
+		tview_free(&v);
+		ep.attr.st_ino = e->tino;
+		ep.attr.st_mode = e->type;
+		return fuse_add_direntry_plus(req, buf, room, e->name, &ep,
+					      next);
+	}
 	node = itab_shown(fs, v.tino);
 	view_blocks(fs, t, &v);
 	ep.ino = tino_to_ino(fs, node);

@@ -98,6 +98,10 @@ struct txfs {
 	/* transactions (txn.c) */
 	pthread_mutex_t ctl_lock;	/* one control verb at a time */
 	char *last_report;		/* what .txfs/ctl reads */
+	/* -o noopen: the texts lookups of .txfs/ files took (ctl.c) */
+	pthread_mutex_t snap_lock;
+	struct ctl_snap *snaps;
+	uint64_t snap_seq;
 	_Atomic uint64_t vetoes;	/* vetoes since mount */
 	_Atomic uint64_t epoch;		/* bumped by every commit */
 	_Atomic bool has_alias;		/* some node ids were re-mapped */
@@ -165,6 +169,10 @@ struct tnode {
 	uint64_t tino;
 	uint64_t nlookup;	/* kernel references */
 	unsigned opens;		/* open file handles */
+	bool orphan;		/* -o noopen: unlinked while the kernel held
+				 * it; its layer data goes at its FORGET */
+	char *orphan_path;	/* and the path it had: the policy's rules
+				 * for reads and writes through old fds */
 	char *lower_path;	/* real path relative to the root, or NULL */
 	uint64_t alias;		/* after a commit: the real object's tino */
 	unsigned aliased_by;	/* nodes whose alias is this node */
@@ -206,11 +214,20 @@ char *itab_path(struct txfs *fs, uint64_t tino, const char *name);
 /* Copy of the node's lower path, or NULL if none. Caller frees. */
 char *itab_lower_path(struct txfs *fs, uint64_t tino);
 void itab_set_lower(struct txfs *fs, uint64_t tino, const char *lower_path);
-void itab_forget(struct txfs *fs, uint64_t tino, uint64_t n);
+/* Returns true if the node went away as an orphan (itab_orphan). */
+bool itab_forget(struct txfs *fs, uint64_t tino, uint64_t n);
 /* Open handle counting; itab_release returns the count left. */
 void itab_open(struct txfs *fs, uint64_t tino);
 unsigned itab_release(struct txfs *fs, uint64_t tino);
 unsigned itab_opens(struct txfs *fs, uint64_t tino);
+/* What may hold the object open: its handles, and under -o noopen (where
+ * the kernel opens files without a handle) every kernel reference. */
+unsigned itab_held(struct txfs *fs, uint64_t tino);
+/* -o noopen: an unlinked object kept for the kernel's references; call
+ * before its name is dropped (its path is kept for the policy). */
+void itab_orphan(struct txfs *fs, uint64_t tino);
+/* The path an orphan had (malloc'd), or NULL. */
+char *itab_orphan_path(struct txfs *fs, uint64_t tino);
 /* Does the kernel know tino (is it in the table)? */
 bool itab_known(struct txfs *fs, uint64_t tino);
 /*
@@ -430,7 +447,9 @@ int do_removexattr(struct txfs *fs, uint64_t tino, const char *name,
 
 /* ---- ctlns.c: the .txfs/ folder's names (below the view) ---- */
 
-/* Node id LAYER_INO_VIRT + index; CTL_DIR is the folder. */
+/* Node id LAYER_INO_VIRT + index; CTL_DIR is the folder. Under -o noopen
+ * each lookup of a file gets a node id of its own, LAYER_INO_VIRT +
+ * k * NCTL + index (k > 0, below CTL_SPAN): see ctl_snap_take. */
 enum ctl_index {
 	CTL_DIR,
 	CTL_README,
@@ -445,6 +464,7 @@ enum ctl_index {
 };
 
 bool ctl_is_name(const struct txfs *fs, uint64_t parent, const char *name);
+#define CTL_SPAN (1ULL << 39)
 bool ctl_is_ino(uint64_t tino);
 enum ctl_index ctl_index(uint64_t tino);	/* ctl_is_ino(tino) */
 mode_t ctl_mode(uint64_t tino);		/* ctl_is_ino(tino) */
@@ -459,6 +479,15 @@ int ctl_readdir(const struct txfs *fs, struct dir_handle *dh);
  * folder, EACCES for writing a file that takes no writes. */
 int ctl_open(struct txfs *fs, uint64_t tino, int flags, char **text,
 	     size_t *len);
+/* -o noopen, where no OPEN gives a file its text: a lookup of .txfs/
+ * file v takes its text now under a node id of its own (v's tino and size
+ * are set to it), reads read it, and its FORGET frees it. */
+int ctl_snap_take(struct txfs *fs, struct tview *v);
+size_t ctl_snap_size(struct txfs *fs, uint64_t tino);
+void ctl_snap_read(struct txfs *fs, uint64_t tino, char *buf, size_t size,
+		   off_t off, size_t *got);
+void ctl_snap_forget(struct txfs *fs, uint64_t tino);
+void ctl_snap_free_all(struct txfs *fs);
 /* One control verb written to .txfs/ctl by caller c. */
 int ctl_write(struct txfs *fs, const struct req_ctx *c, const char *buf,
 	      size_t size);

@@ -323,6 +323,14 @@ class Txfs(Peer):
             rmtree(self.state)
 
 
+class TxfsNoOpen(Txfs):
+    """txfs -o noopen: the kernel opens and closes files without asking
+    the daemon (no OPEN, no RELEASE)."""
+    name = "txfs-noopen"
+    label = "txfs -o noopen"
+    extra = ["-o", "noopen"]
+
+
 class TxfsSpinOff(Txfs):
     """txfs with the spin off (-o spin=0): measures the default's spin
     against no spin in the same rounds."""
@@ -332,7 +340,7 @@ class TxfsSpinOff(Txfs):
 
 
 PEER_CLASSES = [Native, KernelOverlay, FuseOverlayfs, PassthroughLL,
-                PassthroughLLCached, Txfs, TxfsSpinOff]
+                PassthroughLLCached, Txfs, TxfsSpinOff, TxfsNoOpen]
 PEER_NAMES = [c.name for c in PEER_CLASSES]
 
 
