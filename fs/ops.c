@@ -302,9 +302,15 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	req_ctx(req, &c);
 	rdlock(fs);
 	if (ctl_is_ino(tino)) {
-		/* `> .txfs/ctl` truncates: accept, change nothing. */
-		rc = to_set == FUSE_SET_ATTR_SIZE ? ctl_view(tino, &v) :
-						    -EPERM;
+		/* `> .txfs/ctl` truncates: accept, change nothing. Under
+		 * -o noopen that truncation is a SETATTR with the times (and,
+		 * for a caller without CAP_FSETID, killpriv's bit) beside the
+		 * size: only a change of mode or owner is refused. */
+		rc = (to_set & FUSE_SET_ATTR_SIZE) &&
+			     !(to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
+					 FUSE_SET_ATTR_GID)) ?
+			     ctl_view(tino, &v) :
+			     -EPERM;
 	} else {
 		rc = do_setattr(fs, tino, attr, to_set, &c, &v);
 		if (rc == 0)
