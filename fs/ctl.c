@@ -287,6 +287,12 @@ int ctl_snap_take(struct txfs *fs, struct tview *v)
 	return 0;
 }
 
+static void snap_free(struct ctl_snap *s)
+{
+	free(s->text);
+	free(s);
+}
+
 /* Under snap_lock. */
 static struct ctl_snap **snap_find(struct txfs *fs, uint64_t tino)
 {
@@ -335,10 +341,8 @@ void ctl_snap_forget(struct txfs *fs, uint64_t tino)
 	if (s)
 		*pp = s->next;
 	pthread_mutex_unlock(&fs->snap_lock);
-	if (s) {
-		free(s->text);
-		free(s);
-	}
+	if (s)
+		snap_free(s);
 }
 
 void ctl_snap_free_all(struct txfs *fs)
@@ -347,8 +351,7 @@ void ctl_snap_free_all(struct txfs *fs)
 		struct ctl_snap *s = fs->snaps;
 
 		fs->snaps = s->next;
-		free(s->text);
-		free(s);
+		snap_free(s);
 	}
 }
 

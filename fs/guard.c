@@ -44,6 +44,9 @@ static int report(int *fd, const char *msg)
 
 /* -o noopen refuses these: the kernel sends no OPEN, so nothing shows an
  * execve (ops.c, "no-open"). */
+#define NOOPEN_EXEC_WHY "it has `exec deny` rules, and under -o noopen " \
+			"no request shows an exec to check them against"
+
 static bool has_exec(const struct policy *p)
 {
 	const char *const *globs;
@@ -70,8 +73,7 @@ int txfs_load_policy(struct txfs *fs, int *report_fd)
 	}
 	if (fs->opts.noopen && has_exec(p)) {
 		snprintf(msg, sizeof(msg), "policy %s: refused, not mounted: "
-			 "it has `exec deny` rules, and under -o noopen no "
-			 "request shows an exec to check them against",
+			 NOOPEN_EXEC_WHY,
 			 fs->opts.policy ? fs->opts.policy : "(default)");
 		policy_free(p);
 		return report(report_fd, msg);
@@ -166,8 +168,7 @@ int txfs_reload_policy(struct txfs *fs, char **msg)
 		policy_free(p);
 		p = NULL;
 		rc = -EINVAL;
-		err = strdup("it has `exec deny` rules, and under -o noopen "
-			     "no request shows an exec to check them against");
+		err = strdup(NOOPEN_EXEC_WHY);
 	}
 	if (rc) {
 		if (asprintf(msg, "policy reload refused, the old policy stays "

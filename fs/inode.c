@@ -410,19 +410,6 @@ unsigned itab_release(struct txfs *fs, uint64_t tino)
 	return left;
 }
 
-unsigned itab_opens(struct txfs *fs, uint64_t tino)
-{
-	struct tnode *n;
-	unsigned c = 0;
-
-	pthread_mutex_lock(&fs->itab_lock);
-	n = find(fs, tino);
-	if (n)
-		c = n->opens;
-	pthread_mutex_unlock(&fs->itab_lock);
-	return c;
-}
-
 unsigned itab_held(struct txfs *fs, uint64_t tino)
 {
 	struct tnode *n;

@@ -219,7 +219,6 @@ bool itab_forget(struct txfs *fs, uint64_t tino, uint64_t n);
 /* Open handle counting; itab_release returns the count left. */
 void itab_open(struct txfs *fs, uint64_t tino);
 unsigned itab_release(struct txfs *fs, uint64_t tino);
-unsigned itab_opens(struct txfs *fs, uint64_t tino);
 /* What may hold the object open: its handles, and under -o noopen (where
  * the kernel opens files without a handle) every kernel reference. */
 unsigned itab_held(struct txfs *fs, uint64_t tino);

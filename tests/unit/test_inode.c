@@ -123,7 +123,7 @@ static void test_lookup_counts(void **state)
 	free(p);
 	itab_open(fs, 20);
 	itab_forget(fs, 20, 1);
-	assert_int_equal(itab_opens(fs, 20), 1);	/* kept while open */
+	assert_int_equal(itab_held(fs, 20), 1);	/* kept while open */
 	assert_int_equal(itab_release(fs, 20), 0);
 	assert_null(itab_lower_path(fs, 20));	/* freed */
 	itab_forget(fs, 2, 100);
