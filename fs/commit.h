@@ -244,6 +244,11 @@ uint64_t txn_cur_id(struct layer_txn *t);
 struct inval_list {
 	uint64_t *inos;
 	size_t ni, ci;
+	uint64_t *soft;		/* -o noopen: layer-born files the kernel
+				 * knows but reads no pages of without a
+				 * request: their attributes only, not waited
+				 * for by a full rollback (ilist.c) */
+	size_t ns, cs;
 	uint64_t *dirs;
 	size_t nd, cd;
 	struct il_ent {

@@ -140,8 +140,10 @@ static void reload_invalidate(struct txfs *fs, const struct policy *old,
 			inval_hidden(fs, t, nodes[i].tino, old, new);
 			/* -o noopen: reads of cached pages never reach the
 			 * daemon; drop them, so that the next read is
-			 * checked against the new policy */
-			if (fs->opts.noopen)
+			 * checked against the new policy (only nodes the
+			 * kernel may hold pages of: itab_kpages) */
+			if (fs->opts.noopen &&
+			    itab_may_cache(fs, nodes[i].tino))
 				inval_inode(fs, nodes[i].tino, true);
 		}
 		layer_txn_end(t);

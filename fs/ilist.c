@@ -116,12 +116,21 @@ static int il_from_inode(void *arg, uint64_t tino,
 			 const struct layer_ino_view *v)
 {
 	struct il_ctx *c = arg;
+	bool pages = !(v->rec.flags & LI_LOWER) && itab_may_cache(c->fs, tino);
 
 	/* an object born in the layer that nothing holds open goes away
 	 * with its entries (their invalidation makes the kernel forget it);
-	 * real objects and open ones could show stale attributes or pages */
-	if (!(v->rec.flags & LI_LOWER) && itab_held(c->fs, tino) == 0)
+	 * real objects, open ones and those whose pages the kernel may read
+	 * without a request (a symlink's target: itab_kpages) could show
+	 * stale attributes or pages */
+	if (!(v->rec.flags & LI_LOWER) && !pages && itab_held(c->fs, tino) == 0)
 		return 0;
+	/* -o noopen: every file the kernel knows counts as held, but only
+	 * those it may read pages of without a request need the wait: the
+	 * others' reads and writes come here and answer ESTALE once the
+	 * object is gone (noopen_begin) */
+	if (!(v->rec.flags & LI_LOWER) && !pages && !S_ISDIR(v->rec.mode))
+		return u64_push(&c->l->soft, &c->l->ns, &c->l->cs, tino);
 	return itab_known(c->fs, tino) ? il_ino(c->l, tino) : 0;
 }
 
@@ -161,7 +170,9 @@ static int il_add_aliases(struct txfs *fs, struct inval_list *l)
  * folder: one instead of 10,000). What pruning cannot reach is handled
  * here: a name whose object is open keeps its own entry (its dentry is
  * in use, so not pruned), and each such folder the kernel still holds
- * (a process's cwd) gets its listing and attributes dropped.
+ * (a process's cwd) gets its listing and attributes dropped. Under
+ * -o noopen the daemon cannot see opens: the names of files the kernel
+ * may read pages of without a request (itab_kpages) keep theirs.
  */
 static int il_collapse(struct txfs *fs, struct inval_list *l, size_t from)
 {
@@ -180,7 +191,13 @@ static int il_collapse(struct txfs *fs, struct inval_list *l, size_t from)
 
 		if (!bsearch(&e->dir, tops, nt, sizeof(*tops), cmp_tino))
 			continue;
-		if (e->child && itab_held(fs, e->child))
+		/* an open child keeps its entry; under -o noopen every
+		 * child the kernel knows counts as held (itab_held), and
+		 * those it may read pages of stand for the open ones: the
+		 * others' requests answer ESTALE through any stale name */
+		if (e->child && (fs->opts.noopen ?
+					 itab_may_cache(fs, e->child) :
+					 itab_held(fs, e->child) > 0))
 			continue;
 		free(e->name);
 		e->name = NULL;
@@ -237,6 +254,11 @@ void il_send(struct txfs *fs, struct inval_list *l, bool data, bool lazy)
 		inval_inode(fs, l->inos[i], data);
 	for (size_t i = 0; i < l->nd; i++)
 		inval_inode(fs, l->dirs[i], true);	/* listing too */
+	/* a file a savepoint's rollback keeps, or a commit, must show its
+	 * attributes at once; after a full rollback these are gone, and only
+	 * an fstat through an old fd could still show their cached ones */
+	for (size_t i = 0; !lazy && i < l->ns; i++)
+		inval_inode(fs, l->soft[i], false);
 	inval_flush(fs);
 	/* after the answer, not waited for: drop the expired folders'
 	 * cached subtrees (memory; and names looked up relative to a cwd
@@ -248,8 +270,11 @@ void il_send(struct txfs *fs, struct inval_list *l, bool data, bool lazy)
 			inval_entry(fs, e->dir, e->name);
 		free(e->name);
 	}
+	for (size_t i = 0; lazy && i < l->ns; i++)
+		inval_inode(fs, l->soft[i], false);
 	free(l->ents);
 	free(l->inos);
+	free(l->soft);
 	free(l->dirs);
 	memset(l, 0, sizeof(*l));
 }

@@ -493,6 +493,29 @@ void itab_pin(struct txfs *fs, uint64_t tino, const char *lower_path)
 		close(fd);
 }
 
+void itab_kpages(struct txfs *fs, uint64_t node)
+{
+	struct tnode *n;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	n = find(fs, node);
+	if (n)
+		n->kpages = true;
+	pthread_mutex_unlock(&fs->itab_lock);
+}
+
+bool itab_may_cache(struct txfs *fs, uint64_t tino)
+{
+	struct tnode *n;
+	bool c;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	n = find(fs, tino);
+	c = n && (n->opens || n->kpages);
+	pthread_mutex_unlock(&fs->itab_lock);
+	return c;
+}
+
 bool itab_known(struct txfs *fs, uint64_t tino)
 {
 	bool k;

@@ -150,8 +150,12 @@ static void reply_negative(fuse_req_t req, bool whiteout)
  *    itab_held counts the kernel's references, dir.c keeps the object as
  *    an orphan and its FORGET frees it (forget_one);
  *  - ESTALE after a rollback: a request on a node whose object is gone
- *    answers it, and the rollback drops the pages of every layer-born file
- *    the kernel knows (ilist.c, itab_held), not only of open ones;
+ *    answers it. The kernel keeps pages across opens, so the rollback
+ *    waits for the pages of every layer-born file it may hold up-to-date
+ *    pages of, open or not (itab_kpages: a READ answered, a WRITE that
+ *    covered a whole page); the other files it knows cost no wait (their
+ *    attributes are dropped after the answer): any read of them is a
+ *    request, answered ESTALE (ilist.c);
  *  - .txfs/ files: a lookup takes the text (ctl_snap_take) under a node id
  *    of its own, never cached, read through the page cache and freed at
  *    FORGET; a write to ctl is a verb as before.
@@ -333,6 +337,9 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 	int rc;
 
 	rdlock(fs);
+	/* CACHE_SYMLINKS: the kernel keeps the target in a page, which an
+	 * O_PATH fd reads again after a rollback unless it is dropped */
+	itab_kpages(fs, node_of(fs, ino));
 	rc = get_view(fs, ino_to_tino(fs, ino), &v);
 	if (rc == 0 && !S_ISLNK(v.st.st_mode))
 		rc = -EINVAL;
@@ -642,7 +649,7 @@ static struct fhandle *fh_of(struct fuse_file_info *fi)
  * rollback) answers ESTALE. Called with fs->txlock held shared.
  */
 static int noopen_begin(struct txfs *fs, fuse_req_t req, fuse_ino_t ino,
-			int flags, struct fhandle **out)
+			int flags, bool pages, struct fhandle **out)
 {
 	uint64_t node = node_of(fs, ino), tino = ino_to_tino(fs, ino);
 	struct req_ctx c;
@@ -651,6 +658,11 @@ static int noopen_begin(struct txfs *fs, fuse_req_t req, fuse_ino_t ino,
 	*out = NULL;
 	if (!fs->opts.noopen || ctl_is_ino(tino))
 		return -EBADF;
+	/* marked before the reply, under txlock: a rollback that collects
+	 * after this request sees the mark, one before it made the object
+	 * gone and this request answers ESTALE */
+	if (pages)
+		itab_kpages(fs, node);
 	req_ctx(req, &c);
 	rc = open_guard(fs, tino, flags, &c);
 	if (rc == 0)
@@ -720,7 +732,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	rdlock(fs);
-	rc = fh ? 0 : noopen_begin(fs, req, ino, O_RDONLY, &tmp);
+	rc = fh ? 0 : noopen_begin(fs, req, ino, O_RDONLY, true, &tmp);
 	if (rc == 0)
 		rc = file_read(fs, fh ? fh : tmp, buf, size, off, &got);
 	noopen_end(fs, tmp);
@@ -730,6 +742,18 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	else
 		fuse_reply_buf(req, buf, got);
 	free(buf);
+}
+
+/* Does [off, off + size) cover a whole page? Only then does a written page
+ * become up to date in the kernel's cache (fuse_fill_write_pages: a folio
+ * is marked up to date when the write filled it, else it is read again by
+ * the next read); a folio is one page or more, so this is the weaker test. */
+static bool whole_page(off_t off, size_t size)
+{
+	uint64_t ps = (uint64_t)getpagesize();
+	uint64_t first = ((uint64_t)off + ps - 1) & ~(ps - 1);
+
+	return first + ps <= (uint64_t)off + size;
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
@@ -750,7 +774,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		req_ctx(req, &c);
 		c.kill_suidgid = fs->killpriv && (fi->flags & TXFS_FI_KILL);
 		rdlock(fs);
-		rc = fh ? 0 : noopen_begin(fs, req, ino, O_WRONLY, &tmp);
+		rc = fh ? 0 : noopen_begin(fs, req, ino, O_WRONLY,
+					   whole_page(off, size), &tmp);
 		if (rc == 0)
 			rc = file_write(fs, fh ? fh : tmp, buf, size, off, &c);
 		noopen_end(fs, tmp);
@@ -837,7 +862,7 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
 
 	req_ctx(req, &c);
 	rdlock(fs);
-	rc = fi->fh ? 0 : noopen_begin(fs, req, ino, O_WRONLY, &tmp);
+	rc = fi->fh ? 0 : noopen_begin(fs, req, ino, O_WRONLY, false, &tmp);
 	if (rc == 0)
 		rc = file_fallocate(fs, fi->fh ? fh_of(fi) : tmp, mode, off,
 				    len, &c);
@@ -869,7 +894,7 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		return;
 	}
 	rdlock(fs);
-	rc = fi->fh ? 0 : noopen_begin(fs, req, ino, O_RDONLY, &tmp);
+	rc = fi->fh ? 0 : noopen_begin(fs, req, ino, O_RDONLY, false, &tmp);
 	if (rc == 0)
 		rc = file_seek(fs, fi->fh ? fh_of(fi) : tmp, off, whence,
 			       &pos);

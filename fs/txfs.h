@@ -173,6 +173,8 @@ struct tnode {
 				 * it; its layer data goes at its FORGET */
 	char *orphan_path;	/* and the path it had: the policy's rules
 				 * for reads and writes through old fds */
+	bool kpages;		/* the kernel may hold pages of it that it
+				 * reads without asking (itab_kpages) */
 	char *lower_path;	/* real path relative to the root, or NULL */
 	uint64_t alias;		/* after a commit: the real object's tino */
 	unsigned aliased_by;	/* nodes whose alias is this node */
@@ -227,6 +229,19 @@ unsigned itab_held(struct txfs *fs, uint64_t tino);
 void itab_orphan(struct txfs *fs, uint64_t tino);
 /* The path an orphan had (malloc'd), or NULL. */
 char *itab_orphan_path(struct txfs *fs, uint64_t tino);
+/*
+ * Mark node `node` as one whose pages the kernel may read without a
+ * request: a symlink whose target it cached (READLINK, CACHE_SYMLINKS),
+ * and under -o noopen, where the kernel keeps a file's pages across opens,
+ * a file it has up-to-date pages of. It makes a page up to date only from
+ * a READ reply and from a WRITE that covered the whole page; the handlers
+ * mark before they reply. Never cleared while the node lives (a
+ * conservative mark).
+ */
+void itab_kpages(struct txfs *fs, uint64_t node);
+/* Might the kernel read pages of tino without a request: an open handle,
+ * or the mark above. */
+bool itab_may_cache(struct txfs *fs, uint64_t tino);
 /* Does the kernel know tino (is it in the table)? */
 bool itab_known(struct txfs *fs, uint64_t tino);
 /*

@@ -16,8 +16,11 @@
 #  7. after a rollback an fd on a rolled-back file answers ESTALE (not the
 #     cached bytes), the daemon lives on, the path is ENOENT;
 #  8. across a commit an fd keeps its file and its writes reach the path;
-#  9. cc, git (fsck --full), sqlite3 and tar c | tar x + diff -r work.
-# Points 1, 5, 7 and 8 run in the default mode too, so both modes are
+#  9. cc, git (fsck --full), sqlite3 and tar c | tar x + diff -r work;
+# 10. a policy reload that denies reading a file the kernel has cached
+#     (real or new) refuses the next cat and head, and (noopen) the next
+#     read through an fd that was open across it.
+# Points 1, 5, 7, 8 and 10 run in the default mode too, so both modes are
 # pinned. The daemon's request counts (TXFS_STATS) show that under noopen
 # the kernel stopped sending OPEN and RELEASE, and that without it it did not.
 . "$(dirname "$0")/lib.sh"
@@ -32,6 +35,7 @@ fixture
 printf 'hello world\n' >"$WS/hello.txt"
 printf 'keep these bytes\n' >"$WS/denied.txt"
 printf 'top secret\n' >"$WS/secret.txt"
+printf 'real, read, then denied\n' >"$WS/rl-real.txt"
 "$FSOP" fill "$WS/held.bin" 300001 9
 cp "$WS/hello.txt" "$T/hello.orig"
 cp "$WS/denied.txt" "$T/denied.orig"
@@ -52,7 +56,7 @@ mkdir -p "$HOME"
 # Python steps through one fd; each prints key=OK or key=ERR:ENAME or
 # key=BAD:what, one line.
 cat >"$T/fd.py" <<'EOF'
-import errno, os, subprocess, sys
+import errno, os, subprocess, sys, time
 
 def res(key, fn):
     try:
@@ -116,6 +120,65 @@ elif cmd == "rollback-open":  # read (cached), rollback by another process
     out.append(res("pread", lambda: "BAD:read %r" % os.pread(fd, 4096, 0)))
     out.append(res("open", lambda: "BAD:opened, read %r" % open(path, "rb").read()))
     os.close(fd)
+elif cmd == "rollback-fd":  # KIND: what the fd did before another process rolls back
+    kind, ctlp = sys.argv[4], sys.argv[3]
+    def estale_soon(fn):  # attributes of a gone file: ESTALE within 5 s
+        for _ in range(100):
+            try:
+                fn()
+            except OSError as e:
+                return None if e.errno == errno.ESTALE else "BAD:%s" % errno.errorcode.get(e.errno, e.errno)
+            time.sleep(0.05)
+        return "BAD:still answered after 5 s"
+    if kind == "symlink":  # the kernel caches a symlink's target in a page
+        os.symlink("target-before-rollback", path)
+        out.append(res("readlink", lambda: same(os.readlink(path).encode(), b"target-before-rollback")))
+        fd = os.open(path, os.O_PATH | os.O_NOFOLLOW)
+        out.append(res("rollback", lambda: ctl(ctlp, "rollback")))
+        try:
+            out.append("readlinkat=BAD:read %r" % os.readlink("", dir_fd=fd))
+        except OSError:
+            out.append("readlinkat=refused")
+    else:
+        small = bytes((i * 5 + 1) & 255 for i in range(1000))
+        pages = bytes((i * 3 + 7) & 255 for i in range(3 * 4096 + 100))
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+        data = small if kind in ("small", "savepoint") else pages
+        def write_all():  # "read": in 100-byte pieces, no page whole
+            step = 100 if kind == "read" else len(data)
+            for o in range(0, len(data), step):
+                if os.pwrite(fd, data[o:o + step], o) != len(data[o:o + step]):
+                    return "BAD:short"
+        out.append(res("write", write_all))
+        if kind == "read":  # now its first page is up to date in the kernel
+            out.append(res("read", lambda: same(os.pread(fd, 4096, 0), data[:4096])))
+        if kind == "savepoint":  # grown after a savepoint, rolled back to it
+            out.append(res("savepoint", lambda: ctl(ctlp, "savepoint s1")))
+            out.append(res("grow", lambda: None if os.pwrite(fd, b"G" * 3000, 1000) == 3000 else "BAD:short"))
+            out.append(res("rollback", lambda: ctl(ctlp, "rollback s1")))
+            out.append(res("size", lambda: None if os.fstat(fd).st_size == 1000 else "BAD:size %d" % os.fstat(fd).st_size))
+            out.append(res("pread", lambda: same(os.pread(fd, 8192, 0), small)))
+            out.append(res("rollback2", lambda: ctl(ctlp, "rollback")))
+        else:
+            out.append(res("rollback", lambda: ctl(ctlp, "rollback")))
+            # within the size: past it, the kernel would ask for the size
+            out.append(res("pread", lambda: "BAD:read %d bytes" % len(os.pread(fd, 4096, 0))))
+            out.append(res("pread2", lambda: "BAD:read %d bytes" % len(os.pread(fd, 4096, 8192))))
+        out.append(res("fstat", lambda: estale_soon(lambda: os.fstat(fd))))
+    os.close(fd)
+elif cmd == "reload-open":  # read (cached), `txfs policy reload` denies them, read
+    txfs, mnt = sys.argv[3], sys.argv[4]
+    fds = [os.open(p, os.O_RDONLY) for p in [path] + sys.argv[5:]]
+    for fd in fds:
+        out.append(res("read", lambda: None if os.read(fd, 4096) else "BAD:empty"))
+    def reload():
+        r = subprocess.run([txfs, "policy", "reload", mnt], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, timeout=60)
+        return None if r.returncode == 0 else "BAD:exit %d" % r.returncode
+    out.append(res("reload", reload))
+    for fd in fds:
+        out.append(res("pread", lambda: "BAD:read %d bytes" % len(os.pread(fd, 4096, 0))))
+        os.close(fd)
 elif cmd == "commit-open":  # read, commit by another process, read, write
     want = open(sys.argv[4], "rb").read()
     new = b"NEW" + want[3:]
@@ -295,6 +358,51 @@ p7() {
 	check_eq "[$M] the daemon is still the same process" "$DAEMON_PID" "$(daemon_pid)"
 	check_run "[$M] ls of the mount works after that" ls "$MNT"
 	check_errno "[$M] the rolled-back file is gone" ENOENT stat "$MNT/r7-$M.txt"
+	# under noopen a rollback waits only for the files whose pages the
+	# kernel may hold (itab_kpages): whichever way the fd last touched its
+	# file, no read through it sees the rolled-back bytes
+	local k
+	for k in small pages read; do
+		check_eq "[$M] an fd that wrote ($k) across a rollback: pread ESTALE, fstat ESTALE" \
+			"write=OK$([ $k = read ] && echo ' read=OK') rollback=OK pread=ERR:ESTALE pread2=ERR:ESTALE fstat=OK" \
+			"$(py rollback-fd "$MNT/r7$k-$M.bin" "$MNT/.txfs/ctl" $k)"
+	done
+	check_eq "[$M] an fd across a rollback to a savepoint: the size and bytes from before it" \
+		"write=OK savepoint=OK grow=OK rollback=OK size=OK pread=OK rollback2=OK fstat=OK" \
+		"$(py rollback-fd "$MNT/r7sp-$M.bin" "$MNT/.txfs/ctl" savepoint)"
+	check_eq "[$M] an O_PATH fd on a symlink across a rollback: its target is not read" \
+		"readlink=OK rollback=OK readlinkat=refused" \
+		"$(py rollback-fd "$MNT/r7link-$M" "$MNT/.txfs/ctl" symlink)"
+}
+
+# ---- 10. a reload denies reading files whose pages the kernel holds ----------------
+# under noopen a read of cached pages never reaches the daemon: the reload
+# must drop the pages of every file the kernel may hold pages of
+# (itab_kpages); a closed file's are dropped with its entry, so the check
+# keeps an fd open across the reload. In the default mode an open fd keeps
+# the access its open was granted, so the fd part is noopen's alone.
+p10() {
+	local f
+	tsh 30 'printf "layer, read, then denied\n" > "$MNT/rl-new.txt"' || fail "[$M] create rl-new.txt: exit $?"
+	for f in rl-real.txt rl-new.txt; do
+		check_run "[$M] cat $f before the reload" cat "$MNT/$f"
+	done
+	cp "$T/rw.policy" "$T/rw.saved"
+	printf 'deny read rl-real.txt rl-new.txt\n' >>"$T/rw.policy"
+	if [ $M = noopen ]; then
+		check_eq "[$M] fds that read rl-real.txt and rl-new.txt across the reload that denies them: pread EACCES" \
+			"read=OK read=OK reload=OK pread=ERR:EACCES pread=ERR:EACCES" \
+			"$(py reload-open "$MNT/rl-real.txt" "$TXFS" "$MNT" "$MNT/rl-new.txt")"
+	else
+		check_run "[$M] txfs policy reload (deny read rl-*.txt)" "$TXFS" policy reload "$MNT"
+	fi
+	for f in rl-real.txt rl-new.txt; do
+		check_refused "cat $f after the reload" "cat \"\$MNT/$f\""
+		check_refused "head -c 5 $f after the reload" "head -c 5 \"\$MNT/$f\""
+	done
+	cp "$T/rw.saved" "$T/rw.policy"
+	check_run "[$M] txfs policy reload (back)" "$TXFS" policy reload "$MNT"
+	check_run "[$M] cat rl-real.txt after the second reload" cat "$MNT/rl-real.txt"
 }
 
 # ---- 8. commit while open ---------------------------------------------------------------
@@ -351,6 +459,7 @@ for M in default noopen; do
 	p5
 	[ $M = noopen ] && p6
 	p8
+	p10
 	snapshot_real	# commits are done: the rest leaves the real directory alone
 	p7
 	[ $M = noopen ] && p9

@@ -132,6 +132,32 @@ static void test_lookup_counts(void **state)
 	free(p);
 }
 
+/* -o noopen: held = every kernel reference; may-cache = an open handle or
+ * the kpages mark, which lives as long as the node and no longer. */
+static void test_kpages_mark(void **state)
+{
+	struct txfs *fs = *state;
+
+	fs->opts.noopen = true;
+	assert_int_equal(itab_get(fs, 30, NULL, 2, "a", 1), 0);
+	assert_int_equal(itab_held(fs, 30), 1);	/* the lookup holds it */
+	assert_false(itab_may_cache(fs, 30));	/* no page yet */
+	itab_open(fs, 30);
+	assert_true(itab_may_cache(fs, 30));	/* an open handle */
+	assert_int_equal(itab_release(fs, 30), 0);
+	assert_false(itab_may_cache(fs, 30));
+	itab_kpages(fs, 30);
+	assert_true(itab_may_cache(fs, 30));	/* marked, no handle */
+	itab_kpages(fs, 31);			/* unknown node: no-op */
+	assert_false(itab_may_cache(fs, 31));
+	itab_forget(fs, 30, 1);			/* gone with the node */
+	assert_false(itab_known(fs, 30));
+	assert_int_equal(itab_get(fs, 30, NULL, 2, "a", 1), 0);
+	assert_false(itab_may_cache(fs, 30));	/* a new node starts clean */
+	fs->opts.noopen = false;
+	assert_int_equal(itab_held(fs, 30), 0);	/* default: handles only */
+}
+
 static void test_many_nodes_grow(void **state)
 {
 	struct txfs *fs = *state;
@@ -156,6 +182,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_paths_and_moves, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hard_link_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lookup_counts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kpages_mark, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_nodes_grow, setup, teardown),
 	};
 
