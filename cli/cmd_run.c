@@ -41,7 +41,7 @@
 
 static const char run_usage[] =
 "usage: txfs run [-C DIR] [--policy FILE] [--state DIR] [--check CMD]\n"
-"                [--keep] [--no-network] [--allow-weaker] [--json]\n"
+"                [--keep] [--no-network] [--allow-weaker] [--json] [-o OPT]...\n"
 "                [--allow-write PATH]... [--env NAME[=VALUE]]... [--clean-env]\n"
 "                -- CMD [ARG...]\n"
 "\n"
@@ -60,7 +60,10 @@ static const char run_usage[] =
 "The environment passes through (API keys); --clean-env keeps only PATH,\n"
 "HOME, USER, LOGNAME, LANG, LC_ALL, TERM, TMPDIR and each --env NAME or\n"
 "NAME=VALUE. CMD never reaches the control socket (seccomp peers are\n"
-"refused).\n";
+"refused).\n"
+"-o OPT (repeatable): txfs mount's noopen, threads=N or spin=US, e.g.\n"
+"-o noopen for builds (see txfs mount --help; a policy with `exec deny`\n"
+"rules is refused with it).\n";
 
 #define RUN_MAX_EXTRA 64
 
@@ -70,6 +73,8 @@ struct run_opts {
 	char **cmd;
 	const char *allow[RUN_MAX_EXTRA], *envs[RUN_MAX_EXTRA];
 	size_t nallow, nenvs;
+	const char *mopts[RUN_MAX_EXTRA];	/* -o: txfs mount's -o */
+	size_t nmopts;
 };
 
 struct run_ctx {
@@ -96,6 +101,24 @@ static void on_signal(int sig)
 	got_signal = sig;
 }
 
+/* -o for txfs run: the speed options of txfs mount only; state=, policy=
+ * and FUSE options would change what run set up and confined. */
+static bool run_mopt_ok(const char *arg)
+{
+	const char *t = arg;
+
+	while (*t) {
+		size_t n = strcspn(t, ",");
+
+		if (!((n == 6 && !strncmp(t, "noopen", 6)) ||
+		      (n > 8 && !strncmp(t, "threads=", 8)) ||
+		      (n > 5 && !strncmp(t, "spin=", 5))))
+			return false;
+		t += n + (t[n] == ',');
+	}
+	return arg[0] != '\0';
+}
+
 static int parse_run(int argc, char **argv, struct run_opts *o)
 {
 	static const struct option lopts[] = {
@@ -116,9 +139,22 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+C:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+C:o:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'C': o->dir = optarg; break;
+		case 'o':
+			if (o->nmopts == RUN_MAX_EXTRA) {
+				cli_err(0, "run: too many -o");
+				return 2;
+			}
+			if (!run_mopt_ok(optarg)) {
+				cli_err(0, "run: -o %s: only noopen, threads=N "
+					"and spin=US (txfs run sets the state, "
+					"the policy and the rest)", optarg);
+				return 2;
+			}
+			o->mopts[o->nmopts++] = optarg;
+			break;
 		case 'p': o->policy = optarg; break;
 		case 's': o->state = optarg; break;
 		case 'k': o->check = optarg; break;
@@ -213,12 +249,16 @@ static int load_policy(struct run_ctx *r)
 
 static int mount_ws(struct run_ctx *r)
 {
-	char *argv[12];
+	char *argv[12 + 2 * RUN_MAX_EXTRA];
 	int n = 0, rc;
 
 	argv[n++] = "txfs";
 	argv[n++] = "mount";
 	argv[n++] = "--no-ctl-verbs";	/* CMD must not commit past --check */
+	for (size_t i = 0; i < r->o.nmopts; i++) {
+		argv[n++] = "-o";
+		argv[n++] = (char *)r->o.mopts[i];
+	}
 	argv[n++] = "--state";
 	argv[n++] = r->state;
 	if (r->o.policy) {

@@ -8,7 +8,10 @@
 # check's 5), --keep leaves the transaction staged and mounted (then
 # `txfs rollback` / `txfs commit` and `txfs umount`), a commit refused by a
 # conflict exits 1 with action "commit-refused", and the --json report
-# parses with the documented fields. Nothing is left mounted after any run.
+# parses with the documented fields; `-o noopen` runs the same loop without
+# OPEN/RELEASE requests (commit and rollback alike), is refused with an
+# `exec deny` policy, and -o takes only the speed options (state=, policy=
+# and FUSE options exit 2). Nothing is left mounted after any run.
 . "$(dirname "$0")/lib.sh"
 
 require_landlock
@@ -230,6 +233,48 @@ body() {
 	fi
 	exec 9<&-
 	rm -f "$ready"
+
+	# -- -o noopen: the same loop with no OPEN/RELEASE (the daemon's request
+	# counts say so); exec deny rules are refused with it; -o cannot reach
+	# what txfs run sets (state, policy, FUSE options)
+	ws_fixture
+	expect=$(model_of "$CHANGE")
+	local stats
+	stats=$(dirname "$WS")/noopen.stats
+	run_txfs TXFS_STATS="$stats" -- --json -o noopen -- bash -c "cat a.txt dir/b.txt >/dev/null && $CHANGE"
+	check_rc "[$u] run -o noopen -- CHANGE" 0
+	check_action "[$u] run -o noopen -- CHANGE" committed
+	check_unmounted "[$u] run -o noopen -- CHANGE"
+	check_snap "[$u] run -o noopen: the real directory equals the model tree" "$expect" "$(snap_nt "$WS")"
+	local opens releases
+	opens=$(awk '$1 == "op" && $2 == "OPEN" { print $3 }' "$stats" 2>/dev/null)
+	releases=$(awk '$1 == "op" && $2 == "RELEASE" { print $3 }' "$stats" 2>/dev/null)
+	if [ -s "$stats" ] && [ "${opens:-0}" -le 1 ] && [ "${releases:-0}" = 0 ]; then
+		ok "[$u] run -o noopen: the daemon saw OPEN ${opens:-0} (answered ENOSYS), RELEASE 0"
+	else
+		fail "[$u] run -o noopen: expected OPEN <= 1 and RELEASE 0 in $stats got OPEN '${opens}' RELEASE '${releases}'"
+	fi
+	ws_fixture
+	before=$(snap "$WS")
+	run_txfs -- --json -o noopen -- bash -c "echo new > new.txt; exit 4"
+	check_rc "[$u] run -o noopen -- exit 4" 4
+	check_action "[$u] run -o noopen -- exit 4" rolled-back
+	check_snap "[$u] run -o noopen -- exit 4: the real directory unchanged" "$before" "$(snap "$WS")"
+	printf 'exec deny tools/evil.sh\n' >"$T/exec$SEQ.policy"
+	chmod 644 "$T/exec$SEQ.policy"
+	run_txfs -- --policy "$T/exec$SEQ.policy" -o noopen -- bash -c "echo new > new.txt"
+	if [ "$RC" != 0 ] && grep -q 'exec deny' <<<"$ERR"; then
+		ok "[$u] run -o noopen with an exec deny policy: refused (exit $RC): $(grep -m1 'exec deny' <<<"$ERR" | head -c 200)"
+	else
+		fail "[$u] run -o noopen with an exec deny policy: expected a refusal naming exec deny got exit $RC: $(head -c 400 <<<"$ERR")"
+	fi
+	check_unmounted "[$u] run -o noopen with an exec deny policy"
+	check_snap "[$u] run -o noopen with an exec deny policy: the real directory unchanged" "$before" "$(snap "$WS")"
+	for bad in state=/tmp policy=/dev/null allow_other noopen,default_permissions; do
+		run_txfs -- -o "$bad" -- true
+		check_rc "[$u] run -o $bad: refused as wrong usage" 2
+	done
+	check_unmounted "[$u] run -o (refused)"
 }
 
 for_each_user body
