@@ -59,7 +59,8 @@ static const char mount_usage[] =
 "                   cost nothing. Policy checks move to each read and\n"
 "                   write; a policy with `exec deny` rules is refused\n"
 "\n"
-"Environment: TXFS_MAP_SIZE=BYTES sets the layer's maximum size.\n"
+"Environment: TXFS_MAP_SIZE=SIZE (bytes, or 8G; K, M, G, T) sets the\n"
+"layer's maximum size.\n"
 "Note: txfs cannot stop the kernel from following a symlink inside the\n"
 "workspace to a target outside it; `txfs run` confines commands so.\n";
 

@@ -315,14 +315,48 @@ static int check_layer(struct txfs *fs, uint64_t map, struct report *r)
 		    fs->state_path);
 }
 
+/* TXFS_MAP_SIZE: BYTES, or a number with K, M, G or T (binary); at
+ * least 1 MiB. 0 for a text that is none of these (strtoull alone read
+ * "8G" as 8 bytes, and the mount failed with a bare ENOSPC). */
+static uint64_t map_size_of(const char *s)
+{
+	static const char units[] = "KMGT";
+	uint64_t v = 0;
+	const char *u;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return 0;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return 0;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p && (u = strchr(units, *p & ~0x20)) && *u) {
+		for (long i = 0; i <= u - units; i++) {
+			if (v > UINT64_MAX >> 10)
+				return 0;
+			v <<= 10;
+		}
+		p++;
+		if ((*p & ~0x20) == 'I' && (p[1] & ~0x20) == 'B')
+			p += 2;
+	}
+	return *p || v < (1u << 20) ? 0 : v;
+}
+
 static int open_layer(struct txfs *fs, struct report *r)
 {
 	struct layer_ws ws = { .dev = fs->root_dev, .ino = fs->root_ino };
 	const char *env = getenv("TXFS_MAP_SIZE");
-	uint64_t map = env ? strtoull(env, NULL, 0) : 0;
+	uint64_t map = env && *env ? map_size_of(env) : 0;
 	const char *why = NULL;
 	int rc;
 
+	if (env && *env && map == 0)
+		return fail(r, -EINVAL, "TXFS_MAP_SIZE=%s: not a size of at "
+			    "least 1 MiB (BYTES, or a number with K, M, G or "
+			    "T: 8G)", env);
 	snprintf(ws.path, sizeof(ws.path), "%s", fs->ws_path);
 	if (!fs->opts.salvage && (rc = check_layer(fs, map, r)))
 		return rc;

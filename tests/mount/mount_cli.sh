@@ -23,6 +23,17 @@ expect_exit 0 "txfs mount --help" "$TXFS" mount --help
 expect_exit 1 "txfs mount of a missing workspace" "$TXFS" mount --state "$STATE" "$T/missing" "$MNT"
 check_eq "...nothing mounted" "" "$(fstype_of "$MNT")"
 expect_exit 1 "txfs mount at a missing mount point" "$TXFS" mount --state "$STATE" "$WS" "$T/missing-mnt"
+# TXFS_MAP_SIZE: a size with a unit works; anything else is refused with its
+# name and value (it was read as 8 bytes, then a bare "No space left")
+for v in 8x 1K 0 99999999999999999999; do
+	expect_exit 1 "TXFS_MAP_SIZE=$v" env TXFS_MAP_SIZE=$v "$TXFS" mount --state "$T/map-$v" "$WS" "$MNT"
+	grep -q "TXFS_MAP_SIZE=$v: not a size" "$T/cli.err" && ok "TXFS_MAP_SIZE=$v: the error names it" ||
+		fail "TXFS_MAP_SIZE=$v: expected 'TXFS_MAP_SIZE=$v: not a size' got '$(head -c 300 "$T/cli.err")'"
+	check_eq "TXFS_MAP_SIZE=$v: nothing mounted" "" "$(fstype_of "$MNT")"
+done
+expect_exit 0 "TXFS_MAP_SIZE=8G mounts" env TXFS_MAP_SIZE=8G "$TXFS" mount --state "$T/map-8G" "$WS" "$MNT"
+check_eq "TXFS_MAP_SIZE=8G: mounted" fuse.txfs "$(fstype_of "$MNT")"
+t 30 "$TXFS" umount "$MNT" || fail "umount after TXFS_MAP_SIZE=8G: exit $?"
 touch "$T/plainfile"
 expect_exit 1 "txfs mount of a workspace that is a file" "$TXFS" mount --state "$STATE.f" "$T/plainfile" "$MNT"
 expect_exit 1 "txfs mount with a state folder that is a file" "$TXFS" mount --state "$T/plainfile" "$WS" "$MNT"
