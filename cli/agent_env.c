@@ -5,7 +5,7 @@
  * through); --clean-env keeps only PATH, HOME, USER, LOGNAME, LANG,
  * LC_ALL, TERM and TMPDIR; each --env NAME keeps NAME, --env NAME=VALUE
  * sets it. Nothing in the environment reaches the control socket: the
- * daemon refuses every peer under a seccomp filter (fs/sock.c).
+ * daemon refuses every peer under a seccomp filter (fs/session/sock.c).
  *
  * An allow-write folder may not hold the state folder nor lie inside it:
  * the command could otherwise rewrite the staged layer, its undo log (and

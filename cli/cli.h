@@ -44,7 +44,7 @@ int cli_rollback_command(const char *mnt, const char *n);
 /* The state folder of the mount MNT (from MNT/<ctl>/status.json). */
 int cli_find_state(const char *mnt, const char *ctl, char *out, size_t size);
 /* One request to the daemon whose state folder is `state` (see
- * fs/sock.c): *err its errno (0 ok), *out its text (malloc'd). */
+ * fs/session/sock.c): *err its errno (0 ok), *out its text (malloc'd). */
 int cli_request(const char *state, int argc, char **argv, int *err,
 		char **out, size_t *outlen);
 

@@ -279,7 +279,7 @@ static void print_name_status(const struct change *c)
 }
 
 /* Under --salvage, the parts of the damaged layer that could not be read
- * (STATE/salvaged/lost.txt, see fs/salvage.c): said on stderr, so the
+ * (STATE/salvaged/lost.txt, see fs/layer/salvage.c): said on stderr, so the
  * patch is known to be partial. Returns whether there were any. */
 static bool salvage_gaps(const char *state, const char *mnt)
 {

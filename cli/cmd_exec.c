@@ -18,7 +18,7 @@
  * The exit status is CMD's, or the check's when CMD succeeded; 125 when
  * txfs itself failed (no mount, daemon unreachable), 2 for wrong usage.
  * The command cannot commit or roll back: the daemon refuses control
- * requests from processes under a seccomp filter (fs/sock.c), and the
+ * requests from processes under a seccomp filter (fs/session/sock.c), and the
  * .txfs/ctl verbs are for the agent's user to deny (`--no-ctl-verbs`).
  */
 #include <dirent.h>

@@ -4,7 +4,7 @@
  * savepoint, release, log, recover, policy reload.
  *
  * They reach the daemon through its control socket STATE/ctl.sock (see
- * fs/sock.c), not through the mount, so they keep working when the policy
+ * fs/session/sock.c), not through the mount, so they keep working when the policy
  * denies the .txfs/ctl verbs to the agent. The state folder of a mount is
  * found in MNT/.txfs/status.json (--ctl-name NAME if it was renamed).
  */

@@ -59,7 +59,7 @@
  *     setxattr);
  *   - connect() to pathname unix sockets outside the workspace; besides,
  *     the daemon's control socket refuses peers under a seccomp filter by
- *     itself (fs/sock.c), which is why running without seccomp needs
+ *     itself (fs/session/sock.c), which is why running without seccomp needs
  *     allow_weaker;
  *   - with Landlock ABI < 6, signals sent by thread id to the daemon's
  *     threads other than its main one (kill(tid) reaches the whole process);

@@ -18,7 +18,7 @@ struct txfs_opts {
 	const char *policy;	/* policy file, NULL: the default policy */
 	const char *ctl_name;	/* control folder name, default ".txfs" */
 	const char *fuse_opts;	/* -o, comma list */
-	const char *spin;	/* -o spin=US (fs/spin.c), NULL: default */
+	const char *spin;	/* -o spin=US (fs/view/spin.c), NULL: default */
 	bool foreground;
 	bool debug;
 	bool no_ctl_verbs;	/* .txfs/ctl refuses every verb (txfs run) */

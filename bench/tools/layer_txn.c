@@ -8,7 +8,7 @@
  * daemon µs on a shared machine, and it isolates a change of the layer.
  *
  *   cc -O2 -D_GNU_SOURCE -Ifs -o /tmp/layer_txn bench/tools/layer_txn.c \
- *      fs/layer.c fs/undo.c fs/reserve.c fs/layer_chunk.c -llmdb -lpthread
+ *      fs/layer/layer.c fs/layer/undo.c fs/layer/reserve.c fs/layer/layer_chunk.c -llmdb -lpthread
  *   /tmp/layer_txn EMPTY_DIR N          (CREATE_ONLY=1: skip the unlinks)
  *
  * Compare two trees by building each one's fs/ sources and running the
@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "layer.h"
+#include "layer/layer.h"
 
 #define NDIRS 100
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # exec_plan_once - cmd-end plans the staged layer once where it can: the
 # view a kept command ends with is kept and taken as the view at the next
-# command's savepoint (fs/session.c). What must hold, as root and as the
+# command's savepoint (fs/session/session.c). What must hold, as root and as the
 # unprivileged test user: a command's "changes" (txfs exec --json) are
 # exactly what it changed, never what was changed between two commands
 # (files written in the mount outside txfs exec, a savepoint taken and

@@ -1,6 +1,6 @@
 #!/bin/bash
 # With TXFS_LAYER_WRITEMAP=1 the layer's LMDB map is written in place
-# (MDB_WRITEMAP, fs/reserve.c):
+# (MDB_WRITEMAP, fs/layer/reserve.c):
 # storing into a page the disk has no block for would kill the daemon with
 # SIGBUS, so the map never reaches past the data file's allocated blocks.
 # On an 8 MiB tmpfs state disk: WRITEMAP is in use (the daemon maps the

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Set-uid/set-gid bits and file capabilities after write, truncate, O_TRUNC
 # and chown, compared with the same steps on a plain directory. txfs takes
-# FUSE_HANDLE_KILLPRIV_V2 (fs/killpriv.c): the daemon, not the kernel,
+# FUSE_HANDLE_KILLPRIV_V2 (fs/view/killpriv.c): the daemon, not the kernel,
 # clears the bits, only when the kernel says the caller lacks CAP_FSETID.
 # The caller without CAP_FSETID: root with it dropped (capsh), or the
 # unprivileged user of the second pass (tests/run runs both).

@@ -1,5 +1,5 @@
 #!/bin/bash
-# -o spin=US (fs/spin.c): the serving thread polls /dev/fuse for up to US
+# -o spin=US (fs/view/spin.c): the serving thread polls /dev/fuse for up to US
 # µs before it sleeps in read(2). It must serve like the plain loop, spin
 # only while requests come close together, and never busy-loop when no
 # request comes: after a burst the daemon's CPU time (utime + stime of all

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Round trips (issue 11): with TXFS_STATS=FILE the daemon writes its request
-# counts at unmount (fs/stats.c, bench/tools/reqstats); a close costs no
+# counts at unmount (fs/daemon/stats.c, bench/tools/reqstats); a close costs no
 # FLUSH (the kernel stops sending them after the first ENOSYS), a create
 # no LOOKUP or GETATTR of the new file, and the counted loop serves the
 # mount like the plain one (the files are all there, the real tree is

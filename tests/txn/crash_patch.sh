@@ -1,6 +1,6 @@
 #!/bin/bash
 # Crash at every step of a commit that patches real files in place
-# (CS_PATCH, fs/patch.c): a sparse 64 MiB file with 4 KiB written in its
+# (CS_PATCH, fs/commit/patch.c): a sparse 64 MiB file with 4 KiB written in its
 # middle and a write across a block boundary; a file grown past its end
 # (extend + patch, a hole between), one truncated shorter and patched, one
 # truncated and grown again (zeros past the cut), one with punched holes

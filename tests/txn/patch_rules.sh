@@ -1,5 +1,5 @@
 #!/bin/bash
-# When commit does not patch a real file in place (fs/commit.h): each case
+# When commit does not patch a real file in place (fs/commit/commit.h): each case
 # checks the committed bytes and which path was taken (a patch keeps the
 # real file's inode number, a new copy does not).
 #  - a file hard-linked from outside the workspace keeps CS_COPY: the

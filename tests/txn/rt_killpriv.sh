@@ -1,6 +1,6 @@
 #!/bin/bash
 # Commit and rollback round trip of set-uid/set-gid bits the daemon clears
-# (fs/killpriv.c): real files written, truncated, opened with O_TRUNC by a
+# (fs/view/killpriv.c): real files written, truncated, opened with O_TRUNC by a
 # caller without CAP_FSETID (root with it dropped, or the unprivileged
 # pass), and chown'ed (root); the real directory ends up as on ext4.
 . "$(dirname "$0")/txnlib.sh"

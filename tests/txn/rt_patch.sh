@@ -1,6 +1,6 @@
 #!/bin/bash
 # The commit/rollback round trip of real files changed in part, which
-# commit patches in place (CS_PATCH, see fs/commit.h): a sparse 64 MiB
+# commit patches in place (CS_PATCH, see fs/commit/commit.h): a sparse 64 MiB
 # file written in its middle and across a block boundary, a file grown
 # past its end, one truncated shorter and written, one truncated and grown
 # again, one with punched holes, one written and chmod'ed, one written and

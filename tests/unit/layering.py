@@ -1,27 +1,41 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""The request path stays one-way (issue 11): FUSE handlers -> guard ->
-view (namei, readdir, inode, ctlns) -> layer | lower, and the control
-folder and the transaction verbs sit above the view, never called by it.
+"""The request path stays one-way: fs/ is one folder a module, and a
+folder calls only the folders below it (each folder's header says the
+same): daemon -> ops -> session -> commit | view -> layer | lower.
 
 Reads which object file of fs/ calls which (`nm` of the built static
-library: a symbol one object leaves undefined and another defines) and
-checks:
-  1. no module of the view calls up: namei, readdir, inode, inval, ctlns
-     call only each other, the layer and lower.c (nothing in the
-     handler, guard, control or transaction levels);
-  2. the only call cycles are the ones listed in ALLOWED_CYCLES, each with
-     its reason: a new cycle fails, and so does a listed one that is gone
-     (then the list must shrink).
+library: a symbol one object leaves undefined and another defines; meson
+names the object of fs/view/namei.c "view_namei.c.o") and checks:
+  1. every object sits in a folder of FOLDERS (a new folder must say here
+     what it may call), and calls only its own folder and those FOLDERS
+     allows it;
+  2. inside view/, the core (namei, readdir, inode, inval, ctlns) calls
+     only itself, layer/ and lower/ (no do_*() of dir/file/attr, not the
+     guard);
+  3. the only call cycles between files are the ones listed in
+     ALLOWED_CYCLES, each with its reason: a new cycle fails, and so does
+     a listed one that is gone (then the list must shrink).
 
 usage: layering.py LIBTXFS_FS.a [NM]
 """
 import subprocess
 import sys
 
-# The view, and what it may call besides itself: the layer and the real
-# directory. Anything else (handlers, guard, control, transactions, and
-# any module added later) is above it.
+# Each folder of fs/ and the folders it may call besides itself.
+FOLDERS = {
+    "daemon": {"ops", "session", "commit", "view", "layer", "lower"},
+    "ops": {"session", "commit", "view", "layer", "lower"},
+    "session": {"commit", "view", "layer", "lower"},
+    "commit": {"layer", "lower"},
+    "view": {"layer", "lower"},
+    "layer": set(),
+    "lower": set(),
+}
+
+# The view's core, and what it may call besides itself: the layer and the
+# real directory. The rest of view/ (dir, file, attr, datamap, guard,
+# ilist, killpriv, spin) is above it.
 VIEW = {"namei", "readdir", "inode", "inval", "ctlns"}
 BELOW_VIEW = {"layer", "layer_chunk", "layer_names", "reserve", "undo",
               "lower"}
@@ -67,12 +81,33 @@ def graph(lib, nm):
 
 
 def module(obj):
-    """attr.c.o (or .../libtxfs_fs.a.p/attr.c.o) -> attr"""
+    """view_attr.c.o (or .../libtxfs_fs.a.p/view_attr.c.o) -> attr"""
+    return split(obj)[1]
+
+
+def split(obj):
+    """view_attr.c.o -> ("view", "attr"); no known folder: ("", name)"""
     name = obj.rsplit("/", 1)[-1]
     for suffix in (".o", ".c"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
-    return name
+    folder, sep, rest = name.partition("_")
+    if sep and folder in FOLDERS:
+        return folder, rest
+    return "", name
+
+
+def folders(lib, nm):
+    """module -> folder, for every object of the library"""
+    out = subprocess.run([nm, "-A", "-P", "-g", lib], check=True,
+                         capture_output=True, text=True).stdout
+    where = {}
+    for line in out.splitlines():
+        head, sep, _ = line.rpartition("]: ")
+        if sep:
+            folder, mod = split(head.rsplit("[", 1)[-1])
+            where[mod] = folder
+    return where
 
 
 def cycles(edges):
@@ -119,6 +154,19 @@ def main():
     owner, edges = graph(lib, nm)
     mods = set(owner.values())
     bad = 0
+    where = folders(lib, nm)
+    for mod, folder in sorted(where.items()):
+        if not folder:
+            print(f"layering: {mod} is in no folder of FOLDERS: every file "
+                  "of fs/ sits in a module folder")
+            bad += 1
+    for src, dsts in sorted(edges.items()):
+        for dst, syms in sorted(dsts.items()):
+            a, b = where.get(src, ""), where.get(dst, "")
+            if a and b and a != b and b not in FOLDERS[a]:
+                print(f"layering: {a}/ calls {b}/: {src} -> {dst} "
+                      f"({', '.join(sorted(syms))})")
+                bad += 1
     for must in VIEW | BELOW_VIEW | {"ops", "guard", "ctl", "txn"}:
         if must not in mods:
             print(f"layering: no module {must} in {lib}: the check is "
@@ -143,7 +191,7 @@ def main():
               "take it out of ALLOWED_CYCLES")
         bad += 1
     calls = sum(len(v) for v in edges.values())
-    print(f"layering: {len(mods)} modules, {calls} module-to-module "
+    print(f"layering: {len(set(where.values()))} folders, {len(mods)} modules, {calls} module-to-module "
           f"edges, cycles: {len(found)} (all listed)" if not bad else
           f"layering: {bad} problem(s)")
     return 1 if bad else 0

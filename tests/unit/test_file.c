@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "txfs.h"
+#include "view/view.h"
 
 #define REAL_SIZE (5 * LAYER_BLOCK + 1234)
 

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "txfs.h"
+#include "view/view.h"
 
 static int setup(void **state)
 {

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "layer.h"
+#include "layer/layer.h"
 
 int __real_mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data,
 		   unsigned int flags);

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "txfs.h"
+#include "lower/lower.h"
 
 struct fx {
 	char dir[64];

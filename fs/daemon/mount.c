@@ -1,0 +1,812 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * mount.c - the daemon's life: open the real directory, lock the state
+ * folder, daemonize, open the layer, mount, serve, unmount.
+ *
+ * Order matters: the real directory is opened before mounting (an in-place
+ * mount hides it from every later path lookup); LMDB is opened after the
+ * fork (an LMDB environment must not cross fork); the parent of the fork
+ * waits on a pipe until the child has mounted or failed, so `txfs mount`
+ * returns only when the mount is usable and reports the child's error.
+ *
+ * Dead mounts are recognised and detached in stale.c.
+ *
+ * State folder contents: layer/ (LMDB), lock (flock'ed by the daemon),
+ * daemon.pid, daemon.log (the daemon's stderr).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+#define FUSE_SUPER_MAGIC 0x65735546
+
+/* Report an error: to the parent through the pipe, or to stderr. */
+struct report {
+	int fd;			/* write end of the pipe, or -1 */
+};
+
+static int fail(struct report *r, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct report *r, int rc, const char *fmt, ...)
+{
+	char msg[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (r->fd >= 0) {
+		ssize_t n = write(r->fd, msg, strlen(msg));
+
+		(void)n;
+		close(r->fd);
+		r->fd = -1;
+	} else {
+		fprintf(stderr, "txfs: %s\n", msg);
+	}
+	return rc < 0 ? rc : -EIO;
+}
+
+/* FNV-1a of the workspace path, for the default state folder's name. */
+static uint64_t hash_path(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+int txfs_default_state(const char *ws, char *out, size_t size)
+{
+	const char *xdg = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	const char *base = strrchr(ws, '/');
+	int n;
+
+	base = base && base[1] ? base + 1 : "root";
+	if (xdg && xdg[0] == '/')
+		n = snprintf(out, size, "%s/txfs/%s-%016llx", xdg, base,
+			     (unsigned long long)hash_path(ws));
+	else if (home && home[0] == '/')
+		n = snprintf(out, size, "%s/.local/state/txfs/%s-%016llx",
+			     home, base, (unsigned long long)hash_path(ws));
+	else
+		return -ENOENT;
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* mkdir -p with mode 0700 for the folders it creates. */
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Is path inside dir (or equal)? Both are realpaths. */
+static bool path_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 &&
+	       (path[n] == '\0' || path[n] == '/' || n == 1);
+}
+
+/* Open the real directory and refuse one that is already a FUSE mount
+ * (mounting over our own mount would deadlock). */
+static int open_workspace(struct txfs *fs, struct report *r)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	fs->ws_path = realpath(fs->opts.workspace, NULL);
+	if (!fs->ws_path)
+		return fail(r, -errno, "workspace %s: %s", fs->opts.workspace,
+			    strerror(errno));
+	fs->rootfd = open(fs->ws_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fs->rootfd < 0)
+		return fail(r, -errno, "workspace %s: %s", fs->ws_path,
+			    strerror(errno));
+	if (fstatfs(fs->rootfd, &sfs) == 0 &&
+	    (unsigned long)sfs.f_type == FUSE_SUPER_MAGIC)
+		return fail(r, -EBUSY, "workspace %s: is already a FUSE mount "
+			    "(already mounted by txfs?)", fs->ws_path);
+	if (fstat(fs->rootfd, &st))
+		return fail(r, -errno, "workspace %s: %s", fs->ws_path,
+			    strerror(errno));
+	if (layer_ino_reserved((uint64_t)st.st_ino))
+		return fail(r, -EOVERFLOW, "workspace %s: inode number %llu is "
+			    "in the range txfs keeps for its own objects",
+			    fs->ws_path, (unsigned long long)st.st_ino);
+	fs->root_dev = st.st_dev;
+	fs->root_ino = st.st_ino;
+	fs->use_openat2 = lower_has_openat2(fs->rootfd);
+	return 0;
+}
+
+static int read_pid(int dirfd)
+{
+	char buf[32] = { 0 };
+	int fd = openat(dirfd, "daemon.pid", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? atoi(buf) : 0;
+}
+
+/*
+ * The state folder must be ours alone: another user who could write to it
+ * or to a folder above it, or who owns a symlink on the way, could swap
+ * ctl.sock (fake answers) or the layer. Refused: the folder itself a
+ * symlink; a symlink on the way owned by another user (not root); the
+ * folder not owned by us, or group/world-writable; a folder above it owned
+ * by another user (not root), or group/world-writable without the sticky
+ * bit (as /tmp has).
+ */
+static int check_state_path(const char *given, const char *real,
+			    struct report *r)
+{
+	char buf[PATH_MAX];
+	uid_t me = geteuid();
+	struct stat st;
+	size_t len = strlen(given);
+
+	if (len >= sizeof(buf))
+		return fail(r, -ENAMETOOLONG, "state folder %s: too long", given);
+	memcpy(buf, given, len + 1);
+	while (len > 1 && buf[len - 1] == '/')
+		buf[--len] = '\0';
+	if (lstat(buf, &st) == 0 && S_ISLNK(st.st_mode))
+		return fail(r, -ELOOP, "state folder %s: refused: it is a "
+			    "symlink (give its real path)", given);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (lstat(buf, &st) == 0 && S_ISLNK(st.st_mode) &&
+		    st.st_uid != me && st.st_uid != 0)
+			return fail(r, -EPERM, "state folder %s: refused: it is "
+				    "reached through %s, a symlink owned by uid "
+				    "%u", given, buf, (unsigned)st.st_uid);
+		*p = '/';
+	}
+	snprintf(buf, sizeof(buf), "%s", real);
+	for (char *p = buf + strlen(buf); p > buf; p = strrchr(buf, '/')) {
+		bool self = p == buf + strlen(real);
+
+		*p = '\0';
+		if (lstat(buf[0] ? buf : "/", &st))
+			return fail(r, -errno, "state folder %s: %s: %s", real,
+				    buf[0] ? buf : "/", strerror(errno));
+		if (self ? st.st_uid != me : st.st_uid != me && st.st_uid != 0)
+			return fail(r, -EPERM, "state folder %s: refused: %s is "
+				    "owned by uid %u, not by you (uid %u)%s",
+				    real, buf[0] ? buf : "/", (unsigned)st.st_uid,
+				    (unsigned)me, self ? "" : " or root");
+		if ((st.st_mode & 022) && (self || !(st.st_mode & S_ISVTX)))
+			return fail(r, -EPERM, "state folder %s: refused: %s is "
+				    "writable by other users (mode %04o)", real,
+				    buf[0] ? buf : "/", st.st_mode & 07777);
+	}
+	return 0;
+}
+
+/* Create, open and lock the state folder. */
+static int open_state(struct txfs *fs, struct report *r)
+{
+	char def[PATH_MAX];
+	const char *state = fs->opts.state;
+	int rc;
+
+	if (!state) {
+		if ((rc = txfs_default_state(fs->ws_path, def, sizeof(def))))
+			return fail(r, rc, "state folder: set --state, HOME or "
+				    "XDG_STATE_HOME");
+		state = def;
+	}
+	if ((rc = mkdir_p(state)))
+		return fail(r, rc, "state folder %s: %s", state,
+			    strerror(-rc));
+	fs->state_path = realpath(state, NULL);
+	if (!fs->state_path)
+		return fail(r, -errno, "state folder %s: %s", state,
+			    strerror(errno));
+	if ((rc = check_state_path(state, fs->state_path, r)))
+		return rc;
+	if (fs->ws_path && path_within(fs->state_path, fs->ws_path))
+		return fail(r, -EINVAL, "state folder %s: must be outside the "
+			    "workspace %s", fs->state_path, fs->ws_path);
+	fs->statefd = open(fs->state_path,
+			   O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fs->statefd < 0)
+		return fail(r, -errno, "state folder %s: %s", fs->state_path,
+			    strerror(errno));
+	fs->lockfd = openat(fs->statefd, "lock",
+			    O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fs->lockfd < 0)
+		return fail(r, -errno, "state folder %s: lock: %s",
+			    fs->state_path, strerror(errno));
+	for (int i = 0; i < 50 && flock(fs->lockfd, LOCK_EX | LOCK_NB); i++)
+		usleep(100000);	/* a daemon just unmounted may be closing */
+	if (flock(fs->lockfd, LOCK_EX | LOCK_NB))
+		return fail(r, -EBUSY, "state folder %s: in use by another txfs "
+			    "daemon (pid %d)", fs->state_path,
+			    read_pid(fs->statefd));
+	return 0;
+}
+
+static int write_pid(struct txfs *fs)
+{
+	char buf[32];
+	int fd = openat(fs->statefd, "daemon.pid.tmp",
+			O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+			0600);
+	int n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, (size_t)n) != n) {
+		close(fd);
+		return -EIO;
+	}
+	close(fd);
+	return renameat(fs->statefd, "daemon.pid.tmp", fs->statefd,
+			"daemon.pid") ? -errno : 0;
+}
+
+/* Refuse a damaged layer before anything uses it, saying how to save the
+ * staged changes that can still be read, or how to discard them. */
+static int check_layer(struct txfs *fs, uint64_t map, struct report *r)
+{
+	const char *why = NULL;
+	const char *ws = fs->ws_path ? fs->ws_path : "WORKSPACE";
+	char path[64];
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/layer", fs->statefd);
+	rc = layer_check(path, map, &why);
+	if (rc == 0)
+		return 0;
+	if (!why)
+		return fail(r, rc, "state folder %s: cannot check the layer: "
+			    "%s", fs->state_path, strerror(-rc));
+	return fail(r, rc, "state folder %s: refused: the layer is %s. "
+		    "Nothing was done; the real directory %s is untouched. "
+		    "To save the staged changes that can still be read: "
+		    "`txfs mount --salvage --state %s %s MNT` (read-only, "
+		    "no commit), then `txfs diff MNT > staged.patch` or copy "
+		    "files out, `txfs umount MNT`. To discard the staged "
+		    "changes: remove the state folder (rm -r %s) and mount "
+		    "again", fs->state_path, why, ws, fs->state_path, ws,
+		    fs->state_path);
+}
+
+/* TXFS_MAP_SIZE: BYTES, or a number with K, M, G or T (binary); at
+ * least 1 MiB. 0 for a text that is none of these (strtoull alone read
+ * "8G" as 8 bytes, and the mount failed with a bare ENOSPC). */
+static uint64_t map_size_of(const char *s)
+{
+	static const char units[] = "KMGT";
+	uint64_t v = 0;
+	const char *u;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return 0;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return 0;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p && (u = strchr(units, *p & ~0x20)) && *u) {
+		for (long i = 0; i <= u - units; i++) {
+			if (v > UINT64_MAX >> 10)
+				return 0;
+			v <<= 10;
+		}
+		p++;
+		if ((*p & ~0x20) == 'I' && (p[1] & ~0x20) == 'B')
+			p += 2;
+	}
+	return *p || v < (1u << 20) ? 0 : v;
+}
+
+static int open_layer(struct txfs *fs, struct report *r)
+{
+	struct layer_ws ws = { .dev = fs->root_dev, .ino = fs->root_ino };
+	const char *env = getenv("TXFS_MAP_SIZE");
+	uint64_t map = env && *env ? map_size_of(env) : 0;
+	const char *why = NULL;
+	int rc;
+
+	if (env && *env && map == 0)
+		return fail(r, -EINVAL, "TXFS_MAP_SIZE=%s: not a size of at "
+			    "least 1 MiB (BYTES, or a number with K, M, G or "
+			    "T: 8G)", env);
+	snprintf(ws.path, sizeof(ws.path), "%s", fs->ws_path);
+	if (!fs->opts.salvage && (rc = check_layer(fs, map, r)))
+		return rc;
+	/* --salvage serves a copy of what can be read (salvage.c) */
+	if (fs->opts.salvage && (rc = layer_salvage(fs->statefd, map,
+						     fs->state_path)))
+		return fail(r, rc, "state folder %s: salvage: cannot copy the "
+			    "layer: %s", fs->state_path, strerror(-rc));
+	if (!fs->opts.salvage)
+		layer_salvage_forget(fs->statefd);
+	rc = layer_open(fs->statefd, fs->opts.salvage ? "salvaged" : "layer",
+			map, &ws, &fs->layer, &why);
+	if (rc && why)
+		return fail(r, rc, "state folder %s: refused: %s (it was "
+			    "left untouched)", fs->state_path, why);
+	if (rc)
+		return fail(r, rc, "state folder %s: cannot open the layer: %s",
+			    fs->state_path, strerror(-rc));
+	return 0;
+}
+
+/* TXFS_FAULT=commit:N | commit-eio:N | recover:N (tests only). */
+static void parse_fault(struct txfs *fs)
+{
+	static const struct { const char *name, *phase; bool eio; } kinds[] = {
+		{ "commit:", "commit", false },
+		{ "commit-eio:", "commit", true },
+		{ "recover:", "recover", false },
+	};
+	const char *env = getenv("TXFS_FAULT");
+
+	for (size_t i = 0; env && i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		size_t n = strlen(kinds[i].name);
+
+		if (!strncmp(env, kinds[i].name, n)) {
+			fs->fault_phase = kinds[i].phase;
+			fs->fault_eio = kinds[i].eio;
+			fs->fault_at = strtoul(env + n, NULL, 10);
+		}
+	}
+}
+
+/* Finish or discard a commit a crash interrupted, before serving. */
+static int recover(struct txfs *fs, struct report *r)
+{
+	const char *what = NULL;
+	int rc;
+
+	/* never apply a damaged layer's journal: --salvage is read-only */
+	if (fs->opts.salvage)
+		return 0;
+	if ((rc = txn_recover(fs, &what)))
+		return fail(r, rc, "state folder %s: recovery of an interrupted "
+			    "commit failed: %s (nothing was mounted; the journal "
+			    "is kept, run `txfs recover %s` to retry)",
+			    fs->state_path, strerror(-rc), fs->state_path);
+	if (what) {
+		fprintf(stderr, "txfs: recovered: %s\n", what);
+		if (fs->audit)
+			audit_event(fs->audit, "recover", NULL, NULL);
+	}
+	return 0;
+}
+
+/* ---- SIGHUP: reload the policy ---- */
+
+/*
+ * SIGHUP is blocked in every thread (the mask is set before any thread
+ * starts) and read from a signalfd by a thread of its own, so libfuse's
+ * handler (which would end the session) never sees it.
+ */
+static void *hup_main(void *arg)
+{
+	struct txfs *fs = arg;
+	struct signalfd_siginfo si;
+	char *msg;
+
+	while (read(fs->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo != SIGHUP)
+			break;	/* SIGUSR2: stop */
+		txfs_reload_policy(fs, &msg);
+		if (msg)
+			fprintf(stderr, "txfs: %s", msg);
+		free(msg);
+	}
+	return NULL;
+}
+
+static int hup_block(struct txfs *fs)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR2);
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
+		return -EINVAL;
+	fs->sigfd = signalfd(-1, &set, SFD_CLOEXEC);
+	return fs->sigfd < 0 ? -errno : 0;
+}
+
+static int hup_start(struct txfs *fs)
+{
+	signal(SIGHUP, SIG_DFL);	/* undo libfuse's handler */
+	if (pthread_create(&fs->hup_thread, NULL, hup_main, fs))
+		return -EAGAIN;
+	fs->hup_running = true;
+	return 0;
+}
+
+static void hup_stop(struct txfs *fs)
+{
+	if (fs->hup_running) {
+		pthread_kill(fs->hup_thread, SIGUSR2);
+		pthread_join(fs->hup_thread, NULL);
+		fs->hup_running = false;
+	}
+	if (fs->sigfd >= 0)
+		close(fs->sigfd);
+	fs->sigfd = -1;
+}
+
+/* ---- the FUSE session ---- */
+
+/* -o spin=US: wait awake for the next request (spin.c). */
+static int spin_setup(struct txfs *fs, struct report *r)
+{
+	unsigned us = TXFS_SPIN_DEFAULT_US;
+	int rc;
+
+	if (fs->opts.spin && spin_parse(fs->opts.spin, &us))
+		return fail(r, -EINVAL, "-o spin=%s: not a number of "
+			    "microseconds from 0 (off) to 1000", fs->opts.spin);
+	rc = spin_init(fs, us);
+	return rc ? fail(r, rc, "spin: %s", strerror(-rc)) : 0;
+}
+
+static int make_session(struct txfs *fs, struct report *r)
+{
+	char opts[8192];
+	char *argv[4] = { "txfs", "-o", opts, NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+	int n;
+
+	if ((n = spin_setup(fs, r)))
+		return n;
+	n = snprintf(opts, sizeof(opts),
+		     "fsname=%s,subtype=txfs,default_permissions%s%s%s",
+		     fs->ws_path, fs->opts.salvage ? ",ro" : "",
+		     fs->opts.fuse_opts ? "," : "",
+		     fs->opts.fuse_opts ? fs->opts.fuse_opts : "");
+	if (n < 0 || (size_t)n >= sizeof(opts) || strchr(fs->ws_path, ','))
+		return fail(r, -EINVAL, "workspace %s: path not usable as a "
+			    "mount source (comma or too long)", fs->ws_path);
+	if (fs->opts.debug) {
+		argv[3] = "-d";
+		args.argc = 4;
+	}
+	fs->se = fuse_session_new(&args, &txfs_ops, sizeof(txfs_ops), fs);
+	fuse_opt_free_args(&args);
+	if (!fs->se)
+		return fail(r, -EINVAL, "cannot start a FUSE session (bad -o "
+			    "option?)");
+	if (fuse_set_signal_handlers(fs->se))
+		return fail(r, -EIO, "cannot install signal handlers");
+	if (fuse_session_mount(fs->se, fs->mnt_path))
+		return fail(r, -EIO, "mount %s: failed (is fusermount3 "
+			    "installed, and /dev/fuse usable?)", fs->mnt_path);
+	if (killpriv_install(fs))
+		return fail(r, -EIO, "cannot hook the FUSE channel "
+			    "(fuse_session_custom_io)");
+	return 0;
+}
+
+/* opts.threads threads serve the session (stats.c; one by default, see
+ * offload.c for what is answered elsewhere). The FUSE capabilities it
+ * asks for, and why the others are not taken, are listed above op_init()
+ * in ops.c. */
+static int serve(struct txfs *fs)
+{
+	return stats_serve(fs);
+}
+
+static void cleanup(struct txfs *fs)
+{
+	sock_stop(fs);
+	hup_stop(fs);
+	offload_stop(fs);
+	if (fs->se) {
+		fuse_session_unmount(fs->se);
+		fuse_remove_signal_handlers(fs->se);
+	}
+	inval_stop(fs);
+	gc_stop(fs);
+	if (fs->se)
+		fuse_session_destroy(fs->se);
+	spin_destroy(fs);
+	file_close_all(fs);
+	layer_close(fs->layer);
+	txfs_free_policy(fs);
+	if (fs->statefd >= 0 && fs->se)
+		unlinkat(fs->statefd, "daemon.pid", 0);
+	if (fs->itab)
+		itab_destroy(fs);
+	lower_cache_destroy(fs);
+	if (fs->lockfd >= 0)
+		close(fs->lockfd);
+	if (fs->statefd >= 0)
+		close(fs->statefd);
+	if (fs->rootfd >= 0)
+		close(fs->rootfd);
+	pthread_rwlock_destroy(&fs->txlock);
+	session_forget(fs);
+	pthread_mutex_destroy(&fs->ctl_lock);
+	ctl_snap_free_all(fs);
+	pthread_mutex_destroy(&fs->snap_lock);
+	free(fs->last_report);
+	free(fs->ws_path);
+	free(fs->mnt_path);
+	free(fs->state_path);
+}
+
+/* Fork; the parent waits for the child's word and exits with it. */
+static int daemonize(struct report *r)
+{
+	int p[2];
+	pid_t pid;
+	char msg[1024];
+	ssize_t n;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		close(p[1]);
+		n = read(p[0], msg, sizeof(msg) - 1);
+		if (n == 1 && msg[0] == '\0')
+			_exit(0);
+		if (n > 0) {
+			msg[n] = '\0';
+			fprintf(stderr, "txfs: %s\n", msg);
+		} else {
+			fprintf(stderr, "txfs: mount: the daemon died while "
+				"starting (see daemon.log in the state "
+				"folder)\n");
+		}
+		_exit(1);
+	}
+	close(p[0]);
+	r->fd = p[1];
+	setsid();
+	return 0;
+}
+
+/* stdin/stdout to /dev/null, stderr to STATE/daemon.log. */
+static void detach_stdio(struct txfs *fs)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int log = openat(fs->statefd, "daemon.log",
+			 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+			 0600);
+
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		close(null);
+	}
+	if (log >= 0) {
+		dup2(log, 2);
+		close(log);
+	}
+}
+
+/*
+ * The daemon holds the real directory open: a same-user process must not
+ * reach it through /proc/<daemon>/{fd,cwd,root,mem,environ,map_files}.
+ * Not dumpable makes those root's (ptrace access checks fail for others);
+ * it is set before the real directory is opened and is inherited by the
+ * fork of daemonize(). fusermount3 is exec'ed (exec resets it in the
+ * child only) and LeakSanitizer lifts it for itself, so nothing needs it.
+ */
+static int seal_process(void)
+{
+	return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) ? -errno : 0;
+}
+
+/* The policy path as the daemon will see it after chdir("/"). */
+static char *abs_policy(const char *policy)
+{
+	char cwd[PATH_MAX], *out = NULL;
+
+	if (!policy || policy[0] == '/')
+		return NULL;
+	if (!getcwd(cwd, sizeof(cwd)) ||
+	    asprintf(&out, "%s/%s", cwd, policy) < 0)
+		return NULL;
+	return out;
+}
+
+/*
+ * fs->txlock prefers its writer: once commit, rollback or savepoint asks
+ * for it, new requests wait until the verb is done, so serving threads
+ * whose requests overlap without a gap cannot starve a verb (glibc's
+ * default prefers readers). Safe because no thread takes it shared twice:
+ * handlers take it once, at their top; nothing that holds it waits for
+ * another request.
+ */
+static void txlock_init(struct txfs *fs)
+{
+	pthread_rwlockattr_t a;
+
+	pthread_rwlockattr_init(&a);
+	pthread_rwlockattr_setkind_np(&a,
+			PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&fs->txlock, &a);
+	pthread_rwlockattr_destroy(&a);
+}
+
+int txfs_run_mount(struct txfs_opts *opts)
+{
+	struct txfs fs = { .opts = *opts, .rootfd = -1, .statefd = -1,
+			   .lockfd = -1, .sockfd = -1, .sigfd = -1 };
+	struct report r = { .fd = -1 };
+	char *policy = abs_policy(opts->policy);
+	int rc;
+
+	if (policy)
+		fs.opts.policy = policy;
+	fs.ctl_name = opts->ctl_name ? opts->ctl_name : ".txfs";
+	fs.ctl_len = strlen(fs.ctl_name);
+	txlock_init(&fs);
+	pthread_mutex_init(&fs.ctl_lock, NULL);
+	pthread_mutex_init(&fs.snap_lock, NULL);
+	pthread_mutex_init(&fs.fh_lock, NULL);
+	if ((rc = seal_process())) {
+		rc = fail(&r, rc, "cannot make the daemon non-dumpable: %s",
+			  strerror(-rc));
+		goto out;
+	}
+	if (!opts->mountpoint && (rc = txfs_unmount_stale(opts->workspace))) {
+		rc = fail(&r, rc, "workspace %s: a stale mount is in the way "
+			  "and could not be removed", opts->workspace);
+		goto out;
+	}
+	if ((rc = open_workspace(&fs, &r)))
+		goto out;
+	if (opts->mountpoint && (rc = txfs_unmount_stale(opts->mountpoint))) {
+		rc = fail(&r, rc, "mountpoint %s: a stale mount is in the way "
+			  "and could not be removed", opts->mountpoint);
+		goto out;
+	}
+	fs.mnt_path = realpath(opts->mountpoint ? opts->mountpoint :
+						  fs.ws_path, NULL);
+	if (!fs.mnt_path) {
+		rc = fail(&r, -errno, "mountpoint %s: %s", opts->mountpoint,
+			  strerror(errno));
+		goto out;
+	}
+	if ((rc = open_state(&fs, &r)))
+		goto out;
+	if (!opts->foreground && (rc = daemonize(&r)))
+		goto out;
+	if (chdir("/")) {	/* the cwd must not be a way into anything */
+		rc = fail(&r, -errno, "chdir /: %s", strerror(errno));
+		goto out;
+	}
+	parse_fault(&fs);
+	if ((rc = hup_block(&fs)) || (rc = itab_init(&fs)) ||
+	    (rc = lower_cache_init(&fs)) ||
+	    (rc = open_layer(&fs, &r)) ||
+	    (rc = txfs_load_policy(&fs, &r.fd)) || (rc = recover(&fs, &r)) ||
+	    (rc = make_session(&fs, &r)))
+		goto out;
+	if ((rc = write_pid(&fs)) || (rc = inval_start(&fs)) ||
+	    (rc = gc_start(&fs)) || (rc = sock_start(&fs)) ||
+	    (rc = offload_start(&fs)) ||
+	    (rc = hup_start(&fs))) {
+		rc = fail(&r, rc, "start: %s", strerror(-rc));
+		goto out;
+	}
+	if (r.fd >= 0) {
+		detach_stdio(&fs);
+		if (write(r.fd, "", 1) != 1)
+			rc = -EIO;
+		close(r.fd);
+		r.fd = -1;
+	}
+	rc = serve(&fs);
+out:
+	if (r.fd >= 0)
+		close(r.fd);
+	cleanup(&fs);
+	free(policy);
+	return rc;
+}
+
+/*
+ * `txfs recover STATE`: finish or discard an interrupted commit without
+ * mounting. The workspace is the one the layer records.
+ */
+int txfs_recover_state(const char *state, char *msg, size_t size)
+{
+	struct txfs fs = { .rootfd = -1, .statefd = -1, .lockfd = -1,
+			   .sockfd = -1, .sigfd = -1 };
+	struct report r = { .fd = -1 };
+	struct layer_ws ws = { 0 };
+	const char *why = NULL, *what = NULL;
+	struct stat st;
+	int rc;
+
+	fs.opts.state = state;
+	pthread_rwlock_init(&fs.txlock, NULL);
+	pthread_mutex_init(&fs.ctl_lock, NULL);
+	pthread_mutex_init(&fs.snap_lock, NULL);
+	pthread_mutex_init(&fs.fh_lock, NULL);
+	if ((rc = open_state(&fs, &r)))
+		goto out;
+	fs.statefd = fs.statefd;
+	snprintf(msg, size, "state folder %s", state);
+	if ((rc = check_layer(&fs, 0, &r)))
+		goto out;
+	msg[0] = '\0';
+	rc = layer_open(fs.statefd, "layer", 0, &ws, &fs.layer, &why);
+	if (rc) {
+		snprintf(msg, size, "state folder %s: %s", fs.state_path,
+			 why ? why : strerror(-rc));
+		goto out;
+	}
+	fs.ws_path = strdup(ws.path);
+	if (txfs_unmount_stale(ws.path) ||
+	    (fs.rootfd = open(ws.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    fstat(fs.rootfd, &st) || st.st_dev != ws.dev || st.st_ino != ws.ino) {
+		rc = -ENOENT;
+		snprintf(msg, size, "workspace %s of state folder %s: missing, "
+			 "replaced or still mounted", ws.path, fs.state_path);
+		goto out;
+	}
+	fs.root_dev = st.st_dev;
+	fs.root_ino = st.st_ino;
+	fs.use_openat2 = lower_has_openat2(fs.rootfd);
+	parse_fault(&fs);
+	if ((rc = itab_init(&fs)))
+		goto out;
+	rc = txn_recover(&fs, &what);
+	snprintf(msg, size, "%s", rc ? strerror(-rc) : what ? what :
+		 "nothing to recover: no commit was interrupted");
+out:
+	if (rc && !msg[0])
+		snprintf(msg, size, "%s", strerror(-rc));
+	cleanup(&fs);
+	return rc;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * session/ - the transaction verbs and who may say them.
+ *
+ * Owns: txn.c (commit, rollback, savepoint, release, recovery at mount, the
+ * verb lines), changes.c (the counts and lists of the open transaction),
+ * ctl.c (what the control folder's files say, what a write to ctl does),
+ * sock.c (the control socket in the state folder), session.c (`txfs exec`:
+ * one command as one nested transaction), gc.c (the collector of discarded
+ * generations).
+ * May call: commit/, view/, layer/, lower/. Called by: ops/, daemon/.
+ */
+#ifndef TXFS_SESSION_H
+#define TXFS_SESSION_H
+
+#include "../commit/commit.h"
+#include "../view/view.h"
+
+/* Counts of the open transaction. */
+struct txn_counts {
+	uint64_t txid;
+	uint64_t added, modified, deleted, renamed, flagged;
+	uint64_t bytes;		/* bytes staged in chunks */
+	uint32_t savepoints;
+};
+
+/* ---- changes.c: the counts and the list of changes ---- */
+
+/* Counts, and (changes != NULL) the list "K path" a line. */
+int txn_summary(struct txfs *fs, struct txn_counts *c, char **changes);
+/* Count plan p's changes into c; with out, write the list there; with
+ * flagged, the paths the policy flags for review. */
+struct policy;
+void changes_count(struct plan *p, struct txn_counts *c, FILE *out,
+		   const struct policy *pol, FILE *flagged);
+/* The id of the transaction open in the layer (0 before the first). */
+uint64_t txn_cur_id(struct layer_txn *t);
+
+/* The result of a transaction verb, for .txfs/ctl and the CLI. */
+struct txn_report {
+	int err;		/* 0 or a negative errno */
+	char *text;		/* words an agent can act on (malloc'd) */
+};
+
+int txn_commit(struct txfs *fs, bool force, struct txn_report *r);
+/* Commit only the named paths (and the folders they need). */
+int txn_commit_paths(struct txfs *fs, bool force, const char *const *paths,
+		     size_t n, struct txn_report *r);
+int txn_rollback(struct txfs *fs, const char *savepoint, struct txn_report *r);
+int txn_savepoint(struct txfs *fs, const char *name, struct txn_report *r);
+int txn_release(struct txfs *fs, const char *name, struct txn_report *r);
+/* Run one control verb line ("commit", "rollback NAME", ...). */
+/* c: the process that wrote the verb to .txfs/ctl (the policy's `control
+ * deny` applies), NULL for the txfs command (it does not). */
+struct req_ctx;
+int txn_command(struct txfs *fs, const char *line, const struct req_ctx *c,
+		struct txn_report *r);
+/* Refuse a verb written to .txfs/ctl (logged as a veto). */
+void txn_refuse(struct txfs *fs, const char *line, const struct req_ctx *c,
+		const char *why, struct txn_report *r);
+
+/* ---- ctl.c: what the .txfs/ files say, the verbs written to ctl ---- */
+
+/* Opening control file tino: its text now (malloc'd), or EISDIR for the
+ * folder, EACCES for writing a file that takes no writes. */
+int ctl_open(struct txfs *fs, uint64_t tino, int flags, char **text,
+	     size_t *len);
+/* -o noopen, where no OPEN gives a file its text: a lookup of .txfs/
+ * file v takes its text now under a node id of its own (v's tino and size
+ * are set to it), reads read it, and its FORGET frees it. */
+int ctl_snap_take(struct txfs *fs, struct tview *v);
+size_t ctl_snap_size(struct txfs *fs, uint64_t tino);
+void ctl_snap_read(struct txfs *fs, uint64_t tino, char *buf, size_t size,
+		   off_t off, size_t *got);
+void ctl_snap_forget(struct txfs *fs, uint64_t tino);
+void ctl_snap_free_all(struct txfs *fs);
+/* One control verb written to .txfs/ctl by caller c. */
+int ctl_write(struct txfs *fs, const struct req_ctx *c, const char *buf,
+	      size_t size);
+
+/* ---- sock.c: the control socket in the state folder ---- */
+
+struct txn_report;
+#define SOCK_REPLIED 1	/* sock_dispatch answered by itself */
+int sock_start(struct txfs *fs);
+void sock_stop(struct txfs *fs);
+int sock_dispatch(struct txfs *fs, int cfd, int argc, char **argv,
+		  struct txn_report *r);
+/* The text of .txfs/status (json: status.json), changes or log. */
+/* session.c: the "cmd-*" and "changes-since" socket verbs (txfs exec). */
+int session_dispatch(struct txfs *fs, int argc, char **argv,
+		     struct txn_report *r);
+/* The summary of the last `txfs exec` command (JSON, malloc'd) or NULL. */
+char *session_last_json(struct txfs *fs);
+/* Free the view session.c keeps for the next command's cmd-end (at
+ * unmount; a commit, rollback or release ends it by bumping fs->verbs). */
+void session_forget(struct txfs *fs);
+int ctl_text(struct txfs *fs, const char *name, bool json, char **buf,
+	     size_t *len);
+
+/* ---- gc.c: the background collector of discarded generations ---- */
+
+int gc_start(struct txfs *fs);
+void gc_stop(struct txfs *fs);	/* joins the thread; fine if not started */
+/* Ask it to run (after a rollback or commit discarded a generation). */
+void gc_kick(struct txfs *fs);
+
+#endif /* TXFS_SESSION_H */

@@ -1,0 +1,505 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * guard.c - the policy at the VFS level: every operation is checked here
+ * before anything changes, and every veto is written to the audit log.
+ *
+ * The policy in force is an immutable struct policy behind an atomic
+ * pointer; a reload swaps the pointer and keeps the old policy until
+ * unmount (a request may still be reading it; reloads are rare).
+ * Paths given to the policy are merged-view paths relative to the root,
+ * rebuilt from the inode table (itab_path), never from the lower paths.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "view.h"
+
+#define AUDIT_MAX (8u << 20)
+
+/* What an agent is told when `limit deletes` refuses a loss. */
+#define GUARD_HINT "only losses of real data (removing, truncating or " \
+	"replacing what exists outside this transaction) are refused now; " \
+	"creating, writing and removing what this transaction made still " \
+	"work. Commit what is wanted (echo commit > .txfs/ctl) and go on, " \
+	"or roll back (echo rollback > .txfs/ctl); either starts a new count"
+
+static int report(int *fd, const char *msg)
+{
+	if (*fd >= 0) {
+		ssize_t n = write(*fd, msg, strlen(msg));
+
+		(void)n;
+		close(*fd);
+		*fd = -1;
+	} else {
+		fprintf(stderr, "txfs: %s\n", msg);
+	}
+	return -EINVAL;
+}
+
+/* -o noopen refuses these: the kernel sends no OPEN, so nothing shows an
+ * execve (ops.c, "no-open"). */
+#define NOOPEN_EXEC_WHY "it has `exec deny` rules, and under -o noopen " \
+			"no request shows an exec to check them against"
+
+static bool has_exec(const struct policy *p)
+{
+	const char *const *globs;
+
+	return policy_exec_globs(p, &globs) > 0;
+}
+
+int txfs_load_policy(struct txfs *fs, int *report_fd)
+{
+	struct policy *p = NULL;
+	char *err = NULL, msg[4096];
+	int rc;
+
+	if (fs->opts.policy)
+		rc = policy_load_file(fs->opts.policy, &p, &err);
+	else
+		rc = policy_load_default(&p);
+	if (rc) {
+		snprintf(msg, sizeof(msg), "policy %s: refused, not mounted:\n%s",
+			 fs->opts.policy ? fs->opts.policy : "(default)",
+			 err ? err : strerror(-rc));
+		free(err);
+		return report(report_fd, msg);
+	}
+	if (fs->opts.noopen && has_exec(p)) {
+		snprintf(msg, sizeof(msg), "policy %s: refused, not mounted: "
+			 NOOPEN_EXEC_WHY,
+			 fs->opts.policy ? fs->opts.policy : "(default)");
+		policy_free(p);
+		return report(report_fd, msg);
+	}
+	atomic_store(&fs->policy, p);
+	fs->has_hide = policy_hides_below(p, "", 0);
+	rc = audit_open(fs->statefd, "audit.log", AUDIT_MAX, &fs->audit);
+	if (rc) {
+		snprintf(msg, sizeof(msg), "audit log in %s: %s",
+			 fs->state_path, strerror(-rc));
+		return report(report_fd, msg);
+	}
+	return 0;
+}
+
+/* Names in known folder d whose hidden state differs between policies. */
+static void inval_hidden(struct txfs *fs, struct layer_txn *t, uint64_t d,
+			 const struct policy *old, const struct policy *new)
+{
+	struct dir_handle dh = { 0 };
+	struct tview v;
+	char *dir;
+
+	if (view_inode(fs, t, d, &v))
+		return;
+	dir = itab_path(fs, d, NULL);
+	if (dir && S_ISDIR(v.st.st_mode) && dir_names(fs, t, &v, &dh) == 0) {
+		for (size_t i = 0; i < dh.n; i++) {
+			char *p = path_join(dir, dh.ents[i].name);
+			size_t l = p ? strlen(p) : 0;
+
+			if (p && (!old || !new ||
+				  policy_is_hidden(old, p, l) !=
+				  policy_is_hidden(new, p, l)))
+				inval_entry(fs, d, dh.ents[i].name);
+			free(p);
+		}
+		dir_free(&dh);
+		inval_inode(fs, d, true);	/* its listing */
+	}
+	free(dir);
+	tview_free(&v);
+}
+
+/*
+ * After a reload, what the kernel cached under the old policy may be
+ * wrong: names it may now see, or no longer. Every known node's entry,
+ * and every name whose hidden state changed in a known folder, are
+ * invalidated (reloads are rare; this walks only what the kernel knows).
+ */
+static void reload_invalidate(struct txfs *fs, const struct policy *old,
+			      const struct policy *new)
+{
+	struct node_ref *nodes;
+	struct layer_txn *t;
+	size_t n;
+
+	if (itab_snapshot(fs, &nodes, &n))
+		return;
+	if (layer_begin(fs->layer, false, &t) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			if (nodes[i].name)
+				inval_entry(fs, nodes[i].parent, nodes[i].name);
+			inval_hidden(fs, t, nodes[i].tino, old, new);
+			/* -o noopen: reads of cached pages never reach the
+			 * daemon; drop them, so that the next read is
+			 * checked against the new policy (only nodes the
+			 * kernel may hold pages of: itab_kpages) */
+			if (fs->opts.noopen &&
+			    itab_may_cache(fs, nodes[i].tino))
+				inval_inode(fs, nodes[i].tino, true);
+		}
+		layer_txn_end(t);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(nodes[i].name);
+	free(nodes);
+}
+
+/*
+ * Reload: parse the file again; a bad file keeps the old policy. The old
+ * policy is kept (a request may still read it) until unmount.
+ */
+int txfs_reload_policy(struct txfs *fs, char **msg)
+{
+	struct policy *p = NULL, *old;
+	char *err = NULL;
+	int rc;
+
+	*msg = NULL;
+	rc = fs->opts.policy ? policy_load_file(fs->opts.policy, &p, &err) :
+			       policy_load_default(&p);
+	if (rc == 0 && fs->opts.noopen && has_exec(p)) {
+		policy_free(p);
+		p = NULL;
+		rc = -EINVAL;
+		err = strdup(NOOPEN_EXEC_WHY);
+	}
+	if (rc) {
+		if (asprintf(msg, "policy reload refused, the old policy stays "
+			     "in force:\n%s\n", err ? err : strerror(-rc)) < 0)
+			*msg = NULL;
+		free(err);
+		return rc;
+	}
+	pthread_mutex_lock(&fs->ctl_lock);
+	old = (struct policy *)atomic_exchange(&fs->policy, p);
+	fs->has_hide = policy_hides_below(p, "", 0);
+	if (old) {
+		struct policy **r = realloc(fs->retired, (fs->nretired + 1) *
+						     sizeof(*r));
+
+		if (r) {
+			fs->retired = r;
+			fs->retired[fs->nretired++] = old;
+		}
+	}
+	pthread_mutex_unlock(&fs->ctl_lock);
+	pthread_rwlock_rdlock(&fs->txlock);
+	reload_invalidate(fs, old, p);
+	pthread_rwlock_unlock(&fs->txlock);
+	inval_flush(fs);	/* with no lock held (see inval.c) */
+	if (fs->audit)
+		audit_event(fs->audit, "policy-reload", NULL, NULL);
+	if (asprintf(msg, "policy reloaded from %s\n",
+		     fs->opts.policy ? fs->opts.policy : "(default)") < 0)
+		*msg = NULL;
+	return 0;
+}
+
+void txfs_free_policy(struct txfs *fs)
+{
+	for (size_t i = 0; i < fs->nretired; i++)
+		policy_free(fs->retired[i]);
+	free(fs->retired);
+	fs->retired = NULL;
+	fs->nretired = 0;
+	policy_free((struct policy *)atomic_load(&fs->policy));
+	atomic_store(&fs->policy, NULL);
+	audit_close(fs->audit);
+	fs->audit = NULL;
+}
+
+static void veto(struct txfs *fs, enum policy_op op, const char *path,
+		 const struct policy_verdict *v, const struct req_ctx *c)
+{
+	struct audit_caller who = { .pid = c ? c->pid : 0,
+				    .uid = c ? c->uid : 0 };
+
+	atomic_fetch_add(&fs->vetoes, 1);
+	if (fs->audit)
+		audit_veto(fs->audit, policy_op_name(op), path, v, EACCES,
+			   &who);
+}
+
+/* The caller of a request, for struct policy_caller. */
+struct who_arg {
+	const struct txfs *fs;
+	const struct req_ctx *c;
+};
+
+/*
+ * The executable of the process that made the request, for rules with a
+ * caller condition: read from /proc/PID/exe by the daemon at the time of
+ * the check, never from anything the caller says, and not cached (a pid
+ * may be reused). The pid is the requesting thread's, blocked in the
+ * syscall while the check runs. Unreadable (the process is gone, not
+ * dumpable, pid 0): the caller matches no program.
+ */
+static int caller_exe(void *arg, char *buf, size_t size)
+{
+	const struct req_ctx *c = ((const struct who_arg *)arg)->c;
+	char proc[64];
+	ssize_t n;
+
+	if (!c || c->pid <= 0 || size < 2)
+		return -ESRCH;
+	snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)c->pid);
+	n = readlink(proc, buf, size - 1);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= size - 1)
+		return -ENAMETOOLONG;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* The caller's working folder relative to the mount (see struct
+ * policy_caller), read like its executable. */
+static int caller_cwd(void *arg, char *buf, size_t size)
+{
+	const struct who_arg *w = arg;
+	const char *mnt = w->fs->mnt_path;
+	char proc[64], cwd[4096];
+	size_t m = mnt ? strlen(mnt) : 0, n;
+	ssize_t r;
+
+	if (!w->c || w->c->pid <= 0 || !mnt)
+		return -ESRCH;
+	snprintf(proc, sizeof(proc), "/proc/%d/cwd", (int)w->c->pid);
+	r = readlink(proc, cwd, sizeof(cwd) - 1);
+	if (r < 0)
+		return -errno;
+	n = (size_t)r;
+	cwd[n] = '\0';
+	if (n >= m && !memcmp(cwd, mnt, m) && (n == m || cwd[m] == '/')) {
+		snprintf(buf, size, "%s", n == m ? "" : cwd + m + 1);
+		return 0;
+	}
+	if (n < m && !memcmp(cwd, mnt, n) && (n == 1 || mnt[n] == '/'))
+		return 1;	/* above the mount point */
+	return -ENOENT;
+}
+
+/* An object whose merged path is unknown: refuse, never guess, and say so
+ * in the log (a refusal nobody can trace is a mystery to the agent). */
+static int path_unknown(struct txfs *fs, enum policy_op op,
+			const struct req_ctx *c)
+{
+	struct policy_verdict v = { 0 };
+
+	veto(fs, op, "(unknown path)", &v, c);
+	return -EACCES;
+}
+
+int guard_path(struct txfs *fs, enum policy_op op, const char *path,
+	       const struct req_ctx *c)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	struct who_arg w = { .fs = fs, .c = c };
+	struct policy_caller who = { .exe = caller_exe, .cwd = caller_cwd,
+				     .arg = &w };
+	struct policy_verdict v;
+	int rc;
+
+	if (!p)
+		return 0;
+	if (!path)	/* errno from itab_path: too long, or unknown */
+		return errno == ENAMETOOLONG ? -ENAMETOOLONG : path_unknown(fs,
+								    op, c);
+	rc = policy_check_by(p, op, path, strlen(path), &who, &v);
+	if (rc)
+		veto(fs, op, path, &v, c);
+	return rc;
+}
+
+int guard(struct txfs *fs, enum policy_op op, uint64_t dir, const char *name,
+	  const struct req_ctx *c)
+{
+	char *path;
+	int rc;
+
+	if (!atomic_load(&fs->policy))
+		return 0;
+	path = itab_path(fs, dir, name);
+	rc = guard_path(fs, op, path, c);
+	free(path);
+	return rc;
+}
+
+bool guard_tree_may(struct txfs *fs, enum policy_op op, uint64_t dir,
+		    const char *name)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	char *path;
+	bool may;
+
+	if (!p)
+		return false;
+	path = itab_path(fs, dir, name);
+	may = !path || policy_check_tree(p, op, path, strlen(path), NULL) != 0;
+	free(path);
+	return may;
+}
+
+/* ---- limits: counted per transaction in the layer ---- */
+
+/* The members of a guard event: limit, max, rule, op, errno, hint, path
+ * (bytes, as audit.c writes them; left out when unknown). */
+static json_t *guard_fields(const char *what, uint64_t max, const char *file,
+			    unsigned line, const char *op, int err,
+			    const char *path)
+{
+	json_t *o = json_pack("{s:s,s:I}", "limit", what, "max",
+			      (json_int_t)max);
+	char *rule = NULL;
+
+	if (!o || asprintf(&rule, "%s:%u", file ? file : "", line) < 0 ||
+	    audit_json_set_bytes(o, "rule", rule) ||
+	    audit_json_set_bytes(o, "op", op) ||
+	    json_object_set_new(o, "errno", json_string(err == EDQUOT ?
+						"EDQUOT" : "EACCES")) ||
+	    json_object_set_new(o, "hint", json_string(err == EDQUOT ?
+				"commit or roll back, or raise the limit in "
+				"the policy" : GUARD_HINT)) ||
+	    (path && audit_json_set_bytes(o, "path", path))) {
+		json_decref(o);
+		o = NULL;
+	}
+	free(rule);
+	return o;
+}
+
+static int over(struct txfs *fs, const struct charge *ch, const char *what,
+		uint64_t max, unsigned line)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	struct policy_verdict v = { .action = POLICY_DENY, .line = line,
+				    .file = policy_name(p) };
+	struct audit_caller who = { .pid = ch->c ? ch->c->pid : 0,
+				    .uid = ch->c ? ch->c->uid : 0 };
+	int err = strcmp(what, "deletes") ? EDQUOT : EACCES;
+	char *path = itab_path(fs, ch->dir, ch->name);
+	json_t *o;
+
+	atomic_fetch_add(&fs->vetoes, 1);
+	if (fs->audit) {
+		/* the veto itself, like any other, then the guard event */
+		audit_veto(fs->audit, ch->op, path ? path : "?", &v, err, &who);
+		o = guard_fields(what, max, v.file, line, ch->op, err, path);
+		if (o)
+			audit_record(fs->audit, "guard", o, &who);
+		json_decref(o);
+	}
+	free(path);
+	return -err;
+}
+
+int guard_charge(struct txfs *fs, struct layer_txn *t, const struct charge *ch)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	const struct policy_limits *lim = p ? policy_limits(p) : NULL;
+	struct layer_counters n;
+	int rc = layer_counters_get(t, &n);
+
+	if (rc)
+		return rc;
+	if (ch->deletes && policy_has_uncounted(p)) {
+		struct who_arg w = { .fs = fs, .c = ch->c };
+		struct policy_caller who = { .exe = caller_exe, .arg = &w };
+		char *path = itab_path(fs, ch->dir, ch->name);
+		bool free_loss = (path && policy_delete_uncounted(p, path,
+								  strlen(path)))
+				 || policy_delete_uncounted_by(p, &who);
+
+		free(path);
+		if (free_loss)	/* loss charges carry nothing else */
+			return 0;
+	}
+	/* n.bytes is what the layer holds now, this transaction's chunk
+	 * changes included (the layer counts them as they happen):
+	 * ch->bytes > 0 only says this change made it grow */
+	n.deletes += ch->deletes;
+	n.files += ch->files;
+	if (lim && ch->deletes && n.deletes > lim->deletes)
+		return over(fs, ch, "deletes", lim->deletes, lim->deletes_line);
+	if (lim && ch->files && n.files > lim->files)
+		return over(fs, ch, "files", lim->files, lim->files_line);
+	if (lim && ch->bytes > 0 && n.bytes > 0 &&
+	    (uint64_t)n.bytes > lim->bytes)
+		return over(fs, ch, "bytes", lim->bytes, lim->bytes_line);
+	return layer_counters_put(t, &n);
+}
+
+int guard_copy_up(struct txfs *fs, struct layer_txn *t, struct tview *v)
+{
+	struct charge ch = { .op = "modify", .dir = v->tino, .files = 1 };
+	int rc;
+
+	if (v->in_layer)
+		return 0;
+	if (v->virt)
+		return -EPERM;
+	if ((rc = guard_charge(fs, t, &ch)))
+		return rc;
+	return view_copy_up(fs, t, v);
+}
+
+int guard_file_size(struct txfs *fs, uint64_t size, const struct charge *ch)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	const struct policy_limits *lim = p ? policy_limits(p) : NULL;
+
+	if (lim && size > lim->file_size)
+		return over(fs, ch, "file-size", lim->file_size,
+			    lim->file_size_line);
+	return 0;
+}
+
+int guard_exec(struct txfs *fs, const char *path, const struct req_ctx *c)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	struct policy_verdict v = { .action = POLICY_DENY };
+	struct audit_caller who = { .pid = c ? c->pid : 0,
+				    .uid = c ? c->uid : 0 };
+
+	if (!p || !path || !(v.line = policy_exec_rule(p, path, strlen(path))))
+		return 0;
+	atomic_fetch_add(&fs->vetoes, 1);
+	v.file = policy_name(p);
+	if (fs->audit)
+		audit_veto(fs->audit, "exec", path, &v, EACCES, &who);
+	return -EACCES;
+}
+
+char *guard_note(struct txfs *fs)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	const struct policy_limits *lim = p ? policy_limits(p) : NULL;
+	struct layer_counters n = { 0 };
+	struct layer_txn *t;
+	char *msg = NULL;
+
+	if (!lim || lim->deletes == UINT64_MAX ||
+	    layer_begin(fs->layer, false, &t))
+		return NULL;
+	if (layer_counters_get(t, &n))
+		n.deletes = 0;
+	layer_txn_end(t);
+	if (n.deletes < lim->deletes)
+		return NULL;
+	if (asprintf(&msg, "guard: `limit deletes %llu` (%s:%u) reached: "
+		     "%llu losses in this transaction; %s.\n",
+		     (unsigned long long)lim->deletes, policy_name(p),
+		     lim->deletes_line, (unsigned long long)n.deletes,
+		     GUARD_HINT) < 0)
+		msg = NULL;
+	return msg;
+}
