@@ -40,10 +40,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "confine.h"
-#include "proctree.h"
-#include "spawn.h"
-#include "supervise.h"
+#include "sandbox/sandbox.h"
 #include "../policy/policy.h"
 
 static const char exec_usage[] =

@@ -32,10 +32,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "confine.h"
-#include "proctree.h"
-#include "spawn.h"
-#include "supervise.h"
+#include "sandbox/sandbox.h"
 #include "../fs/mount.h"
 #include "../policy/policy.h"
 

@@ -5,7 +5,7 @@
 # roll the command back (the JSON report says rolled-back, the file it
 # wrote is gone, no process of it is left); SIGKILL to txfs exec takes its
 # command's top process down too (PR_SET_PDEATHSIG; the descendants of a
-# SIGKILLed txfs exec are not covered: documented, cli/proctree.c's job). A process inside the command cannot
+# SIGKILLed txfs exec are not covered: documented, cli/sandbox/proctree.c's job). A process inside the command cannot
 # start a nested txfs exec (the daemon refuses confined peers: 125). Two
 # txfs exec at once run one after the other.
 . "$(dirname "$0")/lib.sh"

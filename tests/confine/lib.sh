@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # lib.sh - sourced by every confinement scenario (tests/confine/*.sh).
 #
-# A scenario runs commands under cli/confine.c through the test driver
+# A scenario runs commands under cli/sandbox/confine.c through the test driver
 # confined_exec and checks what they could and could not do:
 #
 #     . "$(dirname "$0")/lib.sh"

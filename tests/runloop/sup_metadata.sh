@@ -3,7 +3,7 @@
 # sup_metadata - issue 9 point 5: under `txfs run`, chmod, chown, utimes,
 # xattr and inode-flag (chattr) changes of files outside the writable paths
 # are refused (EACCES)
-# by the supervisor (cli/supervise_ops.c), in their path, relative path,
+# by the supervisor (cli/sandbox/supervise_ops.c), in their path, relative path,
 # dirfd, fd and symlink forms, and the decoy's mode, owner, times (mtime
 # and ctime) and xattrs are unchanged afterwards; the same changes inside
 # the workspace (committed) and in /tmp work. As root and as the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * confined_exec - test driver for cli/confine.c until `txfs run` exists:
+ * confined_exec - test driver for cli/sandbox/confine.c until `txfs run` exists:
  * applies confine_apply() to itself, then execvp()s the command.
  *
  *   confined_exec [--no-network] [--allow-weaker] [--daemon-pid N]

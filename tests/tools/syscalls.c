@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * syscalls - the system call table of cli/confine.c, probed from inside.
+ * syscalls - the system call table of cli/sandbox/confine.c, probed from inside.
  *
  *   syscalls --expect-denied|--expect-allowed [--no-network]
  *            [--daemon-pid N] [--landlock-abi N]

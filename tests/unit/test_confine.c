@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_confine.c - cli/confine.c: option validation, the kernel probe, and
+ * test_confine.c - cli/sandbox/confine.c: option validation, the kernel probe, and
  * confine_apply() in forked children that check from inside that denied
  * calls fail, allowed ones work, and a canary outside stays intact.
  *

@@ -4,14 +4,30 @@
  * confines and execs; the parent's side supervises and waits.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "spawn.h"
+
+/* "txfs: what failed[: strerror(err)]" on stderr (the sandbox calls nothing
+ * of the command line, so it has its own). */
+__attribute__((format(printf, 2, 3)))
+static void sandbox_err(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("txfs: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (err)
+		fprintf(stderr, ": %s", strerror(err < 0 ? -err : err));
+	fputc('\n', stderr);
+}
 
 /* The child: never returns. parent: the caller, for the death signal. */
 static void child(const struct spawn *s, char *const *argv, bool shell,
@@ -32,12 +48,12 @@ static void child(const struct spawn *s, char *const *argv, bool shell,
 			_exit(126);
 	}
 	if (chdir(s->dir)) {
-		cli_err(errno, "%s: cd %s", s->who, s->dir);
+		sandbox_err(errno, "%s: cd %s", s->who, s->dir);
 		_exit(126);
 	}
 	rc = confine_apply(&s->co, &why);
 	if (rc) {
-		cli_err(0, "%s: cannot confine the command: %s%s", s->who,
+		sandbox_err(0, "%s: cannot confine the command: %s%s", s->who,
 			why ? why : strerror(-rc),
 			s->co.allow_weaker ? "" : " (--allow-weaker runs it "
 			"with what the kernel can enforce)");
@@ -46,14 +62,14 @@ static void child(const struct spawn *s, char *const *argv, bool shell,
 	if (why && !s->quiet)
 		fprintf(stderr, "txfs: %s: note: %s\n", s->who, why);
 	if ((rc = sup_child(sup))) {
-		cli_err(rc, "%s: cannot start the supervisor", s->who);
+		sandbox_err(rc, "%s: cannot start the supervisor", s->who);
 		_exit(126);
 	}
 	if (shell)
 		execl("/bin/sh", "sh", "-c", argv[0], (char *)NULL);
 	else
 		execvp(argv[0], argv);
-	cli_err(errno, "%s: %s", s->who, argv[0]);
+	sandbox_err(errno, "%s: %s", s->who, argv[0]);
 	_exit(127);
 }
 
@@ -87,7 +103,7 @@ int spawn_wait(const struct spawn *s, char *const *argv, bool shell)
 	int status, rc;
 
 	if ((rc = sup_new(s->so, &sup))) {
-		cli_err(rc, "%s: supervisor", s->who);
+		sandbox_err(rc, "%s: supervisor", s->who);
 		return 126;
 	}
 	pid = fork();
@@ -99,7 +115,7 @@ int spawn_wait(const struct spawn *s, char *const *argv, bool shell)
 		child(s, argv, shell, sup, parent);
 	rc = sup_attach(sup, pid);
 	if (rc && rc != -EPIPE)	/* EPIPE: the child said why */
-		cli_err(rc, "%s: supervisor (the command was not run)", s->who);
+		sandbox_err(rc, "%s: supervisor (the command was not run)", s->who);
 	setpgid(pid, pid);
 	status = wait_cmd(s, pid);
 	sup_free(sup, &st);

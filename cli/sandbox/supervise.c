@@ -38,7 +38,7 @@
 
 #include "supervise_int.h"
 #include "confine.h"
-#include "../policy/policy.h"
+#include "../../policy/policy.h"
 
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL

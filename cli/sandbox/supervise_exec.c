@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "supervise_int.h"
-#include "../tests/tools/sha256.h"
+#include "../../tests/tools/sha256.h"
 
 static int hash_fd(int fd, unsigned char out[SUP_HASH_LEN])
 {
