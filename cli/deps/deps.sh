@@ -31,7 +31,11 @@ deps_fail() {
 	echo "---- last lines of $step's output ($log) ----" >&2
 	tail -n 40 "$log" >&2
 	echo "----" >&2
-	why=$(grep -m1 -iE 'error|unable|not found|failed|cannot' "$log" | sed 's/^[[:space:]]*//' | cut -c1-200)
+	# the first error line says most: a compiler's "error:", apt's "E:",
+	# meson's "ERROR:", else anything that looks like a failure
+	why=$(grep -m1 -E 'error:|^E: |ERROR:' "$log" ||
+		grep -m1 -iE 'error|unable|not found|failed|cannot' "$log")
+	why=$(printf '%s' "$why" | sed 's/^[[:space:]]*//' | cut -c1-200)
 	echo "$DEPS_WHO: $step failed: ${why:-see the output above}" >&2
 }
 
