@@ -56,7 +56,8 @@ static const char exec_usage[] =
 "staged (both exited 0) or roll back to cmd-N. Prints what changed and\n"
 "what the policy vetoed (--json: one JSON line on stdout). The exit status\n"
 "is CMD's (or the check's); 125 when txfs failed. --clean-env starts CMD\n"
-"with only PATH, HOME, USER, LANG, TERM and each --env NAME[=VALUE].\n";
+"with only PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TERM, TMPDIR and each\n"
+"--env NAME[=VALUE].\n";
 
 #define MAX_WRITABLE 64
 

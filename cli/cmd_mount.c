@@ -27,7 +27,8 @@
 #include "../fs/mount.h"
 
 static const char mount_usage[] =
-"usage: txfs mount [--state DIR] [--policy FILE] [--ctl-name NAME] [-f]\n"
+"usage: txfs mount [--state DIR] [--policy FILE] [--ctl-name NAME]\n"
+"                  [--no-ctl-verbs] [--salvage] [-f] [-d]\n"
 "                  [-o OPT[,OPT...]] WORKSPACE [MNT]\n"
 "\n"
 "Mount a copy-on-write view of WORKSPACE, in place over WORKSPACE itself,\n"

@@ -223,6 +223,11 @@ static int mnt_request(const char *what, const char *mnt, const char *ctl,
 
 /* --- option parsing shared by the commands -------------------------- */
 
+/* Every command that finds its mount through the control folder takes it. */
+static const char ctl_name_help[] =
+	"\n  --ctl-name NAME  the control folder's name, for a mount given one\n"
+	"                   (default .txfs)\n";
+
 int copts_parse(int argc, char **argv, struct copts *o, const char *usage)
 {
 	static const struct option lopts[] = {
@@ -252,7 +257,11 @@ int copts_parse(int argc, char **argv, struct copts *o, const char *usage)
 		case 'S': o->since = optarg; break;
 		case 'N': o->command = optarg; break;
 		case 'M': o->commands = true; break;
-		case 'h': fputs(usage, stdout); o->help = true; return 0;
+		case 'h':
+			fputs(usage, stdout);
+			fputs(ctl_name_help, stdout);
+			o->help = true;
+			return 0;
 		default:
 			cli_err(0, "%s: unknown option (see --help)", argv[0]);
 			return 2;
@@ -366,7 +375,7 @@ int cmd_commit(int argc, char **argv)
 		"underneath; --force overrides. With PATHs, commits only those\n"
 		"(and the folders they need) and keeps the rest staged. A real\n"
 		"file changed in part is patched in place (its changed blocks\n"
-		"only), not copied; see the README.\n";
+		"only), not copied; see txfs-design(7), COMMIT.\n";
 	struct copts o;
 	char **req, *out = NULL;
 	size_t len, n = 0;

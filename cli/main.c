@@ -43,7 +43,7 @@ static const struct command commands[] = {
 			    "mounted session" },
 	{ "mcp", cmd_mcp, "an MCP server on stdio: the session's "
 			  "transactions as tools" },
-	{ "policy", cmd_policy, "check, test or reload a policy" },
+	{ "policy", cmd_policy, "check, test, reload or print the default policy" },
 	{ "help", cmd_help, "this help" },
 	{ "version", cmd_version, "print the version" },
 };
