@@ -57,6 +57,14 @@ struct lower_cache;
 struct spin;
 
 /* The whole filesystem: the one piece of mutable state. */
+/* A txfs exec between cmd-begin and cmd-end (exectree.c). */
+#define EXEC_RUNNERS_MAX 8
+struct exec_runner {
+	pid_t pid;		/* 0: free */
+	int pidfd;		/* pins pid (SO_PEERPIDFD), or -1 */
+	uint64_t id;		/* its command number */
+};
+
 struct txfs {
 	struct txfs_opts opts;
 	char *ws_path;		/* realpath of the workspace */
@@ -145,6 +153,10 @@ struct txfs {
 	bool killpriv_off;		/* TXFS_KILLPRIV=0: leave it out */
 
 	struct spin *spin;	/* -o spin=US (spin.c); NULL: off */
+
+	/* exectree.c: the txfs exec processes whose command runs now */
+	pthread_mutex_t exec_lock;
+	struct exec_runner runners[EXEC_RUNNERS_MAX];
 };
 
 /* The caller of a request. */
@@ -567,9 +579,19 @@ void sock_stop(struct txfs *fs);
 int sock_dispatch(struct txfs *fs, int cfd, int argc, char **argv,
 		  struct txn_report *r);
 /* The text of .txfs/status (json: status.json), changes or log. */
-/* session.c: the "cmd-*" and "changes-since" socket verbs (txfs exec). */
-int session_dispatch(struct txfs *fs, int argc, char **argv,
+/* session.c: the "cmd-*" and "changes-since" socket verbs (txfs exec);
+ * cfd: the connection (cmd-begin records its peer, exectree.c). */
+int session_dispatch(struct txfs *fs, int cfd, int argc, char **argv,
 		     struct txn_report *r);
+/* exectree.c: the processes of commands txfs exec runs now. begin: the
+ * peer of cfd runs command id (0, -ESRCH: no peer, -EBUSY: full); end:
+ * it ended; has: pid (a thread id) is one of their processes (pid <= 0,
+ * unknown: true while a command runs). */
+void exectree_init(struct txfs *fs);
+void exectree_destroy(struct txfs *fs);
+int exectree_begin(struct txfs *fs, int cfd, uint64_t id);
+void exectree_end(struct txfs *fs, uint64_t id);
+bool exectree_has(struct txfs *fs, pid_t pid);
 /* The summary of the last `txfs exec` command (JSON, malloc'd) or NULL. */
 char *session_last_json(struct txfs *fs);
 /* Free the view session.c keeps for the next command's cmd-end (at
