@@ -17,9 +17,12 @@
  *
  * The exit status is CMD's, or the check's when CMD succeeded; 125 when
  * txfs itself failed (no mount, daemon unreachable), 2 for wrong usage.
- * The command cannot commit or roll back: the daemon refuses control
- * requests from processes under a seccomp filter (fs/sock.c), and the
- * .txfs/ctl verbs are for the agent's user to deny (`--no-ctl-verbs`).
+ * The command cannot commit, roll back, release or take savepoints: the
+ * daemon refuses control requests from processes under a seccomp filter
+ * (fs/sock.c), and every .txfs/ctl verb from the processes of a command
+ * between cmd-begin and cmd-end (fs/exectree.c: we are the socket peer of
+ * cmd-begin and the subreaper of the command), whatever the mount's
+ * options.
  */
 #include <dirent.h>
 #include <errno.h>
