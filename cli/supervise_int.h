@@ -44,6 +44,8 @@ struct sup {
 	size_t nfiles;
 	struct sup_hash *hashes;
 	size_t nhashes;
+	struct sup_hash loaders[8];	/* the system's dynamic loaders */
+	size_t nloaders;
 	atomic_ulong notifications, refused;
 	atomic_int workers;	/* detached threads still using listener */
 	int helper;		/* socket to the in-domain helper, or -1 */
