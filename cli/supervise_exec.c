@@ -17,6 +17,8 @@
  * (`sh evil.sh` reads it as data, as `sh < evil.sh` or `cat evil.sh | sh`
  * would: refusing the argument would stop nothing), and code the command
  * maps executable itself (a loader it writes, a patched loader copy).
+ *
+ * Also here: the supervisor's lists from the policy (sup_lists_*).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +32,7 @@
 #include <unistd.h>
 
 #include "supervise_int.h"
+#include "../policy/policy.h"
 #include "../tests/tools/sha256.h"
 
 static int hash_fd(int fd, unsigned char out[SUP_HASH_LEN])
@@ -362,3 +365,70 @@ int sup_handle_exec(struct sup_call *c)
 	return sup_continue(c->s, c->n.id), 1;
 }
 
+/* ---- from the policy ------------------------------------------------------------- */
+
+/* An exec deny glob made absolute: relative ones are beneath ws. */
+static char *exec_glob(const char *g, const char *ws)
+{
+	char *s = NULL;
+
+	if (g[0] == '/')
+		return strdup(g);
+	return asprintf(&s, "%s/%s", ws, g) < 0 ? NULL : s;
+}
+
+int sup_lists_from_policy(const struct policy *p, const char *ws, struct sup_lists *l)
+{
+	const char *const *g;
+	size_t i, n = policy_exec_globs(p, &g);
+	int rc;
+
+	memset(l, 0, sizeof(*l));
+	rc = policy_connect_globs(p, &l->connect, &l->nconnect);
+	if (rc < 0)
+		return rc;
+	l->exec = calloc(n + 1, sizeof(*l->exec));
+	if (!l->exec && n)
+		return -ENOMEM;
+	for (i = 0; i < n; i++, l->nexec++) {
+		l->exec[i] = exec_glob(g[i], ws);
+		if (!l->exec[i]) {
+			sup_lists_free(l);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Append s (taken) to the NULL-terminated array *v of *n. */
+static int push(char ***v, size_t *n, char *s)
+{
+	char **nv = s ? realloc(*v, (*n + 2) * sizeof(**v)) : NULL;
+
+	if (!nv) {
+		free(s);
+		return -ENOMEM;
+	}
+	nv[(*n)++] = s;
+	nv[*n] = NULL;
+	*v = nv;
+	return 0;
+}
+
+int sup_lists_add(struct sup_lists *l, bool exec, const char *glob, const char *ws)
+{
+	if (exec)
+		return push(&l->exec, &l->nexec, exec_glob(glob, ws));
+	return push(&l->connect, &l->nconnect, strdup(glob));
+}
+
+void sup_lists_free(struct sup_lists *l)
+{
+	size_t i;
+
+	policy_connect_free(l->connect, l->nconnect);
+	for (i = 0; i < l->nexec; i++)
+		free(l->exec[i]);
+	free(l->exec);
+	memset(l, 0, sizeof(*l));
+}
