@@ -17,7 +17,8 @@
 #   - node (libuv's threadpool, worker_threads): dns.lookup with
 #     ADDRCONFIG (netlink from a threadpool thread), fetch() from a Worker
 #     to an HTTP server of ours on 127.0.0.1, fs.promises.chmod/utimes of a
-#     workspace file (threadpool) work, and of the decoy get EACCES.
+#     workspace file (threadpool) work, and of the decoy get EACCES;
+#   - curl http://localhost:PORT/ (its threaded resolver).
 . "$(dirname "$0")/lib.sh"
 
 require_landlock
@@ -141,6 +142,14 @@ body() {
 		ok "[$WHO] exec from a thread: the allowed program ran, the denied one did not"
 	else
 		fail "[$WHO] exec from a thread: $(grep -v 'current directory' "$RUN_ERR" | head -c 300)"
+	fi
+
+	# curl resolves in a thread of its own (threaded resolver)
+	if command -v curl >/dev/null; then
+		new_state
+		run_txfs -- --json -- bash -c "curl -s --max-time 20 http://localhost:$HTTP_PORT/ 1>&2"
+		check_eq "[$WHO] curl http://localhost:PORT/ (resolved in curl's thread)" \
+			txfs-threads-ok "$(grep -o 'txfs-threads-ok' "$RUN_ERR")"
 	fi
 
 	[ -n "$NODE" ] || return 0
