@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# sup_bench.py - cost of the txfs run supervisor (cli/supervise*.c): run it
+# sup_bench.py - cost of the txfs run supervisor (cli/sandbox/supervise*.c): run it
 # as `txfs run -- python3 bench/sup_bench.py` with this build and with one
 # without the supervisor; prints microseconds per call of chmod and utime
 # (in /tmp), a blocking unix connect and sendmsg (notified), stat (not

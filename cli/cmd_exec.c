@@ -17,9 +17,12 @@
  *
  * The exit status is CMD's, or the check's when CMD succeeded; 125 when
  * txfs itself failed (no mount, daemon unreachable), 2 for wrong usage.
- * The command cannot commit or roll back: the daemon refuses control
- * requests from processes under a seccomp filter (fs/session/sock.c), and the
- * .txfs/ctl verbs are for the agent's user to deny (`--no-ctl-verbs`).
+ * The command cannot commit, roll back, release or take savepoints: the
+ * daemon refuses control requests from processes under a seccomp filter
+ * (fs/session/sock.c), and every .txfs/ctl verb from the processes of a command
+ * between cmd-begin and cmd-end (fs/session/exectree.c: we are the socket peer of
+ * cmd-begin and the subreaper of the command), whatever the mount's
+ * options.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -46,7 +49,7 @@
 static const char exec_usage[] =
 "usage: txfs exec [--check CMD] [--json] [--allow-write PATH]...\n"
 "                 [--env NAME[=VALUE]]... [--clean-env] [--no-network]\n"
-"                 [--allow-weaker] [MNT] -- CMD [ARG...]\n"
+"                 [--allow-weaker] [--pass-fd N]... [MNT] -- CMD [ARG...]\n"
 "\n"
 "Run CMD as one nested transaction of the session mounted at MNT\n"
 "(default: the txfs mount holding the current folder): take savepoint\n"
@@ -57,7 +60,12 @@ static const char exec_usage[] =
 "what the policy vetoed (--json: one JSON line on stdout). The exit status\n"
 "is CMD's (or the check's); 125 when txfs failed. --clean-env starts CMD\n"
 "with only PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TERM, TMPDIR and each\n"
-"--env NAME[=VALUE].\n";
+"--env NAME[=VALUE].\n"
+"CMD gets stdin, stdout, stderr and each --pass-fd N (repeatable), no\n"
+"other descriptor of the caller (a folder as one of them is refused). It\n"
+"can neither commit, roll back, release nor take savepoints: the daemon\n"
+"refuses .txfs/ctl verbs from its processes and the control socket to\n"
+"confined peers.\n";
 
 #define MAX_WRITABLE 64
 
@@ -87,6 +95,8 @@ struct exec_ctx {
 	bool tree_failed;	/* some could not be stopped: roll back */
 	struct sup_lists sup;	/* the supervisor's policy part */
 	bool have_globs;	/* sup filled from cmd-begin's answer */
+	int pass_fds[SPAWN_MAX_PASS_FD];	/* --pass-fd, ascending */
+	size_t npass;
 };
 
 static int add_path(struct exec_ctx *x, const char *path, bool must)
@@ -120,6 +130,7 @@ static int parse_exec(int argc, char **argv, struct exec_ctx *x)
 		{ "clean-env", no_argument, NULL, 'E' },
 		{ "no-network", no_argument, NULL, 'n' },
 		{ "allow-weaker", no_argument, NULL, 'w' },
+		{ "pass-fd", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -143,6 +154,10 @@ static int parse_exec(int argc, char **argv, struct exec_ctx *x)
 		case 'E': x->clean_env = true; break;
 		case 'n': x->no_network = true; break;
 		case 'w': x->allow_weaker = true; break;
+		case 'F':
+			if (spawn_pass_fd_add(x->pass_fds, &x->npass, optarg, "exec"))
+				return 2;
+			break;
 		case 'h': fputs(exec_usage, stdout); return -1;
 		default:
 			cli_err(0, "exec: unknown option (see txfs exec --help)");
@@ -270,6 +285,7 @@ static int exec_spawn_wait(struct exec_ctx *x, char *const *argv, bool shell)
 			.allow_weaker = x->allow_weaker },
 		.so = &so, .pt = &x->pt, .quiet = x->json, .deathsig = true,
 		.got_signal = &got_signal,
+		.pass_fds = x->pass_fds, .n_pass_fds = x->npass,
 	};
 	unsigned n = 0;
 	int status = spawn_wait(&sp, argv, shell);

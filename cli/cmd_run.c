@@ -40,7 +40,7 @@ static const char run_usage[] =
 "usage: txfs run [-C DIR] [--policy FILE] [--state DIR] [--check CMD]\n"
 "                [--keep] [--no-network] [--allow-weaker] [--json] [-o OPT]...\n"
 "                [--allow-write PATH]... [--env NAME[=VALUE]]... [--clean-env]\n"
-"                -- CMD [ARG...]\n"
+"                [--pass-fd N]... -- CMD [ARG...]\n"
 "\n"
 "Mount DIR (default: the current folder) in place, run CMD confined\n"
 "inside it, then commit if CMD (and --check, run the same way) exited 0,\n"
@@ -57,7 +57,9 @@ static const char run_usage[] =
 "The environment passes through (API keys); --clean-env keeps only PATH,\n"
 "HOME, USER, LOGNAME, LANG, LC_ALL, TERM, TMPDIR and each --env NAME or\n"
 "NAME=VALUE. CMD never reaches the control socket (seccomp peers are\n"
-"refused).\n"
+"refused), nor .txfs/ctl's verbs. CMD gets stdin, stdout, stderr and each\n"
+"--pass-fd N (repeatable), no other descriptor of the caller; a folder as\n"
+"one of them is refused.\n"
 "-o OPT (repeatable): txfs mount's noopen, threads=N or spin=US, e.g.\n"
 "-o noopen for builds (see txfs mount --help; a policy with `exec deny`\n"
 "rules is refused with it).\n";
@@ -72,6 +74,8 @@ struct run_opts {
 	size_t nallow, nenvs;
 	const char *mopts[RUN_MAX_EXTRA];	/* -o: txfs mount's -o */
 	size_t nmopts;
+	int pass_fds[SPAWN_MAX_PASS_FD];	/* --pass-fd, ascending */
+	size_t npass;
 };
 
 struct run_ctx {
@@ -129,6 +133,7 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		{ "allow-write", required_argument, NULL, 'W' },
 		{ "env", required_argument, NULL, 'e' },
 		{ "clean-env", no_argument, NULL, 'E' },
+		{ "pass-fd", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -172,6 +177,10 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 				o->envs[o->nenvs++] = optarg;
 			break;
 		case 'E': o->clean_env = true; break;
+		case 'F':
+			if (spawn_pass_fd_add(o->pass_fds, &o->npass, optarg, "run"))
+				return 2;
+			break;
 		case 'h': fputs(run_usage, stdout); return -1;
 		default:
 			cli_err(0, "run: unknown option (see txfs run --help)");
@@ -326,6 +335,7 @@ static int run_confined(struct run_ctx *r, char *const *argv, bool shell)
 			.allow_weaker = r->o.allow_weaker },
 		.so = &r->so, .pt = &r->pt, .quiet = r->o.json,
 		.got_signal = &got_signal,
+		.pass_fds = r->o.pass_fds, .n_pass_fds = r->o.npass,
 	};
 
 	return spawn_wait(&sp, argv, shell);

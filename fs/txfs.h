@@ -62,6 +62,14 @@ struct lower_cache;
 struct spin;
 
 /* The whole filesystem: the one piece of mutable state. */
+/* A txfs exec between cmd-begin and cmd-end (exectree.c). */
+#define EXEC_RUNNERS_MAX 8
+struct exec_runner {
+	pid_t pid;		/* 0: free */
+	int pidfd;		/* pins pid (SO_PEERPIDFD), or -1 */
+	uint64_t id;		/* its command number */
+};
+
 struct txfs {
 	struct txfs_opts opts;
 	char *ws_path;		/* realpath of the workspace */
@@ -150,6 +158,10 @@ struct txfs {
 	bool killpriv_off;		/* TXFS_KILLPRIV=0: leave it out */
 
 	struct spin *spin;	/* -o spin=US (spin.c); NULL: off */
+
+	/* exectree.c: the txfs exec processes whose command runs now */
+	pthread_mutex_t exec_lock;
+	struct exec_runner runners[EXEC_RUNNERS_MAX];
 };
 
 /* The caller of a request. */

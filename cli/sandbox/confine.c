@@ -619,7 +619,8 @@ static int check_support(const struct confine_opts *o, int abi, int abi_err, int
  * Enforce what is prepared, in this order: no new privileges (required by
  * both), Landlock, seccomp (last, so the filter need not allow Landlock).
  */
-static int enforce(int ruleset, scmp_filter_ctx ctx, const char **why)
+static int enforce(int ruleset, scmp_filter_ctx known, scmp_filter_ctx ctx,
+		   const char **why)
 {
 	int rc;
 
@@ -627,6 +628,14 @@ static int enforce(int ruleset, scmp_filter_ctx ctx, const char **why)
 		return why_set(why, -errno, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 	if (ruleset >= 0 && syscall(__NR_landlock_restrict_self, ruleset, 0) < 0)
 		return why_set(why, -errno, "landlock_restrict_self: %s", strerror(errno));
+	/* The allow-list first: the deny filter, loaded after it, runs first
+	 * and its errno (EPERM for mount) is the one a denied call gets. */
+	if (known != NULL) {
+		rc = seccomp_load(known);
+		if (rc < 0)
+			return why_set(why, rc, "loading the allow-list filter: %s",
+				       strerror(-rc));
+	}
 	if (ctx != NULL) {
 		rc = seccomp_load(ctx);
 		if (rc < 0)
@@ -638,6 +647,7 @@ static int enforce(int ruleset, scmp_filter_ctx ctx, const char **why)
 int confine_apply(const struct confine_opts *o, const char **why)
 {
 	scmp_filter_ctx ctx = NULL;
+	void *known = NULL;
 	const char *dummy;
 	int abi, abi_err, sc, rc, ruleset = -1;
 
@@ -662,8 +672,13 @@ int confine_apply(const struct confine_opts *o, const char **why)
 		rc = sc_prepare(o, abi, &ctx, why);
 		if (rc < 0)
 			goto out_close;
+		rc = confine_known_filter(&known);
+		if (rc < 0) {
+			why_set(why, rc, "building the allow-list filter: %s", strerror(-rc));
+			goto out_release;
+		}
 	}
-	rc = enforce(ruleset, ctx, why);
+	rc = enforce(ruleset, known, ctx, why);
 	if (rc < 0)
 		goto out_release;
 	if (o->daemon_pid > 0 && abi < 6)
@@ -671,6 +686,8 @@ int confine_apply(const struct confine_opts *o, const char **why)
 			 "than its main one can still be signalled by thread id", abi);
 	*why = why_buf[0] != '\0' ? why_buf : NULL;
 out_release:
+	if (known != NULL)
+		seccomp_release(known);
 	if (ctx != NULL)
 		seccomp_release(ctx);
 out_close:

@@ -16,6 +16,9 @@
  *     LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (no signals to, no abstract unix
  *     sockets of, processes outside the sandbox). From ABI 4 with
  *     no_network: TCP bind/connect denied too (on top of seccomp).
+ *   - seccomp, allow-list: only the system calls confine_known.c lists;
+ *     any other number (one a newer kernel adds: file_setattr) fails with
+ *     ENOSYS;
  *   - seccomp (libseccomp), for the native architecture (foreign ABIs: see
  *     below), denying with EPERM unless said otherwise:
  *       mount, umount2, pivot_root, chroot, fsopen, fsconfig, fsmount, fspick,
@@ -140,6 +143,21 @@ int confine_check_opts(const struct confine_opts *o, const char **why);
  * kernel (daemon threads before Landlock ABI 6), or to NULL when nothing is.
  */
 int confine_apply(const struct confine_opts *o, const char **why);
+
+/*
+ * confine_known.c - the system calls the confinement knows: a second
+ * seccomp filter, loaded by confine_apply() before the deny filter, allows
+ * only them and answers every other number ENOSYS (a call a newer kernel
+ * adds is refused until reviewed; the list and the rule are in
+ * confine_known.c and txfs(1)).
+ *
+ * confine_known_each: fn(nr, name, arg) for each allowed call of the
+ * native architecture; stops at fn's first non-zero return (returned).
+ * confine_known_filter: that filter, built, not loaded, in *out (a
+ * scmp_filter_ctx). 0 or a negative errno.
+ */
+int confine_known_each(int (*fn)(int nr, const char *name, void *arg), void *arg);
+int confine_known_filter(void **out);
 
 #ifdef TXFS_CONFINE_TEST
 /*

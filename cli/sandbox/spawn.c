@@ -5,9 +5,14 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +32,95 @@ static void sandbox_err(int err, const char *fmt, ...)
 	if (err)
 		fprintf(stderr, ": %s", strerror(err < 0 ? -err : err));
 	fputc('\n', stderr);
+}
+
+/* Close every descriptor from lo up to hi (inclusive). */
+static void close_from(unsigned lo, unsigned hi)
+{
+	struct rlimit rl;
+	unsigned fd, max = 65536;
+
+	if (lo > hi)
+		return;
+	if (close_range(lo, hi, 0) == 0)
+		return;
+	/* before Linux 5.9 */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < max)
+		max = (unsigned)rl.rlim_cur;
+	for (fd = lo; fd <= hi && fd < max; fd++)
+		(void)close((int)fd);
+}
+
+/* In the child, right before exec: keep 0, 1, 2 and the --pass-fd ones. */
+static void close_inherited(const struct spawn *s)
+{
+	unsigned lo = 3;
+	size_t i;
+
+	for (i = 0; i < s->n_pass_fds; i++) {
+		unsigned fd = (unsigned)s->pass_fds[i];
+
+		if (fd > lo)
+			close_from(lo, fd - 1);
+		(void)fcntl((int)fd, F_SETFD, 0);	/* passed: not close-on-exec */
+		lo = fd + 1;
+	}
+	close_from(lo, ~0U);
+}
+
+/* Why fd may not reach the command, or NULL: a folder (it may be the real
+ * directory under the mount: openat() below it bypasses the mount), or an
+ * O_PATH descriptor (reopened through /proc/self/fd). Closed: NULL. */
+static const char *fd_refused(int fd)
+{
+	struct stat st;
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return NULL;
+	if (fl & O_PATH)
+		return "an O_PATH descriptor";
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+		return "a folder (a descriptor on the real directory would reach "
+		       "past the mount)";
+	return NULL;
+}
+
+int spawn_pass_fd_add(int *fds, size_t *n, const char *arg, const char *who)
+{
+	const char *why;
+	char *end;
+	long v;
+	size_t i;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 3 || v > INT_MAX) {
+		sandbox_err(0, "%s: --pass-fd %s: not a descriptor number from 3 on "
+			"(0, 1 and 2 are always passed)", who, arg);
+		return 2;
+	}
+	if (fcntl((int)v, F_GETFD) < 0) {
+		sandbox_err(errno, "%s: --pass-fd %ld", who, v);
+		return 2;
+	}
+	why = fd_refused((int)v);
+	if (why) {
+		sandbox_err(0, "%s: --pass-fd %ld: refused: it is %s", who, v, why);
+		return 2;
+	}
+	for (i = 0; i < *n && fds[i] < v; i++)
+		;
+	if (i < *n && fds[i] == v)
+		return 0;
+	if (*n == SPAWN_MAX_PASS_FD) {
+		sandbox_err(0, "%s: more than %d --pass-fd", who, SPAWN_MAX_PASS_FD);
+		return 2;
+	}
+	memmove(fds + i + 1, fds + i, (*n - i) * sizeof(*fds));
+	fds[i] = (int)v;
+	(*n)++;
+	return 0;
 }
 
 /* The child: never returns. parent: the caller, for the death signal. */
@@ -65,6 +159,7 @@ static void child(const struct spawn *s, char *const *argv, bool shell,
 		sandbox_err(rc, "%s: cannot start the supervisor", s->who);
 		_exit(126);
 	}
+	close_inherited(s);
 	if (shell)
 		execl("/bin/sh", "sh", "-c", argv[0], (char *)NULL);
 	else
@@ -99,9 +194,18 @@ int spawn_wait(const struct spawn *s, char *const *argv, bool shell)
 {
 	struct sup *sup = NULL;
 	struct sup_stats st;
+	static const char *const names[] = { "standard input", "standard output",
+					      "standard error" };
 	pid_t pid, parent = getpid();
-	int status, rc;
+	const char *why;
+	int status, rc, fd;
 
+	for (fd = 0; fd < 3; fd++)
+		if ((why = fd_refused(fd))) {
+			sandbox_err(0, "%s: %s is %s: refused (the command was not run)",
+				s->who, names[fd], why);
+			return 126;
+		}
 	if ((rc = sup_new(s->so, &sup))) {
 		sandbox_err(rc, "%s: supervisor", s->who);
 		return 126;

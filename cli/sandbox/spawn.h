@@ -11,6 +11,16 @@
  * recorded in *got_signal sends SIGTERM to the command's group, and
  * SIGKILL once it has asked 5 s later (SIGALRM) or on a second signal.
  * What the command left behind is the caller's to stop (proctree).
+ *
+ * Descriptors: the command gets its standard input, output and error and
+ * the --pass-fd descriptors, nothing else the caller had open (close_range
+ * in the child, issue 23.1: an inherited descriptor is not checked by
+ * Landlock, which sees only new opens, so `exec 7>>~/outside/f` or a
+ * folder descriptor on the real directory under the mount would cross the
+ * sandbox). A standard descriptor or --pass-fd that is a folder, or an
+ * O_PATH descriptor, is refused before anything runs; one that is a file
+ * opened for writing outside stays writable by the command (that is what
+ * a redirection asks for).
  */
 #ifndef TXFS_SPAWN_H
 #define TXFS_SPAWN_H
@@ -31,7 +41,18 @@ struct spawn {
 	bool quiet;			/* no notes nor refusal counts (--json) */
 	bool deathsig;			/* the command dies with its caller */
 	volatile sig_atomic_t *got_signal; /* set by the caller's handlers */
+	const int *pass_fds;		/* ascending, >= 3: kept open for CMD */
+	size_t n_pass_fds;
 };
+
+#define SPAWN_MAX_PASS_FD 16
+
+/*
+ * --pass-fd ARG: add the descriptor ARG (a number >= 3, open, neither a
+ * folder nor O_PATH) to fds (ascending, no duplicates, at most
+ * SPAWN_MAX_PASS_FD). Returns 0, or 2 after saying why ("txfs: WHO: ...").
+ */
+int spawn_pass_fd_add(int *fds, size_t *n, const char *arg, const char *who);
 
 /*
  * Run argv (with shell: `sh -c argv[0]`) as described above and wait for

@@ -113,15 +113,54 @@ int sup_read_str(struct sup_call *c, uint64_t addr, char *buf, size_t max)
 	return -ENAMETOOLONG;
 }
 
+pid_t sup_tgid(struct sup_call *c)
+{
+	char path[64], line[128];
+	FILE *f;
+	int v;
+
+	if (c->tgid > 0)
+		return c->tgid;
+	snprintf(path, sizeof(path), "/proc/%u/status", c->n.pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -ESRCH;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &v) == 1 && v > 0) {
+			c->tgid = (pid_t)v;
+			break;
+		}
+	fclose(f);
+	return c->tgid > 0 ? c->tgid : -ESRCH;
+}
+
+/*
+ * A pidfd of the calling thread (n.pid is a thread id: the leader's only
+ * when the leader made the call). PIDFD_THREAD (Linux 6.9) names exactly
+ * that thread, so pidfd_getfd reads its descriptor table; a plain pidfd
+ * of a thread that is not the leader fails (EINVAL before 6.15, ENOENT
+ * after), which on 6.18 made every call from a worker thread fail. Before
+ * 6.9 (EINVAL for the flag): the pid alone, and for a thread the thread
+ * group's pidfd (threads share the table unless made without CLONE_FILES;
+ * either way what is checked is what is acted on). The caller proves with
+ * sup_valid that the notification is still pending after using it.
+ */
 static int open_pidfd(struct sup_call *c)
 {
+	pid_t tgid;
 	int fd;
 
 	if (c->pidfd >= 0)
 		return c->pidfd;
-	fd = (int)syscall(SYS_pidfd_open, (pid_t)c->n.pid, 0);
-	if (fd < 0 && errno == EINVAL)	/* a thread other than the leader */
-		fd = (int)syscall(SYS_pidfd_open, (pid_t)c->n.pid, PIDFD_THREAD);
+	fd = (int)syscall(SYS_pidfd_open, (pid_t)c->n.pid, PIDFD_THREAD);
+	if (fd < 0 && errno == EINVAL)
+		fd = (int)syscall(SYS_pidfd_open, (pid_t)c->n.pid, 0);
+	if (fd < 0 && (errno == EINVAL || errno == ENOENT)) {
+		tgid = sup_tgid(c);
+		if (tgid < 0)
+			return tgid;
+		fd = (int)syscall(SYS_pidfd_open, tgid, 0);
+	}
 	if (fd < 0)
 		return -errno;
 	c->pidfd = fd;
@@ -149,22 +188,35 @@ int sup_getfd(struct sup_call *c, uint64_t fd)
  * symlink further down the path that leads into /proc/self still resolves
  * in our context; what it yields is checked like anything else.)
  */
-static const char *own_proc(const struct sup_call *c, const char *path, char *buf,
+static const char *own_proc(struct sup_call *c, const char *path, char *buf,
 			    size_t size)
 {
-	static const struct { const char *prefix; const char *sub; } map[] = {
-		{ "/proc/self/", "" }, { "/proc/thread-self/", "" },
-		{ "/dev/fd/", "fd/" }, { "/proc/self", "" }, { "/dev/fd", "fd" },
+	/* /proc/self is the thread group (its leader's entry), thread-self
+	 * the calling thread: /proc/TGID/task/TID. */
+	static const struct { const char *prefix; const char *sub; bool thread; } map[] = {
+		{ "/proc/self/", "", false }, { "/proc/thread-self/", "", true },
+		{ "/dev/fd/", "fd/", false }, { "/proc/self", "", false },
+		{ "/proc/thread-self", "", true }, { "/dev/fd", "fd", false },
 	};
+	pid_t tgid;
 	size_t i, n;
+	int len;
 
 	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
 		n = strlen(map[i].prefix);
 		if (strncmp(path, map[i].prefix, n) != 0 ||
 		    (path[n] != '\0' && map[i].prefix[n - 1] != '/'))
 			continue;
-		if ((size_t)snprintf(buf, size, "/proc/%u/%s%s", c->n.pid, map[i].sub,
-				     path + n) >= size)
+		tgid = sup_tgid(c);
+		if (tgid < 0)
+			return NULL;
+		if (map[i].thread)
+			len = snprintf(buf, size, "/proc/%d/task/%u/%s%s", (int)tgid,
+				       c->n.pid, map[i].sub, path + n);
+		else
+			len = snprintf(buf, size, "/proc/%d/%s%s", (int)tgid, map[i].sub,
+				       path + n);
+		if (len < 0 || (size_t)len >= size)
 			return NULL;
 		return buf;
 	}
@@ -179,11 +231,13 @@ int sup_open_at(struct sup_call *c, uint64_t dirfd, const char *path, int flags)
 	if (path[0] == '/') {
 		path = own_proc(c, path, abs, sizeof(abs));
 		if (!path)
-			return -ENAMETOOLONG;
+			return -ENAMETOOLONG;	/* or the caller is gone */
 		fd = openat(AT_FDCWD, path, flags | O_CLOEXEC);
 		return fd < 0 ? -errno : fd;
 	}
 	if ((int)dirfd == AT_FDCWD) {
+		/* the calling thread's folder (a thread made without
+		 * CLONE_FS has its own): /proc/TID names that thread */
 		snprintf(cwd, sizeof(cwd), "/proc/%u/cwd", c->n.pid);
 		base = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (base < 0)
@@ -224,20 +278,25 @@ bool sup_beneath(const char *path, const char *root)
 	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-int sup_veto(struct sup *s, const struct sup_call *c, const char *what,
+int sup_veto(struct sup *s, struct sup_call *c, const char *what,
 	     const char *path, const char *why)
 {
 	struct audit_caller who = { .pid = (pid_t)c->n.pid, .uid = getuid() };
-	char op[64];
+	pid_t tgid = sup_tgid(c);
+	char op[64], thr[32] = "";
 
 	atomic_fetch_add(&s->refused, 1);
+	if (tgid > 0 && tgid != (pid_t)c->n.pid) {	/* the process, and which thread */
+		who.pid = tgid;
+		snprintf(thr, sizeof(thr), " thread %u", c->n.pid);
+	}
 	/* op: "run-connect", "run-exec", "run-metadata" (the first word). */
 	snprintf(op, sizeof(op), "run-%.*s", (int)strcspn(what, " "), what);
 	(void)audit_veto(s->audit, op, path, NULL, EACCES, &who);
 	if (!s->o.quiet) {
 		pthread_mutex_lock(&s->lock);
-		fprintf(stderr, "txfs: run: refused %s %s (pid %u): %s\n", what,
-			path, c->n.pid, why);
+		fprintf(stderr, "txfs: run: refused %s %s (pid %d%s): %s\n", what,
+			path, (int)who.pid, thr, why);
 		pthread_mutex_unlock(&s->lock);
 	}
 	return -EACCES;
@@ -263,18 +322,6 @@ static pid_t parent_of(pid_t pid)
 	if (!p || sscanf(p + 1, " %*c %d", &pp) != 1)
 		return -1;
 	return pp;
-}
-
-bool sup_inside(const struct sup *s, pid_t pid)
-{
-	int depth;
-
-	for (depth = 0; pid > 1 && depth < 4096; depth++) {
-		if (pid == s->root)
-			return true;
-		pid = parent_of(pid);
-	}
-	return false;
 }
 
 /* ---- the filter, in the child ----------------------------------------------------- */
@@ -716,72 +763,4 @@ void sup_free(struct sup *s, struct sup_stats *st)
 	pthread_mutex_destroy(&s->helper_lock);
 	audit_close(s->audit);
 	free(s);
-}
-
-/* ---- from the policy ------------------------------------------------------------- */
-
-/* An exec deny glob made absolute: relative ones are beneath ws. */
-static char *exec_glob(const char *g, const char *ws)
-{
-	char *s = NULL;
-
-	if (g[0] == '/')
-		return strdup(g);
-	return asprintf(&s, "%s/%s", ws, g) < 0 ? NULL : s;
-}
-
-int sup_lists_from_policy(const struct policy *p, const char *ws, struct sup_lists *l)
-{
-	const char *const *g;
-	size_t i, n = policy_exec_globs(p, &g);
-	int rc;
-
-	memset(l, 0, sizeof(*l));
-	rc = policy_connect_globs(p, &l->connect, &l->nconnect);
-	if (rc < 0)
-		return rc;
-	l->exec = calloc(n + 1, sizeof(*l->exec));
-	if (!l->exec && n)
-		return -ENOMEM;
-	for (i = 0; i < n; i++, l->nexec++) {
-		l->exec[i] = exec_glob(g[i], ws);
-		if (!l->exec[i]) {
-			sup_lists_free(l);
-			return -ENOMEM;
-		}
-	}
-	return 0;
-}
-
-/* Append s (taken) to the NULL-terminated array *v of *n. */
-static int push(char ***v, size_t *n, char *s)
-{
-	char **nv = s ? realloc(*v, (*n + 2) * sizeof(**v)) : NULL;
-
-	if (!nv) {
-		free(s);
-		return -ENOMEM;
-	}
-	nv[(*n)++] = s;
-	nv[*n] = NULL;
-	*v = nv;
-	return 0;
-}
-
-int sup_lists_add(struct sup_lists *l, bool exec, const char *glob, const char *ws)
-{
-	if (exec)
-		return push(&l->exec, &l->nexec, exec_glob(glob, ws));
-	return push(&l->connect, &l->nconnect, strdup(glob));
-}
-
-void sup_lists_free(struct sup_lists *l)
-{
-	size_t i;
-
-	policy_connect_free(l->connect, l->nconnect);
-	for (i = 0; i < l->nexec; i++)
-		free(l->exec[i]);
-	free(l->exec);
-	memset(l, 0, sizeof(*l));
 }

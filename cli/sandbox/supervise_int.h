@@ -44,6 +44,8 @@ struct sup {
 	size_t nfiles;
 	struct sup_hash *hashes;
 	size_t nhashes;
+	struct sup_hash loaders[8];	/* the system's dynamic loaders */
+	size_t nloaders;
 	atomic_ulong notifications, refused;
 	atomic_int workers;	/* detached threads still using listener */
 	int helper;		/* socket to the in-domain helper, or -1 */
@@ -56,7 +58,8 @@ struct sup {
 struct sup_call {
 	struct sup *s;
 	struct seccomp_notif n;
-	int pidfd;		/* of n.pid, -1 if not opened yet */
+	int pidfd;		/* of the thread n.pid, -1 if not opened yet */
+	pid_t tgid;		/* its thread group (process), 0 if not read yet */
 };
 
 /* ---- supervise.c ---------------------------------------------------------- */
@@ -80,10 +83,10 @@ int sup_fd_path(int fd, char *buf, size_t size);
 /* path equal to root or below it. */
 bool sup_beneath(const char *path, const char *root);
 /* Print a veto (unless quiet) and count it. Returns -EACCES. */
-int sup_veto(struct sup *s, const struct sup_call *c, const char *what,
+int sup_veto(struct sup *s, struct sup_call *c, const char *what,
 	     const char *path, const char *why);
-/* pid is child or one of its descendants. */
-bool sup_inside(const struct sup *s, pid_t pid);
+/* The process (thread group) of the calling thread n.pid, or -ESRCH. */
+pid_t sup_tgid(struct sup_call *c);
 
 /* ---- supervise_ops.c --------------------------------------------------------- */
 

@@ -21,6 +21,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -39,7 +40,7 @@ struct sock_job {
 	struct sup *s;
 	uint64_t id;
 	bool connect, via_helper;
-	pid_t pid;		/* the caller (thread id) */
+	pid_t pid, tgid;	/* the caller: thread id, its process (or 0) */
 	int sock, obj;		/* our copies; obj: checked socket file or -1 */
 	struct sockaddr_storage addr;
 	socklen_t addrlen;	/* 0: no address (send on a connected socket) */
@@ -166,7 +167,12 @@ static int64_t perform(struct sock_job *j)
  * MSG_NOSIGNAL, which must not kill txfs run). */
 static void sigpipe(const struct sock_job *j, int64_t r)
 {
-	if (r == -EPIPE && !j->connect && !(j->flags & MSG_NOSIGNAL))
+	if (r != -EPIPE || j->connect || (j->flags & MSG_NOSIGNAL))
+		return;
+	/* to the calling thread, as the kernel does (send_sig on current) */
+	if (j->tgid > 0)
+		(void)syscall(SYS_tgkill, j->tgid, j->pid, SIGPIPE);
+	else
 		(void)kill(j->pid, SIGPIPE);
 }
 
@@ -519,6 +525,7 @@ int sup_handle_socket(struct sup_call *c)
 	j->s = c->s;
 	j->id = c->n.id;
 	j->pid = (pid_t)c->n.pid;
+	j->tgid = sup_tgid(c) > 0 ? c->tgid : 0;
 	j->sock = j->obj = -1;
 	j->connect = nr == SCMP_SYS(connect);
 	if (j->connect) {

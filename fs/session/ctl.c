@@ -380,6 +380,14 @@ int ctl_write(struct txfs *fs, const struct req_ctx *c, const char *buf,
 		free(r.text);
 		return -EPERM;
 	}
+	if (exectree_has(fs, c ? c->pid : 0)) {
+		/* a command of txfs exec: txfs exec ends it (exectree.c) */
+		txn_refuse(fs, line, c, "a command run by `txfs exec` may not "
+			   "commit, roll back, release or take savepoints: txfs "
+			   "exec keeps or rolls back its changes when it ends", &r);
+		free(r.text);
+		return -EPERM;
+	}
 	rc = txn_command(fs, line, c, &r);
 	free(r.text);
 	return rc;

@@ -439,7 +439,7 @@ static int sup_globs(const struct policy *pol, char **text)
 	return rc;
 }
 
-static int cmd_begin(struct txfs *fs, int argc, char **argv,
+static int cmd_begin(struct txfs *fs, int cfd, int argc, char **argv,
 		     struct txn_report *r)
 {
 	const struct policy *pol = atomic_load(&fs->policy);
@@ -450,12 +450,22 @@ static int cmd_begin(struct txfs *fs, int argc, char **argv,
 
 	if (rc)
 		return rc;
+	/* its processes may not use .txfs/ctl until cmd-end (exectree.c) */
+	rc = exectree_begin(fs, cfd, id);
+	if (rc) {
+		if (asprintf(&r->text, "cannot tell the command's processes "
+			     "apart: %s\n", strerror(-rc)) < 0)
+			r->text = NULL;
+		return rc;
+	}
 	snprintf(sp, sizeof(sp), CMD_SP_PREFIX "%llu", (unsigned long long)id);
 	rc = txn_savepoint(fs, sp, r);
 	free(r->text);
 	r->text = NULL;
-	if (rc)
+	if (rc) {
+		exectree_end(fs, id);
 		return rc;
+	}
 	bind_plan(fs, sp, seq_txid);
 	/* argv is bytes: "argv_hex" keeps an argument that is not UTF-8 */
 	ev = json_pack("{s:I,s:[]}", "cmd", (json_int_t)id, "argv");
@@ -533,6 +543,7 @@ static int cmd_end(struct txfs *fs, char **argv, struct txn_report *r)
 	size_t total;
 	int rc;
 
+	exectree_end(fs, id);	/* txfs exec has stopped its processes */
 	snprintf(sp, sizeof(sp), CMD_SP_PREFIX "%llu", (unsigned long long)id);
 	keep.before = take_plan(fs, sp);
 	rc = changes_since(fs, sp, false, &changes, NULL, &keep);
@@ -677,13 +688,13 @@ static int control_check(struct txfs *fs, const char *verb,
 	return -EPERM;
 }
 
-int session_dispatch(struct txfs *fs, int argc, char **argv,
+int session_dispatch(struct txfs *fs, int cfd, int argc, char **argv,
 		     struct txn_report *r)
 {
 	const char *verb = argv[0];
 
 	if (!strcmp(verb, "cmd-begin") && argc >= 2)
-		return cmd_begin(fs, argc - 1, argv + 1, r);
+		return cmd_begin(fs, cfd, argc - 1, argv + 1, r);
 	if (!strcmp(verb, "cmd-end") && argc == 5)
 		return cmd_end(fs, argv, r);
 	if (!strcmp(verb, "cmd-rollback") && argc == 2)

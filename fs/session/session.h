@@ -87,9 +87,19 @@ void sock_stop(struct txfs *fs);
 int sock_dispatch(struct txfs *fs, int cfd, int argc, char **argv,
 		  struct txn_report *r);
 /* The text of .txfs/status (json: status.json), changes or log. */
-/* session.c: the "cmd-*" and "changes-since" socket verbs (txfs exec). */
-int session_dispatch(struct txfs *fs, int argc, char **argv,
+/* session.c: the "cmd-*" and "changes-since" socket verbs (txfs exec);
+ * cfd: the connection (cmd-begin records its peer, exectree.c). */
+int session_dispatch(struct txfs *fs, int cfd, int argc, char **argv,
 		     struct txn_report *r);
+/* exectree.c: the processes of commands txfs exec runs now. begin: the
+ * peer of cfd runs command id (0, -ESRCH: no peer, -EBUSY: full); end:
+ * it ended; has: pid (a thread id) is one of their processes (pid <= 0,
+ * unknown: true while a command runs). */
+void exectree_init(struct txfs *fs);
+void exectree_destroy(struct txfs *fs);
+int exectree_begin(struct txfs *fs, int cfd, uint64_t id);
+void exectree_end(struct txfs *fs, uint64_t id);
+bool exectree_has(struct txfs *fs, pid_t pid);
 /* The summary of the last `txfs exec` command (JSON, malloc'd) or NULL. */
 char *session_last_json(struct txfs *fs);
 /* Free the view session.c keeps for the next command's cmd-end (at

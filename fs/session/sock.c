@@ -261,7 +261,7 @@ int sock_dispatch(struct txfs *fs, int cfd, int argc, char **argv,
 	}
 	if (!strncmp(verb, "cmd-", 4) || !strcmp(verb, "changes-since") ||
 	    !strcmp(verb, "control-check"))
-		return session_dispatch(fs, argc, argv, r);
+		return session_dispatch(fs, cfd, argc, argv, r);
 	if (!strcmp(verb, "policy-reload"))
 		return txfs_reload_policy(fs, &r->text);
 	if (asprintf(&r->text, "unknown request '%s'\n", verb) < 0)

@@ -5,8 +5,9 @@
 #   - .txfs/state names the state folder (one line, mode 0400), so the
 #     client finds the socket without the status summary;
 #   - the command runs under the same filters as under `txfs run`:
-#     Seccomp 2 and two more filters than the caller has (the deny-list
-#     and the supervisor's), in both;
+#     Seccomp 2 and three more filters than the caller has (the
+#     allow-list of cli/sandbox/confine_known.c, the deny-list and the
+#     supervisor's), in both;
 #   - the policy's `exec deny` and `allow connect` globs, now sent with
 #     cmd-begin's answer, are in force: the denied script does not run
 #     (126), a copy with other content does; a socket the glob allows is
@@ -70,11 +71,12 @@ body() {
 	check_eq "[$u] .txfs/state is the owner's only (0400)" 400 \
 		"$(as_run stat -c %a "$WS/.txfs/state")"
 
-	# the same filters as txfs run: two more than ours, mode 2
+	# the same filters as txfs run: three more than ours (allow-list,
+	# deny-list, supervisor), mode 2
 	base=$(filters $$)
 	ag_exec -- sh -c 'awk "/^Seccomp:/ { m = \$2 } /^Seccomp_filters:/ { n = \$2 } END { print m, n }" /proc/self/status'
-	check_eq "[$u] txfs exec: Seccomp 2 with two filters more than the caller" \
-		"2 $((${base#* } + 2))" "$CMDOUT"
+	check_eq "[$u] txfs exec: Seccomp 2 with three filters more than the caller" \
+		"2 $((${base#* } + 3))" "$CMDOUT"
 	check_eq "[$u] txfs run: the same" "$CMDOUT" "$run_filters"
 
 	# exec deny from cmd-begin's globs

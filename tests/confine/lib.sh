@@ -82,13 +82,16 @@ t() { local s=$1; shift; timeout -k 5 "$s" "$@"; }
 
 # The test tools, where the test user can run them.
 mkdir -p "$T/bin"
-cp "$CONFINE_TOOLS/confined_exec" "$CONFINE_TOOLS/syscalls" "$T/bin/" || {
+cp "$CONFINE_TOOLS/confined_exec" "$CONFINE_TOOLS/syscalls" "$CONFINE_TOOLS/threadcalls" \
+	"$CONFINE_TOOLS/sysnr" "$T/bin/" || {
 	echo "FAIL: $NAME: cannot copy the tools from $CONFINE_TOOLS"
 	exit 1
 }
 chmod 755 "$T/bin" "$T/bin/"*
 CONFINED_EXEC=$T/bin/confined_exec
 SYSCALLS=$T/bin/syscalls
+THREADCALLS=$T/bin/threadcalls
+SYSNR=$T/bin/sysnr
 
 # A python3 every user can run (not a shim under /root).
 PY=/usr/bin/python3

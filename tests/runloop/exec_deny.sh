@@ -8,6 +8,11 @@
 # the policy, evil.sh runs. As root and as the unprivileged test user.
 # (Running it as data, `sh tools/evil.sh`, is not an exec and is allowed:
 # reported, not judged.)
+# Issue 23.6, the dynamic loader run as a program on a denied ELF program
+# (tools/evil-elf, built here): `ld.so ./tools/evil-elf`, with loader
+# options (--argv0, --library-path), on a copy in /tmp, through a copy of
+# the loader in /tmp, and through execveat: each refused (EACCES), the
+# program did not run; `ld.so /bin/echo` still runs.
 . "$(dirname "$0")/lib.sh"
 
 require_landlock
@@ -87,7 +92,50 @@ except OSError as e:
 	new_state
 	run_txfs -- --json --check false --policy "$T/exec.policy" -- bash -c 'exec 1>&2; sh tools/evil.sh'
 	echo "# note: 'sh tools/evil.sh' (read as data, not executed) under the policy: exit $(jget exit)$(grep -q evil-ran "$RUN_ERR" && echo ', it ran')"
+
+	# the dynamic loader as a program (issue 23.6)
+	[ -n "$LOADER" ] || return 0
+	cp "$T/evil-elf" "$WS/tools/evil-elf" && as_owner "$WS/tools/evil-elf"
+	new_state
+	run_txfs -- --json --check false --policy "$T/elf.policy" -- bash -c "exec 1>&2
+		L=$LOADER
+		\$L ./tools/evil-elf; echo rc-plain=\$?
+		\$L --argv0 x --library-path /lib ./tools/evil-elf; echo rc-options=\$?
+		cp tools/evil-elf /tmp/evil-copy-\$\$; \$L /tmp/evil-copy-\$\$; echo rc-copy=\$?
+		cp \$L /tmp/ld-copy-\$\$; /tmp/ld-copy-\$\$ ./tools/evil-elf; echo rc-ldcopy=\$?
+		\"\$PY\" -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_PATH)
+try:
+    os.execve(fd, [\"ld\", \"tools/evil-elf\"], {})
+except OSError as e:
+    print(\"rc-execveat=%d\" % e.errno, file=sys.stderr)' \$L
+		rm -f /tmp/evil-copy-\$\$ /tmp/ld-copy-\$\$
+		\$L /bin/echo loader-ok"
+	if ! grep -q evil-elf-ran "$RUN_ERR" &&
+		[ "$(grep -c -E '^rc-(plain|options|copy|ldcopy)=126$|^rc-execveat=13$' "$RUN_ERR")" = 5 ] &&
+		grep -q '^loader-ok$' "$RUN_ERR"; then
+		ok "[$u] ld.so on a denied program (plain, options, a copy, a loader copy, execveat): refused; ld.so /bin/echo runs"
+	else
+		fail "[$u] ld.so on a denied program: $(grep -E '^rc-|evil-elf-ran|loader-ok' "$RUN_ERR" | tr '\n' ' ') $(grep -vE 'current directory|^rc-' "$RUN_ERR" | head -c 300)"
+	fi
+	if audit_has '"op":"run-exec".*evil'; then
+		ok "[$u] the loader vetoes are in STATE/audit.log"
+	else
+		fail "[$u] no run-exec veto in STATE/audit.log: $(tail -c 300 "$STATE/audit.log")"
+	fi
 }
+
+# A denied ELF program for the loader checks (issue 23.6).
+LOADER=$(readlink -f /lib64/ld-linux-x86-64.so.2 2>/dev/null || true)
+[ -x "$LOADER" ] || LOADER=
+if [ -n "$LOADER" ] && command -v cc >/dev/null &&
+	printf '#include <stdio.h>\nint main(void) { puts("evil-elf-ran"); return 0; }\n' >"$T/evil.c" &&
+	cc -o "$T/evil-elf" "$T/evil.c"; then
+	printf 'exec deny tools/evil-elf\n' >"$T/elf.policy" && chmod 644 "$T/elf.policy"
+else
+	LOADER=
+	echo "# no /lib64/ld-linux-x86-64.so.2 or no cc: the loader checks are not run"
+fi
 
 for_each_user body
 finish

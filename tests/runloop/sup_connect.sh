@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # sup_connect - issue 9 point 4: under `txfs run`, connect(2) (and sendto/
 # sendmsg by address) to a pathname unix socket outside the workspace is
-# refused with EACCES by the supervisor (cli/supervise*.c), which never lets
+# refused with EACCES by the supervisor (cli/sandbox/supervise*.c), which never lets
 # the kernel re-read the address. A listener this scenario starts (as the
 # running user, on a pathname under the decoy home, counting the
 # connections it accepts) is reachable unconfined, and from txfs run:

@@ -7,6 +7,8 @@
  *                 [--landlock-abi N] [--exec-deny PATTERN]...
  *                 [--writable DIR...]... -- CMD [ARG...]
  *   confined_exec --probe          print "landlock_abi=N seccomp=yes|no"
+ *   confined_exec --known          print the allow-listed system calls,
+ *                                  "NR NAME" a line (cli/sandbox/confine_known.c)
  *
  * --writable takes one or more folders (until the next "--" argument) and
  * may be repeated. --landlock-abi caps the Landlock ABI used (this driver is
@@ -33,7 +35,7 @@ struct args {
 	const char *exec_deny[MAX_PATHS];
 	struct confine_opts opts;
 	char **cmd;
-	bool probe;
+	bool probe, known;
 };
 
 static int usage(void)
@@ -41,7 +43,7 @@ static int usage(void)
 	fprintf(stderr, "usage: confined_exec [--no-network] [--allow-weaker] "
 		"[--daemon-pid N] [--landlock-abi N] [--exec-deny P]... "
 		"[--writable DIR...]... -- CMD [ARG...]\n"
-		"       confined_exec --probe\n");
+		"       confined_exec --probe | --known\n");
 	return -EINVAL;
 }
 
@@ -88,6 +90,8 @@ static int parse(struct args *a, int argc, char **argv)
 			return argv[i + 1] != NULL ? 0 : usage();
 		} else if (strcmp(s, "--probe") == 0) {
 			a->probe = true;
+		} else if (strcmp(s, "--known") == 0) {
+			a->known = true;
 		} else if (strcmp(s, "--no-network") == 0) {
 			a->opts.no_network = true;
 		} else if (strcmp(s, "--allow-weaker") == 0) {
@@ -110,7 +114,14 @@ static int parse(struct args *a, int argc, char **argv)
 		}
 		i++;
 	}
-	return a->probe ? 0 : usage();
+	return a->probe || a->known ? 0 : usage();
+}
+
+static int print_known(int nr, const char *name, void *arg)
+{
+	(void)arg;
+	printf("%d %s\n", nr, name);
+	return 0;
 }
 
 static int probe(void)
@@ -132,6 +143,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (a.probe)
 		return probe();
+	if (a.known)
+		return confine_known_each(print_known, NULL) ? 1 : 0;
 	a.opts.writable = a.writable;
 	a.opts.exec_deny = a.exec_deny;
 	rc = confine_apply(&a.opts, &why);
