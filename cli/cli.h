@@ -31,6 +31,9 @@ int cmd_policy_reload(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
+int cmd_history(int argc, char **argv);
+int cmd_undo(int argc, char **argv);
+int cmd_restore(int argc, char **argv);
 /* agent_env.c: --env NAME[=VALUE]... and --clean-env on our environment
  * (before the fork: the command inherits it). -1 on a bad entry. */
 int cli_env_apply(const char *const *envs, size_t n, bool clean_env);

@@ -101,6 +101,8 @@ static int take_o(struct txfs_opts *o, char *arg, char *fuse, size_t fsize)
 			o->spin = t + 5;
 		else if (!strcmp(t, "noopen"))
 			o->noopen = true;
+		else if (!strcmp(t, "nohistory"))
+			o->no_history = true;
 		else if (!strncmp(t, "threads=", 8)) {
 			if (take_threads(o, t + 8))
 				return -EINVAL;

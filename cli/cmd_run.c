@@ -491,9 +491,19 @@ static void tree_stop(struct run_ctx *r)
 }
 
 /* Commit, roll back or keep, per the outcome of CMD and the check. */
+/* "--via=txfs run: CMD ARG..." for the commit's history record. */
+static char *via_text(const struct run_ctx *r, char *buf, size_t size)
+{
+	size_t used = (size_t)snprintf(buf, size, "--via=txfs run:");
+
+	for (char **a = r->o.cmd; *a && used < size; a++)
+		used += (size_t)snprintf(buf + used, size - used, " %s", *a);
+	return buf;
+}
+
 static int decide(struct run_ctx *r, struct outcome *o)
 {
-	char *req[1];
+	char *req[2], via[256];
 	size_t len;
 	int err = 0;
 	bool ok = o->cmd_status == 0 && o->check_status <= 0 && !got_signal &&
@@ -504,8 +514,10 @@ static int decide(struct run_ctx *r, struct outcome *o)
 		return 0;
 	}
 	req[0] = ok ? "commit" : "rollback";
+	req[1] = via_text(r, via, sizeof(via));
 	o->action = ok ? "committed" : "rolled-back";
-	if (cli_request(r->state, 1, req, &err, &o->message, &len) || err) {
+	if (cli_request(r->state, ok ? 2 : 1, req, &err, &o->message, &len) ||
+	    err) {
 		o->action = ok ? "commit-refused" : "rollback-failed";
 		return 1;
 	}

@@ -43,6 +43,9 @@ static const struct command commands[] = {
 			    "mounted session" },
 	{ "mcp", cmd_mcp, "an MCP server on stdio: the session's "
 			  "transactions as tools" },
+	{ "history", cmd_history, "the commits kept, and what each changed" },
+	{ "undo", cmd_undo, "take commits back (crash-atomic, undoable)" },
+	{ "restore", cmd_restore, "put a path back as it was before a commit" },
 	{ "policy", cmd_policy, "check, test, reload or print the default policy" },
 	{ "help", cmd_help, "this help" },
 	{ "version", cmd_version, "print the version" },

@@ -28,6 +28,8 @@ struct txfs_opts {
 				 * (ops.c, "no-open") */
 	unsigned threads;	/* serving threads (-o threads=N); 0: the
 				 * TXFS_THREADS variable, else the default */
+	bool no_history;	/* -o nohistory: commits keep nothing to undo
+				 * (fs/history/history.h) */
 };
 
 /* Serving threads: the default, and the most -o threads= takes. */

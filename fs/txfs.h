@@ -159,7 +159,11 @@ struct txfs {
 
 	struct spin *spin;	/* -o spin=US (spin.c); NULL: off */
 
-	/* exectree.c: the txfs exec processes whose command runs now */
+	char commit_via[256];	/* what asked for the next commit, for its
+				 * history record ("txfs run: make") */
+	char hist_line[200];	/* what the last commit kept (history/) */
+
+	/* session/exectree.c: the txfs exec processes whose command runs now */
 	pthread_mutex_t exec_lock;
 	struct exec_runner runners[EXEC_RUNNERS_MAX];
 };

@@ -278,12 +278,15 @@ int commit_run(struct txfs *fs, struct plan *p, uint64_t txid)
 	}
 	rc = stage_prepare(fs, p, txid);
 
+	if (rc == 0)	/* what the commit replaces, kept (history/) */
+		history_capture(fs, p, txid);
 	if (rc == 0)
 		rc = fault_point(fs, "commit");
 	if (rc == 0)
 		rc = journal_write(p->t, p, txid);
 	if (rc) {
 		stage_remove(fs, txid);
+		history_discard(fs, txid);
 		return rc;	/* before the commit point: nothing happened */
 	}
 	rc = layer_commit(p->t);
@@ -292,13 +295,17 @@ int commit_run(struct txfs *fs, struct plan *p, uint64_t txid)
 		rc = layer_sync(fs->layer);	/* the commit point */
 	if (rc) {
 		stage_remove(fs, txid);
+		history_discard(fs, txid);
 		return rc;
 	}
 	if ((rc = fault_point(fs, "commit")) ||
 	    (rc = commit_apply(fs, p, txid, "commit")) ||
 	    (rc = fault_point(fs, "commit")))
 		return rc == -EIO ? -EIO : rc;
-	return is_partial(p) ? finalize_partial(fs, p) : finalize(fs, txid);
+	rc = is_partial(p) ? finalize_partial(fs, p) : finalize(fs, txid);
+	if (rc == 0)
+		history_finish(fs, txid);
+	return rc;
 }
 
 int txn_recover(struct txfs *fs, const char **what)
@@ -320,11 +327,14 @@ int txn_recover(struct txfs *fs, const char **what)
 		*what = "an interrupted commit stopped before its commit "
 			"point: the real directory was left as it was and the "
 			"staged changes are kept";
+		history_discard(fs, 0);
 		return stage_remove(fs, 0);
 	}
 	if (rc == 0 && (rc = commit_apply(fs, &p, h.txid, "recover")) == 0)
 		rc = is_partial(&p) ? finalize_partial(fs, &p) :
 				      finalize(fs, h.txid);
+	if (rc == 0)
+		history_finish(fs, h.txid);
 	plan_free(&p);
 	if (rc == 0)
 		*what = "an interrupted commit passed its commit point: it was "

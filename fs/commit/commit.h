@@ -53,6 +53,7 @@
 #include "../txfs.h"
 #include "../layer/layer.h"
 #include "../lower/lower.h"
+#include "../history/history.h"
 
 struct txfs;
 

@@ -11,6 +11,7 @@
 #define TXFS_DAEMON_H
 
 #include "../ops/ops.h"
+#include "../history/history.h"
 
 /* ---- ops.c / mount.c ---- */
 

@@ -398,6 +398,23 @@ static void parse_fault(struct txfs *fs)
 	}
 }
 
+/* Finish an undo a crash interrupted (history/undo.json), before serving. */
+static int recover_undo(struct txfs *fs, struct report *r)
+{
+	bool done;
+	int rc = history_recover(fs->state_path, fs->ws_path, &done);
+
+	if (rc)
+		return fail(r, rc, "state folder %s: recovery of an interrupted "
+			    "undo failed: %s (nothing was mounted; the journal is "
+			    "kept, run `txfs recover %s` to retry)",
+			    fs->state_path, strerror(-rc), fs->state_path);
+	if (done)
+		fprintf(stderr, "txfs: recovered: an interrupted undo was "
+			"completed\n");
+	return 0;
+}
+
 /* Finish or discard a commit a crash interrupted, before serving. */
 static int recover(struct txfs *fs, struct report *r)
 {
@@ -417,7 +434,7 @@ static int recover(struct txfs *fs, struct report *r)
 		if (fs->audit)
 			audit_event(fs->audit, "recover", NULL, NULL);
 	}
-	return 0;
+	return recover_undo(fs, r);
 }
 
 /* ---- SIGHUP: reload the policy ---- */
@@ -805,6 +822,13 @@ int txfs_recover_state(const char *state, char *msg, size_t size)
 	if ((rc = itab_init(&fs)))
 		goto out;
 	rc = txn_recover(&fs, &what);
+	if (rc == 0) {
+		bool done;
+
+		rc = history_recover(fs.state_path, fs.ws_path, &done);
+		if (rc == 0 && done && !what)
+			what = "an interrupted undo was completed";
+	}
 	snprintf(msg, size, "%s", rc ? strerror(-rc) : what ? what :
 		 "nothing to recover: no commit was interrupted");
 out:

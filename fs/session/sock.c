@@ -233,8 +233,18 @@ int sock_dispatch(struct txfs *fs, int cfd, int argc, char **argv,
 	int rc;
 
 	if (!strcmp(verb, "commit")) {
-		bool force = argc > 1 && !strcmp(argv[1], "--force");
+		/* "--via=WHAT" first: what asked, for the history record */
+		bool via = argc > 1 && !strncmp(argv[1], "--via=", 6);
+		bool force;
 
+		if (via) {
+			argv++;
+			argc--;
+		}
+		snprintf(fs->commit_via, sizeof(fs->commit_via), "%s",
+			 via ? argv[0] + 6 : "txfs commit");
+		argv[0] = (char *)verb;
+		force = argc > 1 && !strcmp(argv[1], "--force");
 		if (argc > 1 + force)
 			return txn_commit_paths(fs, force,
 						(const char *const *)argv +

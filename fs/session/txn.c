@@ -256,6 +256,10 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 			 "has them: " : "");
 	if (dropped)
 		report_append(fs, r, dropped);
+	if (history_kept(fs)) {
+		report_append(fs, r, history_kept(fs));
+		report_append(fs, r, "\n");
+	}
 	audit_commit(fs, txid, &c, flagged, flen);
 	free(flag_text);
 	free(flagged);
@@ -590,8 +594,11 @@ int txn_command(struct txfs *fs, const char *line, const struct req_ctx *c,
 			audit_veto(fs->audit, "control", verb, &v, EPERM, &who);
 		return -EPERM;
 	}
-	if (!strcmp(verb, "commit") && n == 1)
+	if (!strcmp(verb, "commit") && n == 1) {
+		snprintf(fs->commit_via, sizeof(fs->commit_via),
+			 "commit written to .txfs/ctl");
 		return txn_commit(fs, false, r);
+	}
 	if (!strcmp(verb, "rollback"))
 		return txn_rollback(fs, n == 2 ? arg : NULL, r);
 	if (!strcmp(verb, "savepoint") && n == 2)

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The request path stays one-way: fs/ is one folder a module, and a
 folder calls only the folders below it (each folder's header says the
-same): daemon -> ops -> session -> commit | view -> layer | lower.
+same): daemon -> ops -> session -> commit -> history, and
+commit | view -> layer | lower.
 
 Reads which object file of fs/ calls which (`nm` of the built static
 library: a symbol one object leaves undefined and another defines; meson
@@ -24,10 +25,12 @@ import sys
 
 # Each folder of fs/ and the folders it may call besides itself.
 FOLDERS = {
-    "daemon": {"ops", "session", "commit", "view", "layer", "lower"},
+    "daemon": {"ops", "session", "commit", "history", "view", "layer",
+               "lower"},
     "ops": {"session", "commit", "view", "layer", "lower"},
-    "session": {"commit", "view", "layer", "lower"},
-    "commit": {"layer", "lower"},
+    "session": {"commit", "history", "view", "layer", "lower"},
+    "commit": {"history", "layer", "lower"},
+    "history": {"layer", "lower"},
     "view": {"layer", "lower"},
     "layer": set(),
     "lower": set(),

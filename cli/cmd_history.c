@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * cmd_history.c - `txfs history`, `txfs undo` and `txfs restore`: what
+ * the commits kept (fs/history/history.h), and taking it back.
+ *
+ * Each takes the workspace (unmounted: the real directory) or its mount,
+ * and finds the state folder as txfs mount and txfs run do (--state DIR
+ * overrides): a mount's .txfs/state, else the workspace's default one.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "../fs/mount.h"
+#include "../fs/history/history.h"
+
+struct hopts {
+	const char *state;
+	bool json, deleted, prune, dry_run, force;
+	unsigned long long paths_of, before;
+	int first;
+};
+
+static const char history_usage[] =
+"usage: txfs history [--json] [--paths ID | --deleted | --prune]\n"
+"                    [--state DIR] WORKSPACE|MNT\n"
+"\n"
+"The commits the history keeps, newest first: id, time, what made it,\n"
+"counts, bytes kept. --paths ID lists one commit's paths (A added,\n"
+"M modified, D deleted, R renamed), --deleted every deleted path still\n"
+"recoverable and the commit that deleted it, --prune drops what the\n"
+"retention no longer keeps (the last 20 commits or 7 days, within 10%\n"
+"of the free space, at most 4 GiB).\n";
+
+static const char undo_usage[] =
+"usage: txfs undo [--dry-run] [--force] [--state DIR] WORKSPACE|MNT [ID]\n"
+"\n"
+"Take the real directory back to just before commit ID (default: the\n"
+"newest) and every later one, as one crash-atomic change of its own,\n"
+"kept in the history (txfs undo again takes the undo back). Refused\n"
+"(exit 1, the conflicts listed) if a path it would restore changed since;\n"
+"--force overrides. On a mounted workspace the undo is staged: commit\n"
+"or roll it back; it is refused while the session has staged changes.\n";
+
+static const char restore_usage[] =
+"usage: txfs restore [--before ID] [--state DIR] WORKSPACE|MNT PATH...\n"
+"\n"
+"Put PATH (a file or a folder) back as it was before commit ID (default:\n"
+"the newest commit that changed it), touching nothing else. What is at\n"
+"PATH now is kept in the history. On a mounted workspace it is staged.\n";
+
+static int parse(int argc, char **argv, struct hopts *o, const char *usage)
+{
+	static const struct option lo[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "paths", required_argument, NULL, 'p' },
+		{ "deleted", no_argument, NULL, 'D' },
+		{ "prune", no_argument, NULL, 'P' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "before", required_argument, NULL, 'b' },
+		{ "state", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'j': o->json = true; break;
+		case 'D': o->deleted = true; break;
+		case 'P': o->prune = true; break;
+		case 'n': o->dry_run = true; break;
+		case 'f': o->force = true; break;
+		case 's': o->state = optarg; break;
+		case 'p':
+		case 'b':
+			errno = 0;
+			*(c == 'p' ? &o->paths_of : &o->before) = strtoull(optarg, &end, 10);
+			if (errno || *end || end == optarg || optarg[0] == '-') {
+				fprintf(stderr, "txfs: %s: not a commit id: %s\n",
+					argv[0], optarg);
+				return 2;
+			}
+			break;
+		case 'h': fputs(usage, stdout); return -1;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	o->first = optind;
+	if (optind >= argc) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	return 0;
+}
+
+/* The state folder of path (a mount or a workspace); *mounted set when
+ * path is a txfs mount. */
+static int find_state(const struct hopts *o, const char *path, char *state,
+		      size_t n, bool *mounted)
+{
+	char real[PATH_MAX];
+
+	*mounted = cli_find_state(path, ".txfs", state, n) == 0;
+	if (o->state) {
+		if (!realpath(o->state, state))
+			return -errno;
+		return 0;
+	}
+	if (*mounted)
+		return 0;
+	if (!realpath(path, real))
+		return -errno;
+	return txfs_default_state(real, state, n);
+}
+
+int cmd_history(int argc, char **argv)
+{
+	struct hopts o = { 0 };
+	char state[PATH_MAX];
+	uint64_t freed;
+	bool mounted;
+	int rc = parse(argc, argv, &o, history_usage);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if ((rc = find_state(&o, argv[o.first], state, sizeof(state), &mounted))) {
+		cli_err(rc, "history: %s: its state folder", argv[o.first]);
+		return 1;
+	}
+	if (o.prune) {
+		if ((rc = history_prune(state, NULL, &freed))) {
+			cli_err(rc, "history: prune %s", state);
+			return 1;
+		}
+		printf("pruned: %llu bytes freed\n", (unsigned long long)freed);
+		return 0;
+	}
+	rc = history_list(state, o.json, o.paths_of, o.deleted);
+	if (rc == -ENOENT && o.paths_of) {
+		cli_err(0, "history: no commit %llu in the history of %s", o.paths_of,
+			argv[o.first]);
+		return 1;
+	}
+	if (rc) {
+		cli_err(rc, "history: %s", state);
+		return 1;
+	}
+	return 0;
+}
+
+/* A mounted session with staged changes refuses an undo. */
+static bool staged(const char *mnt)
+{
+	char path[PATH_MAX], line[256];
+	bool any = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/.txfs/status", mnt);
+	if (!(f = fopen(path, "r")))
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "changes: ", 9) && strncmp(line + 9, "0 ", 2))
+			any = true;
+	fclose(f);
+	return any;
+}
+
+static int run_undo(int argc, char **argv, bool restore)
+{
+	struct hopts o = { 0 };
+	struct undo_opts u = { 0 };
+	char state[PATH_MAX], real[PATH_MAX];
+	const char *who = restore ? "restore" : "undo";
+	bool mounted;
+	int rc = parse(argc, argv, &o, restore ? restore_usage : undo_usage);
+	char *end;
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if ((rc = find_state(&o, argv[o.first], state, sizeof(state), &mounted))) {
+		cli_err(rc, "%s: %s: its state folder", who, argv[o.first]);
+		return 1;
+	}
+	u.state = state;
+	u.dry_run = o.dry_run;
+	u.force = o.force;
+	if (mounted) {
+		u.mnt = argv[o.first];
+		if (!restore && !o.dry_run && staged(u.mnt)) {
+			cli_err(0, "undo: %s has staged changes: commit or roll them "
+				"back first (txfs commit / txfs rollback)", u.mnt);
+			return 1;
+		}
+	} else {
+		if (!realpath(argv[o.first], real)) {
+			cli_err(errno, "%s: %s", who, argv[o.first]);
+			return 1;
+		}
+		u.ws = real;
+	}
+	if (restore) {
+		if (o.first + 1 >= argc) {
+			fputs(restore_usage, stderr);
+			return 2;
+		}
+		u.paths = (const char *const *)argv + o.first + 1;
+		u.npaths = (size_t)(argc - o.first - 1);
+		for (size_t i = 0; i < u.npaths; i++)
+			if (u.paths[i][0] == '/' || strstr(u.paths[i], "..")) {
+				cli_err(0, "restore: %s: give a path relative to the "
+					"workspace, without '..'", u.paths[i]);
+				return 2;
+			}
+		u.before = o.before != 0;
+		u.id = o.before;
+	} else if (o.first + 1 < argc) {
+		errno = 0;
+		u.id = strtoull(argv[o.first + 1], &end, 10);
+		if (errno || *end || !u.id || o.first + 2 < argc) {
+			fputs(undo_usage, stderr);
+			return 2;
+		}
+	}
+	rc = history_undo(&u);
+	if (rc == -EBUSY && !mounted && !o.force) {
+		/* conflicts printed, or the state folder is locked */
+		cli_err(0, "%s: refused (the conflicts above; --force overrides), "
+			"or the workspace is mounted: run it on the mount", who);
+		return 1;
+	}
+	if (rc == -ENOENT) {
+		cli_err(0, "%s: nothing to %s: no such commit in the history of %s",
+			who, who, argv[o.first]);
+		return 1;
+	}
+	if (rc) {
+		cli_err(rc, "%s: %s", who, argv[o.first]);
+		return 1;
+	}
+	return 0;
+}
+
+int cmd_undo(int argc, char **argv)
+{
+	return run_undo(argc, argv, false);
+}
+
+int cmd_restore(int argc, char **argv)
+{
+	return run_undo(argc, argv, true);
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * hist_int.h - what the files of history/ share: the record's folder,
+ * manifest.json in and out, file helpers on folder fds.
+ *
+ * manifest.json of a kept commit:
+ *   { "version": 1, "id": N, "time": UNIX, "via": "txfs commit",
+ *     "undo_of": [ids] (an undo's record), "undone_by": ID (once undone),
+ *     "bytes": kept, "objects": [OBJ...], "names": [NAME...] }
+ *   OBJ:  { "type": "f"|"d"|"l"|"p"|"s", "pre": PATH|null,
+ *           "post": [PATH...] (empty: deleted), "ino", "mode", "uid",
+ *           "gid", "atime", "mtime", "size", "target" (symlinks),
+ *           "xattrs": {NAME: HEX}, "keep": OBJNAME|null,
+ *           "ranges": [[OFF, LEN]...] (keep "p..."), "new_size",
+ *           "post_st": {"ino", "type", "size", "mtime"} or null }
+ *   NAME: { "path": PATH, "keep": OBJNAME | "link": PATH } another real
+ *         name of a file that went (kept, or linked back from where its
+ *         inode stays)
+ * "pre" is where the object was before the commit (null: it is new),
+ * "post" where it is after; the meta fields are the object's before.
+ */
+#ifndef TXFS_HIST_INT_H
+#define TXFS_HIST_INT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "history.h"
+
+#define HIST_DIR "history"
+#define HIST_MANIFEST "manifest.json"
+#define HIST_JOURNAL "undo.json"
+
+/* record.c */
+int hist_open(int statefd, bool create);
+void hist_name(char *buf, size_t n, uint64_t id, bool pending);
+json_t *hist_load(int hfd, const char *name);
+int hist_save(int dfd, const char *name, json_t *doc);
+int hist_rm_tree(int dfd, const char *name);
+/* The id the next record takes: one more than any record's, pending or
+ * final. */
+uint64_t hist_next_id(int hfd);
+/* Ids of the final records, newest first (*ids malloc'd). */
+int hist_ids(int hfd, uint64_t **ids, size_t *n);
+int64_t hist_i64(json_t *o, const char *key);
+const char *hist_str(json_t *o, const char *key);
+uint64_t hist_tree_bytes(int dfd, const char *name);
+char hist_type(mode_t mode);
+/* The meta of st (and fd's xattrs, fd O_PATH or -1) into obj. */
+int hist_meta_put(json_t *obj, const struct stat *st, int fd,
+		  const char *target);
+
+/* A path's parent folder under root, no symlink followed: fd or -errno;
+ * *base points into path. create: make missing folders (mode 0755). */
+int hist_parent(int root, const char *path, const char **base, bool create);
+/* Copy object name in sdir to dname in ddir: a file's bytes, a symlink, a
+ * FIFO; a folder with what is in it (deep). Owner, mode, times, xattrs. */
+int hist_copy(int sdir, const char *sname, int ddir, const char *dname);
+/* Set mode, owner, times and xattrs of name in dir from obj's meta. */
+int hist_meta_set(int dir, const char *name, json_t *obj);
+
+/* revert_ops.c: one operation of an undo (a JSON array: ["aside", PATH,
+ * NAME], ["take", RECORD, NAME, PATH], ["move", FROM, TO], ["link", FROM, TO], ["mkdir",
+ * PATH, MODE], ["patch", RECORD, NAME, PATH, RANGES, SIZE], ["meta",
+ * PATH, OBJ]), idempotent. root: the real directory or the mount; u: the
+ * undo's own record's objs/ (asides go there; -1: staged, removed through
+ * the mount); copy: take copies (restore, staged) instead of renaming. */
+struct uctx {
+	int root, hfd, uobjs;
+	bool copy;
+};
+int undo_op(const struct uctx *c, json_t *op);
+/* Run every op of the journal (history/undo.json), then finish it. */
+int undo_replay(const struct uctx *c, json_t *journal);
+
+#endif /* TXFS_HIST_INT_H */

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * history/ - what a commit replaced, kept so that the commit can be taken
+ * back: `txfs history`, `txfs undo`, `txfs restore`.
+ *
+ * Owns: keep.c (the daemon's side: before a commit's commit point, every
+ * real object the commit will delete, replace or change is kept in
+ * STATE/history/<id>.pending/ - a hard link of the object, the old bytes
+ * of the blocks an in-place patch overwrites, the metadata of folders -
+ * and after the commit the record is finished with what each path became);
+ * record.c (the record: manifest.json read and written, the list, the
+ * retention and pruning); revert.c and revert_ops.c (taking one or more
+ * commits back, or one path, as a crash-atomic change of its own that is
+ * itself recorded, so an undo can be undone).
+ * May call: lower/ (the real directory, through fds) and layer/ (the
+ * chunks an in-place patch will write). Called by: commit/ (keep.c's
+ * three entry points) and cli/ (this header is public for the txfs
+ * command, like fs/mount.h).
+ *
+ * STATE/history/ holds one folder a kept commit, named by its id (the
+ * commit's transaction id, 16 hex digits), with manifest.json and objs/:
+ *
+ *   k<tino>   a hard link to a real non-folder the commit deleted,
+ *             replaced or moved (a copy where the state folder is on
+ *             another file system: EXDEV)
+ *   p<tino>   the old bytes of the ranges an in-place patch overwrote, at
+ *             their offsets (a sparse file); the manifest lists the ranges
+ *   n<k>      another real name of a hard-linked file that went away
+ *   a<k>      (undo records) what an undo moved aside
+ *
+ * A crash before the commit point leaves <id>.pending, removed by the
+ * recovery that discards the commit; a crash after it is completed with
+ * the commit. An undo writes STATE/history/undo.json (its operations) as
+ * its commit point and replays it after a crash.
+ */
+#ifndef TXFS_HISTORY_H
+#define TXFS_HISTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct txfs;
+struct plan;
+
+/* ---- keep.c: the daemon's side, called by commit/commit.c ---- */
+
+/* Before the commit point of commit txid: keep what plan p will replace
+ * in STATE/history/<txid>.pending/ (durable). Never fails the commit: on
+ * an error (a full disk) the commit goes on without history and
+ * history_kept() says why. */
+void history_capture(struct txfs *fs, struct plan *p, uint64_t txid);
+/* After the commit applied: record what every path became and make the
+ * record final (<txid>.pending -> <txid>), then prune. Safe to call again
+ * (recovery) and when nothing was captured. */
+void history_finish(struct txfs *fs, uint64_t txid);
+/* The commit was discarded before its commit point: drop what was kept. */
+void history_discard(struct txfs *fs, uint64_t txid);
+/* A line for the commit report: "history: N objects kept (B bytes)" or
+ * why nothing was kept; NULL before any commit. Static storage of fs. */
+const char *history_kept(struct txfs *fs);
+
+/* ---- record.c and undo.c: public for the txfs command ---- */
+
+/* Retention: keep at least the last keep_n commits or those younger than
+ * keep_days, and prune the oldest beyond max_bytes. 0: the default. */
+struct history_limits {
+	unsigned keep_n;		/* default 20 */
+	unsigned keep_days;		/* default 7 */
+	uint64_t max_bytes;		/* default: 10% of the free space,
+					 * at most 4 GiB, at least 64 MiB */
+};
+
+/* Print the history of the workspace whose state folder is state:
+ * newest first, or one commit's paths (paths_of != 0), or every deleted
+ * path still recoverable (deleted). json: one JSON document. */
+int history_list(const char *state, bool json, uint64_t paths_of,
+		 bool deleted);
+/* Prune under lim (NULL: the defaults); *freed the bytes freed. */
+int history_prune(const char *state, const struct history_limits *lim,
+		  uint64_t *freed);
+/* Bytes kept under STATE/history. */
+int history_bytes(const char *state, uint64_t *bytes, unsigned *count);
+
+struct undo_opts {
+	const char *state;	/* the state folder */
+	const char *ws;		/* the real directory (unmounted), or */
+	const char *mnt;	/* the mount: the undo is staged there */
+	uint64_t id;		/* 0: the newest commit kept */
+	const char *const *paths;	/* restore: only these (NULL: all) */
+	size_t npaths;
+	bool before;		/* restore --before ID: id is set */
+	bool dry_run;
+	bool force;		/* undo: conflicts do not refuse */
+};
+
+/* Take commit o->id (and every later one) back, or restore paths as they
+ * were before it. Prints what it did (or would do) on stdout and the
+ * conflicts on stderr; -EBUSY: refused because of conflicts. */
+int history_undo(const struct undo_opts *o);
+/* Finish an undo that a crash interrupted (STATE/history/undo.json):
+ * 0 when there was none or it was finished; *done set when one was. */
+int history_recover(const char *state, const char *ws, bool *done);
+
+#endif /* TXFS_HISTORY_H */

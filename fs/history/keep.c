@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * keep.c - a commit keeps what it replaces (history.h).
+ *
+ * Before the commit point, history_capture() walks the commit's plan (it
+ * reads struct plan, commit.h's types, and calls nothing of commit/) and,
+ * for every real object the commit deletes, moves, replaces or changes:
+ *   - a non-folder that goes, moves or gets new content: a hard link
+ *     objs/k<tino> (the commit then unlinks or renames over the name; the
+ *     link keeps the inode: no copy). Another file system: a copy.
+ *   - a file patched in place: the old bytes of the ranges the patch
+ *     writes, objs/p<tino> (a sparse file at the same offsets);
+ *   - every object: its old mode, owner, times, xattrs, symlink target.
+ * It writes manifest.json, fsyncs, and the record is <id>.pending until
+ * history_finish() (after the commit applied) adds what each path became
+ * (post_st, for undo's conflict check) and renames it <id>.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../commit/commit.h"
+#include "hist_int.h"
+
+#define BS ((uint64_t)LAYER_BLOCK)
+
+struct cap {
+	struct txfs *fs;
+	int objs;		/* pending/objs */
+	json_t *objects, *names;
+	uint64_t bytes, nkept;
+	unsigned nnames;
+};
+
+/* Keep the real non-folder at path as objs/name: a hard link, or a copy
+ * on another file system. */
+static int keep_link(struct cap *c, const char *path, const char *name)
+{
+	const char *base;
+	int pfd = hist_parent(c->fs->rootfd, path, &base, false), rc = 0;
+	struct stat st;
+
+	if (pfd < 0)
+		return pfd;
+	unlinkat(c->objs, name, 0);
+	if (linkat(pfd, base, c->objs, name, 0)) {
+		rc = -errno;
+		if (rc == -EXDEV || rc == -EPERM || rc == -EMLINK)
+			rc = hist_copy(pfd, base, c->objs, name);
+	}
+	if (rc == 0 && fstatat(c->objs, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		c->bytes += (uint64_t)st.st_blocks * 512;
+	close(pfd);
+	return rc;
+}
+
+/* Keep a copy of the real file at path as objs/name. */
+static int keep_copy(struct cap *c, const char *path, const char *name)
+{
+	const char *base;
+	int pfd = hist_parent(c->fs->rootfd, path, &base, false), rc;
+	struct stat st;
+
+	if (pfd < 0)
+		return pfd;
+	unlinkat(c->objs, name, 0);
+	rc = hist_copy(pfd, base, c->objs, name);
+	if (rc == 0 && fstatat(c->objs, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		c->bytes += (uint64_t)st.st_blocks * 512;
+	close(pfd);
+	return rc;
+}
+
+static int copy_range(int src, int dst, uint64_t off, uint64_t end)
+{
+	char buf[65536];
+
+	while (off < end) {
+		size_t n = end - off < sizeof(buf) ? (size_t)(end - off) :
+						     sizeof(buf);
+		ssize_t r = pread(src, buf, n, (off_t)off);
+
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		if (pwrite(dst, buf, (size_t)r, (off_t)off) != r)
+			return errno ? -errno : -EIO;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+static int add_range(json_t *ranges, uint64_t off, uint64_t end)
+{
+	return json_array_append_new(ranges, json_pack("[II]", (json_int_t)off,
+					      (json_int_t)(end - off))) ? -ENOMEM : 0;
+}
+
+/* A file patched in place: the old bytes of every block the layer
+ * changed, and of what a shrink drops (patch.c's order), into
+ * objs/p<tino>. */
+static int keep_patch(struct cap *c, struct plan *p, const struct cobj *o,
+		      const struct stat *st, json_t *obj, const char *name)
+{
+	uint64_t old = (uint64_t)st->st_size, b = 0, found;
+	uint64_t l = o->rec.lower_valid < o->rec.size ? o->rec.lower_valid :
+							o->rec.size;
+	json_t *ranges = json_array();
+	int src, dst = -1, rc = 0;
+	size_t len;
+
+	src = lower_open(c->fs, o->lower, O_RDONLY);
+	if (src < 0 || !ranges) {
+		json_decref(ranges);
+		return src < 0 ? src : -ENOMEM;
+	}
+	unlinkat(c->objs, name, 0);
+	dst = openat(c->objs, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+		     0600);
+	if (dst < 0) {
+		rc = -errno;
+		goto out;
+	}
+	while (rc == 0 && layer_chunk_next(p->t, o->tino, b, &found, &len) == 0) {
+		uint64_t from = found * BS, to = from + BS < old ? from + BS : old;
+
+		if (from < old && (rc = copy_range(src, dst, from, to)) == 0)
+			rc = add_range(ranges, from, to);
+		c->bytes += to > from ? to - from : 0;
+		b = found + 1;
+	}
+	if (rc == 0 && l < old && (rc = copy_range(src, dst, l, old)) == 0) {
+		rc = add_range(ranges, l, old);
+		c->bytes += old - l;
+	}
+	if (rc == 0 && fsync(dst))
+		rc = -errno;
+out:
+	if (dst >= 0)
+		close(dst);
+	close(src);
+	if (rc == 0 && (json_object_set_new(obj, "ranges", ranges) ||
+			json_object_set_new(obj, "new_size",
+					    json_integer((json_int_t)o->rec.size))))
+		rc = -ENOMEM;
+	else if (rc)
+		json_decref(ranges);
+	return rc;
+}
+
+static json_t *paths_array(const struct cobj *o)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < o->nfinals; i++)
+		if (json_array_append_new(a, json_string(o->finals[i]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+/* How the real inode of o is kept: 'l' a hard link (it leaves the tree:
+ * deleted, or its name gets new content), 'c' a copy (a hard-linked file
+ * whose new content is copied into the same inode, CS_COPY; and any
+ * file with other names, see capture_pre), 0 not at
+ * all (it stays: renamed, changed in its metadata, patched in place - a
+ * link would show as one more st_nlink on a file that stays). */
+static char keep_how(const struct cobj *o)
+{
+	bool data = plan_needs_data(o) && !o->patch;
+
+	if (S_ISDIR(o->rec.mode))
+		return 0;
+	if (data && S_ISREG(o->rec.mode) && o->rec.nlink > 1)
+		return 'c';
+	if (o->nfinals == 0 || data)
+		return 'l';
+	return 0;
+}
+
+/* The real object o was before the commit: its meta, and what keeps it. */
+static int capture_pre(struct cap *c, struct plan *p, const struct cobj *o,
+		       json_t *obj)
+{
+	char name[32], target[4096] = "";
+	struct stat st;
+	int fd, rc;
+
+	if (lower_stat(c->fs, o->lower, &st))
+		return 0;	/* gone underneath (a forced commit) */
+	if (S_ISLNK(st.st_mode) &&
+	    lower_readlink(c->fs, o->lower, target, sizeof(target)) < 0)
+		target[0] = 0;
+	fd = lower_open(c->fs, o->lower, O_PATH | O_NOFOLLOW);
+	rc = hist_meta_put(obj, &st, fd, S_ISLNK(st.st_mode) ? target : NULL);
+	if (fd >= 0)
+		close(fd);
+	if (rc || json_object_set_new(obj, "pre", json_string(o->lower)))
+		return rc ? rc : -ENOMEM;
+	if (S_ISDIR(st.st_mode))
+		return 0;
+	if (o->patch) {
+		snprintf(name, sizeof(name), "p%llx", (unsigned long long)o->tino);
+		rc = keep_patch(c, p, o, &st, obj, name);
+	} else if (keep_how(o)) {
+		/* a link to a file with other names (which stay, or are
+		 * outside) would show as one more st_nlink there: a copy */
+		snprintf(name, sizeof(name), "k%llx", (unsigned long long)o->tino);
+		rc = keep_how(o) == 'l' && st.st_nlink == 1 ?
+			     keep_link(c, o->lower, name) :
+			     keep_copy(c, o->lower, name);
+	} else {
+		return 0;
+	}
+	if (rc == 0 && json_object_set_new(obj, "keep", json_string(name)))
+		rc = -ENOMEM;
+	c->nkept += rc == 0;
+	return rc;
+}
+
+static int capture_obj(struct cap *c, struct plan *p, const struct cobj *o)
+{
+	json_t *obj, *post;
+	int rc = 0;
+
+	if (o->skip || o->tino == (uint64_t)c->fs->root_ino ||
+	    (!o->lower && !o->nfinals))
+		return 0;
+	obj = json_object();
+	post = paths_array(o);
+	if (!obj || !post || json_object_set_new(obj, "post", post)) {
+		json_decref(obj);
+		return -ENOMEM;
+	}
+	if (json_object_set_new(obj, "type",
+				json_sprintf("%c", hist_type(o->rec.mode))) ||
+	    json_object_set_new(obj, "id", json_integer((json_int_t)o->tino)))
+		rc = -ENOMEM;
+	if (rc == 0 && o->lower)
+		rc = capture_pre(c, p, o, obj);
+	if (rc == 0 && json_array_append(c->objects, obj))
+		rc = -ENOMEM;
+	json_decref(obj);
+	return rc;
+}
+
+/* A real name that goes with no object of its own: another name of a
+ * hard-linked file. If its inode keeps a name in the tree, the undo links
+ * that name back (no link kept: it would show as st_nlink); else (a name
+ * a new object replaces, or the last one here) it is kept as n<k>. */
+static int capture_name(struct cap *c, struct plan *p, const char *path)
+{
+	const struct cobj *o;
+	char name[32];
+	struct stat st;
+	int rc;
+
+	if (lower_stat(c->fs, path, &st))
+		return 0;
+	o = plan_obj(p, (uint64_t)st.st_ino);
+	if (o && !o->skip && o->nfinals && S_ISREG(st.st_mode))
+		return json_array_append_new(c->names, json_pack("{ssss}", "path",
+					     path, "link", o->finals[0])) ? -ENOMEM : 0;
+	snprintf(name, sizeof(name), "n%x", c->nnames++);
+	rc = st.st_nlink > 1 ? keep_copy(c, path, name) : keep_link(c, path, name);
+	if (rc)
+		return rc == -ENOENT ? 0 : rc;
+	return json_array_append_new(c->names, json_pack("{ssss}", "path", path,
+					 "keep", name)) ? -ENOMEM : 0;
+}
+
+/* Is path the old place of an object the plan keeps already? */
+static bool is_pre(struct plan *p, const char *path)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (!p->objs[i].skip && p->objs[i].lower &&
+		    !strcmp(p->objs[i].lower, path))
+			return true;
+	return false;
+}
+
+/* Names that go without an object: the steps' DETACH of a real name
+ * (tino 0), and any real object a final path lands on. */
+static int capture_names(struct cap *c, struct plan *p)
+{
+	struct stat st;
+	int rc = 0;
+
+	for (size_t i = 0; i < p->nsteps && rc == 0; i++)
+		if (p->steps[i].kind == CS_DETACH && p->steps[i].tino == 0)
+			rc = capture_name(c, p, p->steps[i].a);
+	for (size_t i = 0; i < p->n && rc == 0; i++) {
+		const struct cobj *o = &p->objs[i];
+
+		for (size_t k = 0; k < o->nfinals && rc == 0 && !o->skip; k++)
+			if (!is_pre(p, o->finals[k]) &&
+			    lower_stat(c->fs, o->finals[k], &st) == 0 &&
+			    !S_ISDIR(st.st_mode) && (uint64_t)st.st_ino != o->tino)
+				rc = capture_name(c, p, o->finals[k]);
+	}
+	return rc;
+}
+
+void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
+{
+	struct cap c = { .fs = fs, .objs = -1 };
+	char pend[40];
+	json_t *doc = NULL;
+	int hfd, dfd = -1, rc;
+
+	fs->hist_line[0] = 0;
+	if (fs->opts.no_history)
+		return;
+	hfd = hist_open(fs->statefd, true);
+	if (hfd < 0) {
+		rc = hfd;
+		goto out;
+	}
+	history_discard(fs, 0);	/* a pending record left by a crash */
+	hist_name(pend, sizeof(pend), hist_next_id(hfd), true);
+	if (mkdirat(hfd, pend, 0700) ||
+	    (dfd = openat(hfd, pend, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    mkdirat(dfd, "objs", 0700) ||
+	    (c.objs = openat(dfd, "objs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	c.objects = json_array();
+	c.names = json_array();
+	doc = json_pack("{sisIsIsssoso}", "version", 1, "txid", (json_int_t)txid,
+			"time", (json_int_t)time(NULL), "via",
+			fs->commit_via[0] ? fs->commit_via : "txfs commit",
+			"objects", c.objects, "names", c.names);
+	rc = doc ? 0 : -ENOMEM;
+	for (size_t i = 0; i < p->n && rc == 0; i++)
+		rc = capture_obj(&c, p, &p->objs[i]);
+	if (rc == 0)
+		rc = capture_names(&c, p);
+	if (rc == 0 && json_object_set_new(doc, "bytes",
+					   json_integer((json_int_t)c.bytes)))
+		rc = -ENOMEM;
+	if (rc == 0 && fsync(c.objs))
+		rc = -errno;
+	if (rc == 0)
+		rc = hist_save(dfd, HIST_MANIFEST, doc);
+	if (rc == 0 && (fsync(dfd) || fsync(hfd)))
+		rc = -errno;
+out:
+	if (c.objs >= 0)
+		close(c.objs);
+	if (dfd >= 0)
+		close(dfd);
+	json_decref(doc);
+	if (rc) {
+		if (hfd >= 0)
+			hist_rm_tree(hfd, pend);
+		snprintf(fs->hist_line, sizeof(fs->hist_line),
+			 "history: nothing kept (%s): this commit cannot be "
+			 "undone", strerror(-rc));
+	} else {
+		snprintf(fs->hist_line, sizeof(fs->hist_line),
+			 "history: %llu objects kept, %llu bytes (txfs undo takes "
+			 "the commit back)", (unsigned long long)c.nkept,
+			 (unsigned long long)c.bytes);
+	}
+	if (hfd >= 0)
+		close(hfd);
+}
+
+/* What path is now: the record undo checks before it touches it. */
+static json_t *post_state(struct txfs *fs, const char *path)
+{
+	struct stat st;
+
+	if (lower_stat(fs, path, &st))
+		return json_null();
+	return json_pack("{sIsssIsI}", "ino", (json_int_t)st.st_ino, "type",
+			 (char[2]){ hist_type(st.st_mode), 0 }, "size",
+			 (json_int_t)st.st_size, "mtime",
+			 (json_int_t)st.st_mtim.tv_sec * 1000000000LL +
+				 st.st_mtim.tv_nsec);
+}
+
+/* The pending record of commit txid: its name into pend, its manifest. */
+static json_t *find_pending(int hfd, uint64_t txid, char *pend, size_t n)
+{
+	struct dirent *e;
+	json_t *doc = NULL;
+	DIR *d = fdopendir(dup(hfd));
+
+	if (d)
+		rewinddir(d);	/* the dup shares the offset of hfd */
+
+	while (d && !doc && (e = readdir(d))) {
+		if (strlen(e->d_name) != 24 || strcmp(e->d_name + 16, ".pending"))
+			continue;
+		doc = hist_load(hfd, e->d_name);
+		if (doc && (uint64_t)hist_i64(doc, "txid") == txid) {
+			snprintf(pend, n, "%s", e->d_name);
+		} else {
+			json_decref(doc);
+			doc = NULL;
+		}
+	}
+	if (d)
+		closedir(d);
+	return doc;
+}
+
+void history_finish(struct txfs *fs, uint64_t txid)
+{
+	char pend[40], fin[40];
+	json_t *doc, *obj;
+	size_t i;
+	int hfd = hist_open(fs->statefd, false), dfd = -1, rc = 0;
+
+	if (hfd < 0)
+		return;
+	doc = find_pending(hfd, txid, pend, sizeof(pend));
+	if (!doc)
+		goto out;	/* nothing captured, or finished already */
+	snprintf(fin, sizeof(fin), "%.16s", pend);
+	lower_cache_flush(fs);
+	json_array_foreach(json_object_get(doc, "objects"), i, obj) {
+		json_t *post = json_object_get(obj, "post");
+
+		if (json_array_size(post) &&
+		    json_object_set_new(obj, "post_st",
+					post_state(fs, json_string_value(
+						json_array_get(post, 0)))))
+			rc = -ENOMEM;
+	}
+	dfd = openat(hfd, pend, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rc == 0 && dfd >= 0 && hist_save(dfd, HIST_MANIFEST, doc) == 0 &&
+	    renameat(hfd, pend, hfd, fin) == 0)
+		fsync(hfd);
+	json_decref(doc);
+	if (dfd >= 0)
+		close(dfd);
+	history_prune(fs->state_path, NULL, NULL);
+out:
+	close(hfd);
+}
+
+void history_discard(struct txfs *fs, uint64_t txid)
+{
+	int hfd = hist_open(fs->statefd, false);
+	char pend[40];
+	json_t *doc;
+	DIR *d;
+	struct dirent *e;
+
+	if (hfd < 0)
+		return;
+	if (txid) {
+		if ((doc = find_pending(hfd, txid, pend, sizeof(pend))))
+			hist_rm_tree(hfd, pend);
+		json_decref(doc);
+	} else if ((d = fdopendir(dup(hfd)))) {	/* every pending record */
+		rewinddir(d);
+		while ((e = readdir(d)))
+			if (strstr(e->d_name, ".pending"))
+				hist_rm_tree(hfd, e->d_name);
+		closedir(d);
+	}
+	close(hfd);
+}
+
+const char *history_kept(struct txfs *fs)
+{
+	return fs->hist_line[0] ? fs->hist_line : NULL;
+}

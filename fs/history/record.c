@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * record.c - the kept commits of STATE/history/: each record's
+ * manifest.json in and out (hist_int.h has its schema), the list that
+ * `txfs history` prints, and retention (history_prune).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hist_int.h"
+
+int hist_open(int statefd, bool create)
+{
+	int fd;
+
+	if (create && mkdirat(statefd, HIST_DIR, 0700) && errno != EEXIST)
+		return -errno;
+	fd = openat(statefd, HIST_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+void hist_name(char *buf, size_t n, uint64_t id, bool pending)
+{
+	snprintf(buf, n, "%016" PRIx64 "%s", id, pending ? ".pending" : "");
+}
+
+json_t *hist_load(int hfd, const char *name)
+{
+	char rel[300];
+	json_t *doc;
+	int fd;
+	FILE *f;
+
+	snprintf(rel, sizeof(rel), "%s/" HIST_MANIFEST, name);
+	fd = openat(hfd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return NULL;
+	}
+	doc = json_loadf(f, 0, NULL);
+	fclose(f);
+	return doc;
+}
+
+int hist_save(int dfd, const char *name, json_t *doc)
+{
+	char tmp[300];
+	int fd, rc = 0;
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	if (json_dumpf(doc, f, JSON_COMPACT) || fflush(f) || fsync(fileno(f)))
+		rc = errno ? -errno : -EIO;
+	if (fclose(f) && rc == 0)
+		rc = -errno;
+	if (rc == 0 && renameat(dfd, tmp, dfd, name))
+		rc = -errno;
+	return rc;
+}
+
+int hist_rm_tree(int dfd, const char *name)
+{
+	struct dirent *e;
+	DIR *d;
+	int fd;
+
+	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -errno;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			hist_rm_tree(fd, e->d_name);
+	closedir(d);
+	return unlinkat(dfd, name, AT_REMOVEDIR) && errno != ENOENT ? -errno : 0;
+}
+
+int64_t hist_i64(json_t *o, const char *key)
+{
+	return (int64_t)json_integer_value(json_object_get(o, key));
+}
+
+const char *hist_str(json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+/* Bytes only the record holds: files with no other name. */
+uint64_t hist_tree_bytes(int dfd, const char *name)
+{
+	uint64_t sum = 0;
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+	int fd;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return 0;
+	if (!S_ISDIR(st.st_mode))
+		return st.st_nlink == 1 ? (uint64_t)st.st_blocks * 512 : 0;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			sum += hist_tree_bytes(fd, e->d_name);
+	closedir(d);
+	return sum;
+}
+
+uint64_t hist_next_id(int hfd)
+{
+	uint64_t max = 0;
+	struct dirent *e;
+	DIR *d = fdopendir(dup(hfd));
+
+	if (d)
+		rewinddir(d);	/* the dup shares the offset of hfd */
+
+	if (!d)
+		return 1;
+	while ((e = readdir(d))) {
+		char *end;
+		uint64_t id = strtoull(e->d_name, &end, 16);
+
+		if (end == e->d_name + 16 && id > max)
+			max = id;
+	}
+	closedir(d);
+	return max + 1;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+int hist_ids(int hfd, uint64_t **ids, size_t *n)
+{
+	size_t cap = 0;
+	struct dirent *e;
+	DIR *d = fdopendir(dup(hfd));
+
+	if (d)
+		rewinddir(d);	/* the dup shares the offset of hfd */
+
+	*ids = NULL;
+	*n = 0;
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		char *end;
+		uint64_t id = strtoull(e->d_name, &end, 16);
+
+		if (strlen(e->d_name) != 16 || *end)
+			continue;	/* pending, journal, temporary */
+		if (*n == cap) {
+			uint64_t *p = realloc(*ids, (cap = cap ? 2 * cap : 32) * sizeof(*p));
+
+			if (!p) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			*ids = p;
+		}
+		(*ids)[(*n)++] = id;
+	}
+	closedir(d);
+	qsort(*ids, *n, sizeof(**ids), cmp_desc);
+	return 0;
+}
+
+/* --- what a record says ---------------------------------------------- */
+
+/* 'A' added, 'M' modified, 'D' deleted, 'R' renamed */
+static char kind_of(json_t *obj)
+{
+	const char *pre = hist_str(obj, "pre");
+	json_t *post = json_object_get(obj, "post");
+	const char *p0 = json_string_value(json_array_get(post, 0));
+
+	if (!pre)
+		return 'A';
+	if (!p0)
+		return 'D';
+	return strcmp(pre, p0) ? 'R' : 'M';
+}
+
+static void counts(json_t *doc, unsigned c[4])
+{
+	size_t i;
+	json_t *obj;
+
+	c[0] = c[1] = c[2] = c[3] = 0;
+	json_array_foreach(json_object_get(doc, "objects"), i, obj) {
+		switch (kind_of(obj)) {
+		case 'A': c[0]++; break;
+		case 'M': c[1]++; break;
+		case 'D': c[2]++; break;
+		default: c[3]++; break;
+		}
+	}
+	c[2] += (unsigned)json_array_size(json_object_get(doc, "names"));
+}
+
+static json_t *paths_json(json_t *doc)
+{
+	json_t *out = json_array(), *obj;
+	size_t i;
+
+	json_array_foreach(json_object_get(doc, "objects"), i, obj) {
+		char k = kind_of(obj);
+		const char *p0 = json_string_value(json_array_get(json_object_get(obj, "post"), 0));
+
+		json_array_append_new(out, json_pack("{s:s%,s:s,s:s*}", "status", &k, (size_t)1,
+			"path", k == 'D' ? hist_str(obj, "pre") : p0,
+			"from", k == 'R' ? hist_str(obj, "pre") : NULL));
+	}
+	json_array_foreach(json_object_get(doc, "names"), i, obj)
+		json_array_append_new(out, json_pack("{ss,ss}", "status", "D",
+						     "path", hist_str(obj, "path")));
+	return out;
+}
+
+static json_t *summary(int hfd, uint64_t id, json_t *doc)
+{
+	unsigned c[4];
+	char name[40];
+	json_t *undo_of = json_object_get(doc, "undo_of");
+
+	counts(doc, c);
+	hist_name(name, sizeof(name), id, false);
+	return json_pack("{sIsIsssisisisisIsO*sO*}", "id", (json_int_t)id,
+			 "time", (json_int_t)hist_i64(doc, "time"), "via",
+			 hist_str(doc, "via") ? hist_str(doc, "via") : "",
+			 "added", c[0], "modified", c[1], "deleted", c[2],
+			 "renamed", c[3], "bytes",
+			 (json_int_t)hist_tree_bytes(hfd, name), "undone_by",
+			 json_object_get(doc, "undone_by"), "undo_of", undo_of);
+}
+
+static void print_summary(json_t *s)
+{
+	char when[32];
+	time_t t = (time_t)hist_i64(s, "time");
+	json_t *u = json_object_get(s, "undone_by");
+
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
+	printf("%-6" PRId64 " %s  %4" PRId64 " added %4" PRId64 " modified %4" PRId64
+	       " deleted %4" PRId64 " renamed  %8" PRId64 " bytes kept  %s%s\n",
+	       hist_i64(s, "id"), when, hist_i64(s, "added"),
+	       hist_i64(s, "modified"), hist_i64(s, "deleted"),
+	       hist_i64(s, "renamed"), hist_i64(s, "bytes"), hist_str(s, "via"),
+	       u ? "  (undone)" : "");
+}
+
+static void print_paths(json_t *paths)
+{
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(paths, i, p) {
+		if (hist_str(p, "from"))
+			printf("%s %s -> %s\n", hist_str(p, "status"),
+			       hist_str(p, "from"), hist_str(p, "path"));
+		else
+			printf("%s %s\n", hist_str(p, "status"), hist_str(p, "path"));
+	}
+}
+
+int history_list(const char *state, bool json, uint64_t paths_of,
+		 bool deleted)
+{
+	int sfd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC), hfd, rc = 0;
+	json_t *out = json_array();
+	uint64_t *ids = NULL;
+	size_t n = 0;
+
+	if (sfd < 0 || !out) {
+		json_decref(out);
+		return sfd < 0 ? -errno : -ENOMEM;
+	}
+	hfd = hist_open(sfd, false);
+	close(sfd);
+	if (hfd >= 0)
+		rc = hist_ids(hfd, &ids, &n);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		char name[40];
+		json_t *doc, *s, *obj;
+		size_t k;
+
+		if (paths_of && ids[i] != paths_of)
+			continue;
+		hist_name(name, sizeof(name), ids[i], false);
+		if (!(doc = hist_load(hfd, name)))
+			continue;
+		s = summary(hfd, ids[i], doc);
+		if (paths_of && s)
+			json_object_set_new(s, "paths", paths_json(doc));
+		if (deleted && s && !json_object_get(doc, "undone_by")) {
+			json_array_foreach(json_object_get(doc, "objects"), k, obj)
+				if (kind_of(obj) == 'D')
+					json_array_append_new(out, json_pack("{sssI}",
+						"path", hist_str(obj, "pre"), "deleted_by",
+						(json_int_t)ids[i]));
+			json_decref(s);
+			s = NULL;
+		}
+		if (s)
+			json_array_append_new(out, s);
+		json_decref(doc);
+	}
+	if (rc == 0 && paths_of && json_array_size(out) == 0)
+		rc = -ENOENT;
+	if (rc == 0 && json) {
+		json_dumpf(out, stdout, JSON_COMPACT);
+		putchar('\n');
+	} else if (rc == 0) {
+		size_t i;
+		json_t *s;
+
+		json_array_foreach(out, i, s) {
+			if (deleted)
+				printf("%s  (deleted by %" PRId64 ")\n", hist_str(s, "path"),
+				       hist_i64(s, "deleted_by"));
+			else
+				print_summary(s);
+			if (paths_of)
+				print_paths(json_object_get(s, "paths"));
+		}
+		if (!n)
+			puts("no commit kept in the history");
+	}
+	json_decref(out);
+	free(ids);
+	if (hfd >= 0)
+		close(hfd);
+	return rc;
+}
+
+/* --- retention ------------------------------------------------------- */
+
+static uint64_t default_cap(int sfd)
+{
+	struct statvfs sv;
+	uint64_t cap;
+
+	if (fstatvfs(sfd, &sv))
+		return 1ULL << 30;
+	cap = (uint64_t)sv.f_bavail * sv.f_frsize / 10;
+	if (cap > 4ULL << 30)
+		cap = 4ULL << 30;
+	return cap < 64ULL << 20 ? 64ULL << 20 : cap;
+}
+
+int history_prune(const char *state, const struct history_limits *lim,
+		  uint64_t *freed)
+{
+	int sfd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC), hfd, rc;
+	unsigned keep_n = lim && lim->keep_n ? lim->keep_n : 20;
+	unsigned days = lim && lim->keep_days ? lim->keep_days : 7;
+	uint64_t cap, total = 0, *ids = NULL, *bytes = NULL;
+	time_t now = time(NULL);
+	size_t n = 0;
+
+	if (freed)
+		*freed = 0;
+	if (sfd < 0)
+		return -errno;
+	cap = lim && lim->max_bytes ? lim->max_bytes : default_cap(sfd);
+	hfd = hist_open(sfd, false);
+	close(sfd);
+	if (hfd < 0)
+		return hfd == -ENOENT ? 0 : hfd;
+	if (faccessat(hfd, HIST_JOURNAL, F_OK, 0) == 0) {
+		close(hfd);
+		return 0;	/* an undo is not finished: touch nothing */
+	}
+	rc = hist_ids(hfd, &ids, &n);
+	if (rc == 0 && n && !(bytes = calloc(n, sizeof(*bytes))))
+		rc = -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		char name[40];
+
+		hist_name(name, sizeof(name), ids[i], false);
+		total += bytes[i] = hist_tree_bytes(hfd, name);
+	}
+	/* oldest first: beyond both the count and the age, or over the cap
+	 * (the newest record always stays) */
+	for (size_t i = n; rc == 0 && i-- > 1;) {
+		char name[40];
+		json_t *doc;
+		bool old;
+
+		hist_name(name, sizeof(name), ids[i], false);
+		doc = hist_load(hfd, name);
+		old = i >= keep_n &&
+		      (!doc || now - (time_t)hist_i64(doc, "time") > (time_t)days * 86400);
+		json_decref(doc);
+		if (!old && total <= cap)
+			continue;
+		if ((rc = hist_rm_tree(hfd, name)))
+			break;
+		total -= bytes[i];
+		if (freed)
+			*freed += bytes[i];
+	}
+	free(ids);
+	free(bytes);
+	close(hfd);
+	return rc;
+}
+
+int history_bytes(const char *state, uint64_t *bytes, unsigned *count)
+{
+	int sfd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC), hfd, rc;
+	uint64_t *ids = NULL;
+	size_t n = 0;
+
+	*bytes = 0;
+	*count = 0;
+	if (sfd < 0)
+		return -errno;
+	hfd = hist_open(sfd, false);
+	close(sfd);
+	if (hfd < 0)
+		return hfd == -ENOENT ? 0 : hfd;
+	rc = hist_ids(hfd, &ids, &n);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		char name[40];
+
+		hist_name(name, sizeof(name), ids[i], false);
+		*bytes += hist_tree_bytes(hfd, name);
+	}
+	*count = (unsigned)n;
+	free(ids);
+	close(hfd);
+	return rc;
+}

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * revert_ops.c - the operations an undo is made of (hist_int.h lists
+ * them), each idempotent so that a crash replays the journal
+ * (history/undo.json) from the first, and the journal's replay and end.
+ *
+ * Offline (the real directory, not mounted) an aside renames what the
+ * undone commit made into the undo's own record, and a take renames a
+ * kept object back into place: both cost a rename, whatever the size.
+ * Staged (on the mount) an aside removes through the mount and a take
+ * copies: the undo is then an ordinary staged change, committed (and
+ * kept in the history) like any other.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hist_int.h"
+
+static const char *arg(json_t *op, size_t i)
+{
+	return json_string_value(json_array_get(op, i));
+}
+
+/* objs/ of record id */
+static int record_objs(int hfd, const char *rec)
+{
+	char rel[64];
+	int fd;
+
+	snprintf(rel, sizeof(rel), "%.24s/objs", rec);
+	fd = openat(hfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static bool exists_at(int dir, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static int op_aside(const struct uctx *c, const char *path, const char *name)
+{
+	const char *base;
+	int pfd = hist_parent(c->root, path, &base, false), rc = 0;
+
+	if (pfd == -ENOENT)
+		return 0;	/* its folder went aside already */
+	if (pfd < 0)
+		return pfd;
+	if (!exists_at(pfd, base))
+		rc = 0;		/* done before */
+	else if (c->uobjs < 0)
+		rc = hist_rm_tree(pfd, base);
+	else if (renameat(pfd, base, c->uobjs, name))
+		rc = -errno;
+	close(pfd);
+	return rc;
+}
+
+static int op_take(const struct uctx *c, const char *rec, const char *name,
+		   const char *path)
+{
+	int objs = record_objs(c->hfd, rec), pfd, rc = 0;
+	const char *base;
+
+	if (objs < 0)
+		return objs;
+	pfd = hist_parent(c->root, path, &base, true);
+	if (pfd < 0) {
+		close(objs);
+		return pfd;
+	}
+	if (!exists_at(objs, name))
+		rc = exists_at(pfd, base) ? 0 : -ENOENT;	/* a replay */
+	else if (exists_at(pfd, base))
+		rc = c->copy ? 0 : -EEXIST;
+	else if (c->copy)
+		rc = hist_copy(objs, name, pfd, base);
+	else if (renameat(objs, name, pfd, base))
+		rc = -errno;
+	close(pfd);
+	close(objs);
+	return rc;
+}
+
+static int op_move(const struct uctx *c, const char *from, const char *to)
+{
+	const char *fb, *tb;
+	int f = hist_parent(c->root, from, &fb, false), t, rc = 0;
+
+	if (f < 0)
+		return f == -ENOENT ? 0 : f;
+	t = hist_parent(c->root, to, &tb, true);
+	if (t >= 0 && exists_at(f, fb) && !exists_at(t, tb) &&
+	    renameat(f, fb, t, tb))
+		rc = -errno;
+	if (t < 0)
+		rc = t;
+	else
+		close(t);
+	close(f);
+	return rc;
+}
+
+/* Another name of a file that stays in the tree, linked back. */
+static int op_link(const struct uctx *c, const char *from, const char *to)
+{
+	const char *fb, *tb;
+	int f = hist_parent(c->root, from, &fb, false), t, rc = 0;
+
+	if (f < 0)
+		return f;
+	t = hist_parent(c->root, to, &tb, true);
+	if (t >= 0 && linkat(f, fb, t, tb, 0) && errno != EEXIST)
+		rc = -errno;
+	if (t < 0)
+		rc = t;
+	else
+		close(t);
+	close(f);
+	return rc;
+}
+
+static int op_mkdir(const struct uctx *c, const char *path, mode_t mode)
+{
+	const char *base;
+	int pfd = hist_parent(c->root, path, &base, true), rc = 0;
+
+	if (pfd < 0)
+		return pfd;
+	if (mkdirat(pfd, base, mode & 07777) && errno != EEXIST)
+		rc = -errno;
+	close(pfd);
+	return rc;
+}
+
+/* Write the kept bytes of every range back at their offsets, then the
+ * size. */
+static int op_patch(const struct uctx *c, json_t *op)
+{
+	int objs = record_objs(c->hfd, arg(op, 1)), src = -1, dst = -1, rc = 0;
+	const char *base;
+	char buf[65536];
+	json_t *r;
+	size_t i;
+	int pfd;
+
+	if (objs < 0)
+		return objs;
+	pfd = hist_parent(c->root, arg(op, 3), &base, false);
+	src = openat(objs, arg(op, 2), O_RDONLY | O_CLOEXEC);
+	if (pfd >= 0)
+		dst = openat(pfd, base, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0 || src < 0 || dst < 0) {
+		rc = pfd < 0 ? pfd : -errno;
+		goto out;
+	}
+	json_array_foreach(json_array_get(op, 4), i, r) {
+		off_t off = (off_t)json_integer_value(json_array_get(r, 0));
+		off_t end = off + (off_t)json_integer_value(json_array_get(r, 1));
+
+		while (rc == 0 && off < end) {
+			size_t n = (size_t)(end - off) < sizeof(buf) ?
+					   (size_t)(end - off) : sizeof(buf);
+			ssize_t got = pread(src, buf, n, off);
+
+			if (got <= 0 || pwrite(dst, buf, (size_t)got, off) != got)
+				rc = got < 0 || errno ? -errno : -EIO;
+			off += got > 0 ? got : 0;
+		}
+	}
+	if (rc == 0 && ftruncate(dst, (off_t)json_integer_value(json_array_get(op, 5))))
+		rc = -errno;
+	if (rc == 0 && fsync(dst))
+		rc = -errno;
+out:
+	if (dst >= 0)
+		close(dst);
+	if (src >= 0)
+		close(src);
+	if (pfd >= 0)
+		close(pfd);
+	close(objs);
+	return rc;
+}
+
+static int op_meta(const struct uctx *c, const char *path, json_t *obj)
+{
+	const char *base;
+	int pfd = hist_parent(c->root, path, &base, false), rc;
+
+	if (pfd < 0)
+		return pfd;
+	rc = exists_at(pfd, base) ? hist_meta_set(pfd, base, obj) : 0;
+	close(pfd);
+	return rc;
+}
+
+int undo_op(const struct uctx *c, json_t *op)
+{
+	const char *k = arg(op, 0);
+
+	if (!k)
+		return -EINVAL;
+	if (!strcmp(k, "aside"))
+		return op_aside(c, arg(op, 1), arg(op, 2));
+	if (!strcmp(k, "take"))
+		return op_take(c, arg(op, 1), arg(op, 2), arg(op, 3));
+	if (!strcmp(k, "move"))
+		return op_move(c, arg(op, 1), arg(op, 2));
+	if (!strcmp(k, "link"))
+		return op_link(c, arg(op, 1), arg(op, 2));
+	if (!strcmp(k, "mkdir"))
+		return op_mkdir(c, arg(op, 1),
+				(mode_t)json_integer_value(json_array_get(op, 2)));
+	if (!strcmp(k, "patch"))
+		return op_patch(c, op);
+	if (!strcmp(k, "meta"))
+		return op_meta(c, arg(op, 1), json_array_get(op, 2));
+	return -EINVAL;
+}
+
+/* What path is now, for the undo's own record (its conflict check). */
+static json_t *now_state(int root, const char *path)
+{
+	const char *base;
+	struct stat st;
+	int pfd = hist_parent(root, path, &base, false);
+	json_t *j = json_null();
+
+	if (pfd >= 0 && fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		j = json_pack("{sIsssIsI}", "ino", (json_int_t)st.st_ino, "type",
+			      (char[2]){ hist_type(st.st_mode), 0 }, "size",
+			      (json_int_t)st.st_size, "mtime",
+			      (json_int_t)st.st_mtim.tv_sec * 1000000000LL +
+				      st.st_mtim.tv_nsec);
+	if (pfd >= 0)
+		close(pfd);
+	return j;
+}
+
+/* After the ops: the undo's record final, the undone records marked,
+ * the journal gone. Each part is idempotent. */
+static int journal_end(const struct uctx *c, json_t *j)
+{
+	const char *as = hist_str(j, "as");
+	char pend[40], fin[40];
+	json_t *doc, *obj, *id;
+	size_t i;
+	int dfd, rc = 0;
+
+	snprintf(pend, sizeof(pend), "%s.pending", as);
+	snprintf(fin, sizeof(fin), "%s", as);
+	if ((doc = hist_load(c->hfd, pend))) {
+		json_array_foreach(json_object_get(doc, "objects"), i, obj) {
+			const char *p0 = json_string_value(
+				json_array_get(json_object_get(obj, "post"), 0));
+
+			if (p0)
+				json_object_set_new(obj, "post_st", now_state(c->root, p0));
+		}
+		dfd = openat(c->hfd, pend, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		rc = dfd < 0 ? -errno : hist_save(dfd, HIST_MANIFEST, doc);
+		if (dfd >= 0)
+			close(dfd);
+		json_decref(doc);
+		if (rc == 0 && renameat(c->hfd, pend, c->hfd, fin))
+			rc = -errno;
+	}
+	json_array_foreach(json_object_get(j, "undone"), i, id) {
+		const char *rec = json_string_value(id);
+		int rfd;
+
+		if (rc || !(doc = hist_load(c->hfd, rec)))
+			continue;
+		json_object_set_new(doc, "undone_by", json_string(as));
+		rfd = openat(c->hfd, rec, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		rc = rfd < 0 ? -errno : hist_save(rfd, HIST_MANIFEST, doc);
+		if (rfd >= 0)
+			close(rfd);
+		json_decref(doc);
+	}
+	if (rc == 0 && (fsync(c->hfd) || unlinkat(c->hfd, HIST_JOURNAL, 0)))
+		rc = -errno;
+	if (rc == 0)
+		fsync(c->hfd);
+	return rc;
+}
+
+int undo_replay(const struct uctx *c, json_t *j)
+{
+	json_t *op;
+	size_t i;
+	int rc = 0;
+
+	json_array_foreach(json_object_get(j, "ops"), i, op)
+		if ((rc = undo_op(c, op))) {
+			fprintf(stderr, "txfs: undo: %s %s: %s\n", arg(op, 0),
+				arg(op, 1), strerror(-rc));
+			return rc;
+		}
+	return journal_end(c, j);
+}
