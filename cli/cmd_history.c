@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,19 +24,23 @@ struct hopts {
 	const char *state;
 	bool json, deleted, prune, dry_run, force;
 	unsigned long long paths_of, before;
+	struct history_limits lim;	/* --prune's --keep, --days, --max-size */
 	int first;
 };
 
 static const char history_usage[] =
-"usage: txfs history [--json] [--paths ID | --deleted | --prune]\n"
+"usage: txfs history [--json] [--paths ID | --deleted]\n"
+"                    [--prune [--keep N] [--days N] [--max-size SIZE]]\n"
 "                    [--state DIR] WORKSPACE|MNT\n"
 "\n"
 "The commits the history keeps, newest first: id, time, what made it,\n"
 "counts, bytes kept. --paths ID lists one commit's paths (A added,\n"
 "M modified, D deleted, R renamed), --deleted every deleted path still\n"
 "recoverable and the commit that deleted it, --prune drops what the\n"
-"retention no longer keeps (the last 20 commits or 7 days, within 10%\n"
-"of the free space, at most 4 GiB).\n";
+"retention no longer keeps: the last --keep N commits (20) or those of\n"
+"the last --days N (7), the oldest first beyond --max-size SIZE (bytes,\n"
+"or with K, M, G; default 10% of the free space, at most 4 GiB). Every\n"
+"commit prunes with the defaults.\n";
 
 static const char undo_usage[] =
 "usage: txfs undo [--dry-run] [--force] [--state DIR] WORKSPACE|MNT [ID]\n"
@@ -54,6 +59,33 @@ static const char restore_usage[] =
 "the newest commit that changed it), touching nothing else. What is at\n"
 "PATH now is kept in the history. On a mounted workspace it is staged.\n";
 
+/* A count (unsigned) or, size, bytes with an optional K, M or G. */
+static int number(const char *cmd, const char *opt, const char *arg, bool size,
+		  void *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (size && end != arg && (*end == 'K' || *end == 'M' || *end == 'G') &&
+	    !end[1]) {
+		v <<= *end == 'K' ? 10 : *end == 'M' ? 20 : 30;
+		end++;
+	}
+	if (errno || *end || end == arg || arg[0] == '-' || v == 0 ||
+	    (!size && v > 1000000)) {
+		fprintf(stderr, "txfs: %s: %s: not a %s: %s\n", cmd, opt,
+			size ? "size (bytes, or with K, M, G)" : "positive count", arg);
+		return -1;
+	}
+	if (size)
+		*(uint64_t *)out = v;
+	else
+		*(unsigned *)out = (unsigned)v;
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct hopts *o, const char *usage)
 {
 	static const struct option lo[] = {
@@ -65,6 +97,9 @@ static int parse(int argc, char **argv, struct hopts *o, const char *usage)
 		{ "force", no_argument, NULL, 'f' },
 		{ "before", required_argument, NULL, 'b' },
 		{ "state", required_argument, NULL, 's' },
+		{ "keep", required_argument, NULL, 'k' },
+		{ "days", required_argument, NULL, 'd' },
+		{ "max-size", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -89,6 +124,15 @@ static int parse(int argc, char **argv, struct hopts *o, const char *usage)
 					argv[0], optarg);
 				return 2;
 			}
+			break;
+		case 'k':
+		case 'd':
+		case 'm':
+			if (number(argv[0], c == 'k' ? "--keep" : c == 'd' ? "--days" :
+				   "--max-size", optarg, c == 'm', c == 'k' ?
+				   (void *)&o->lim.keep_n : c == 'd' ? (void *)&o->lim.keep_days :
+				   (void *)&o->lim.max_bytes))
+				return 2;
 			break;
 		case 'h': fputs(usage, stdout); return -1;
 		default: fputs(usage, stderr); return 2;
@@ -137,7 +181,7 @@ int cmd_history(int argc, char **argv)
 		return 1;
 	}
 	if (o.prune) {
-		if ((rc = history_prune(state, NULL, &freed))) {
+		if ((rc = history_prune(state, &o.lim, &freed))) {
 			cli_err(rc, "history: prune %s", state);
 			return 1;
 		}
@@ -157,20 +201,22 @@ int cmd_history(int argc, char **argv)
 	return 0;
 }
 
-/* A mounted session with staged changes refuses an undo. */
+/* A mounted session with staged changes refuses an undo (its
+ * status.json: the control folder is the daemon's, not a file). */
 static bool staged(const char *mnt)
 {
-	char path[PATH_MAX], line[256];
-	bool any = false;
-	FILE *f;
+	char path[PATH_MAX];
+	json_t *o;
+	bool any;
 
-	snprintf(path, sizeof(path), "%s/.txfs/status", mnt);
-	if (!(f = fopen(path, "r")))
+	snprintf(path, sizeof(path), "%s/.txfs/status.json", mnt);
+	if (!(o = json_load_file(path, 0, NULL)))
 		return false;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "changes: ", 9) && strncmp(line + 9, "0 ", 2))
-			any = true;
-	fclose(f);
+	any = json_integer_value(json_object_get(o, "added")) +
+	      json_integer_value(json_object_get(o, "modified")) +
+	      json_integer_value(json_object_get(o, "deleted")) +
+	      json_integer_value(json_object_get(o, "renamed")) > 0;
+	json_decref(o);
 	return any;
 }
 
@@ -237,9 +283,9 @@ static int run_undo(int argc, char **argv, bool restore)
 			"or the workspace is mounted: run it on the mount", who);
 		return 1;
 	}
-	if (rc == -ENOENT) {
-		cli_err(0, "%s: nothing to %s: no such commit in the history of %s",
-			who, who, argv[o.first]);
+	if (rc == -ESRCH) {
+		cli_err(0, "%s: nothing to %s: no such commit in the history of %s "
+			"(txfs history lists them)", who, who, argv[o.first]);
 		return 1;
 	}
 	if (rc) {

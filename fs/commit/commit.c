@@ -276,10 +276,10 @@ int commit_run(struct txfs *fs, struct plan *p, uint64_t txid)
 		p->t = NULL;
 		return p->partial ? 0 : finalize(fs, txid);
 	}
+	/* what the commit replaces, kept (history/): before the staging
+	 * folder changes the root's times */
+	history_capture(fs, p, txid);
 	rc = stage_prepare(fs, p, txid);
-
-	if (rc == 0)	/* what the commit replaces, kept (history/) */
-		history_capture(fs, p, txid);
 	if (rc == 0)
 		rc = fault_point(fs, "commit");
 	if (rc == 0)
@@ -322,8 +322,10 @@ int txn_recover(struct txfs *fs, const char **what)
 	layer_txn_end(t);
 	if (rc == -ENOENT) {
 		plan_free(&p);
-		if (lower_open(fs, TXFS_STAGING, O_PATH) == -ENOENT)
+		if (lower_open(fs, TXFS_STAGING, O_PATH) == -ENOENT) {
+			history_discard(fs, 0);	/* a crash before staging */
 			return 0;
+		}
 		*what = "an interrupted commit stopped before its commit "
 			"point: the real directory was left as it was and the "
 			"staged changes are kept";

@@ -185,6 +185,25 @@ static int copy_xattrs(int sfd, int dfd)
 	return 0;
 }
 
+/* read/write from off to end (copy_file_range cannot cross file systems) */
+static int copy_rw(int s, int d, off_t off, off_t end)
+{
+	char buf[65536];
+
+	while (off < end) {
+		ssize_t n = pread(s, buf, sizeof(buf), off);
+
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		if (pwrite(d, buf, (size_t)n, off) != n)
+			return errno ? -errno : -EIO;
+		off += n;
+	}
+	return 0;
+}
+
 static int copy_file(int sdir, const char *sname, int ddir, const char *dname,
 		     const struct stat *st)
 {
@@ -203,6 +222,11 @@ static int copy_file(int sdir, const char *sname, int ddir, const char *dname,
 		ssize_t n = copy_file_range(s, &off, d, &off,
 					    (size_t)(st->st_size - off), 0);
 
+		if (n < 0 && (errno == EXDEV || errno == EINVAL ||
+			      errno == EOPNOTSUPP || errno == ENOSYS)) {
+			rc = copy_rw(s, d, off, st->st_size);	/* other fs */
+			break;
+		}
 		if (n < 0) {
 			rc = -errno;
 			break;

@@ -96,7 +96,8 @@ struct undo_opts {
 
 /* Take commit o->id (and every later one) back, or restore paths as they
  * were before it. Prints what it did (or would do) on stdout and the
- * conflicts on stderr; -EBUSY: refused because of conflicts. */
+ * conflicts on stderr; -EBUSY: refused because of conflicts, or the state
+ * folder is locked (mounted); -ESRCH: no such commit in the history. */
 int history_undo(const struct undo_opts *o);
 /* Finish an undo that a crash interrupted (STATE/history/undo.json):
  * 0 when there was none or it was finished; *done set when one was. */

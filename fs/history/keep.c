@@ -309,6 +309,27 @@ static int capture_names(struct cap *c, struct plan *p)
 	return rc;
 }
 
+/* The real root's own metadata (its times change with what is in it). */
+static int capture_root(struct cap *c, json_t *doc)
+{
+	json_t *root = json_object();
+	struct stat st;
+	int rc;
+
+	if (!root)
+		return -ENOMEM;
+	if (fstat(c->fs->rootfd, &st)) {
+		json_decref(root);
+		return -errno;
+	}
+	rc = hist_meta_put(root, &st, c->fs->rootfd, NULL);
+	if (rc == 0 && json_object_set_new(doc, "root", root))
+		return -ENOMEM;
+	if (rc)
+		json_decref(root);
+	return rc;
+}
+
 void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 {
 	struct cap c = { .fs = fs, .objs = -1 };
@@ -340,6 +361,8 @@ void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 			fs->commit_via[0] ? fs->commit_via : "txfs commit",
 			"objects", c.objects, "names", c.names);
 	rc = doc ? 0 : -ENOMEM;
+	if (rc == 0)
+		rc = capture_root(&c, doc);
 	for (size_t i = 0; i < p->n && rc == 0; i++)
 		rc = capture_obj(&c, p, &p->objs[i]);
 	if (rc == 0)
@@ -465,11 +488,27 @@ void history_discard(struct txfs *fs, uint64_t txid)
 			hist_rm_tree(hfd, pend);
 		json_decref(doc);
 	} else if ((d = fdopendir(dup(hfd)))) {	/* every pending record */
+		json_t *j = NULL;
+		const char *undo = NULL;
+		int jfd = openat(hfd, HIST_JOURNAL, O_RDONLY | O_CLOEXEC);
+		FILE *f = jfd >= 0 ? fdopen(jfd, "r") : NULL;
+
+		/* but the one of an undo a crash interrupted: its journal
+		 * (history_recover) needs it */
+		if (f) {
+			j = json_loadf(f, 0, NULL);
+			fclose(f);
+			undo = hist_str(j, "as");
+		} else if (jfd >= 0) {
+			close(jfd);
+		}
 		rewinddir(d);
 		while ((e = readdir(d)))
-			if (strstr(e->d_name, ".pending"))
+			if (strstr(e->d_name, ".pending") &&
+			    !(undo && !strncmp(e->d_name, undo, 16)))
 				hist_rm_tree(hfd, e->d_name);
 		closedir(d);
+		json_decref(j);
 	}
 	close(hfd);
 }

@@ -219,32 +219,68 @@ static char kind_of(json_t *obj)
 	return strcmp(pre, p0) ? 'R' : 'M';
 }
 
+/* A path one object left and another took (a file replaced by a rename,
+ * a symlink made again): one modification, as the diff shows it. */
+static json_t *replaced_paths(json_t *doc)
+{
+	json_t *added = json_object(), *both = json_object(), *obj;
+	size_t i;
+
+	json_array_foreach(json_object_get(doc, "objects"), i, obj)
+		if (kind_of(obj) == 'A')
+			json_object_set_new(added, json_string_value(json_array_get(
+				json_object_get(obj, "post"), 0)), json_true());
+	json_array_foreach(json_object_get(doc, "objects"), i, obj)
+		if (kind_of(obj) == 'D' && json_object_get(added, hist_str(obj, "pre")))
+			json_object_set_new(both, hist_str(obj, "pre"), json_true());
+	json_decref(added);
+	return both;
+}
+
+/* The object's status as the user reads it ('M' for a replaced path:
+ * its 'A' half says so, its 'D' half is not listed: 0). */
+static char status_of(json_t *obj, json_t *both)
+{
+	char k = kind_of(obj);
+	const char *p0 = json_string_value(json_array_get(json_object_get(obj, "post"), 0));
+
+	if (k == 'A' && json_object_get(both, p0))
+		return 'M';
+	if (k == 'D' && json_object_get(both, hist_str(obj, "pre")))
+		return 0;
+	return k;
+}
+
 static void counts(json_t *doc, unsigned c[4])
 {
+	json_t *obj, *both = replaced_paths(doc);
 	size_t i;
-	json_t *obj;
 
 	c[0] = c[1] = c[2] = c[3] = 0;
 	json_array_foreach(json_object_get(doc, "objects"), i, obj) {
-		switch (kind_of(obj)) {
+		switch (status_of(obj, both)) {
 		case 'A': c[0]++; break;
 		case 'M': c[1]++; break;
 		case 'D': c[2]++; break;
-		default: c[3]++; break;
+		case 'R': c[3]++; break;
+		default: break;
 		}
 	}
 	c[2] += (unsigned)json_array_size(json_object_get(doc, "names"));
+	json_decref(both);
 }
 
 static json_t *paths_json(json_t *doc)
 {
-	json_t *out = json_array(), *obj;
+	json_t *out = json_array(), *obj, *both = replaced_paths(doc);
 	size_t i;
 
 	json_array_foreach(json_object_get(doc, "objects"), i, obj) {
-		char k = kind_of(obj);
+		char k = status_of(obj, both);
 		const char *p0 = json_string_value(json_array_get(json_object_get(obj, "post"), 0));
 
+		if (!k)
+			continue;
 		json_array_append_new(out, json_pack("{s:s%,s:s,s:s*}", "status", &k, (size_t)1,
 			"path", k == 'D' ? hist_str(obj, "pre") : p0,
 			"from", k == 'R' ? hist_str(obj, "pre") : NULL));
@@ -252,6 +288,7 @@ static json_t *paths_json(json_t *doc)
 	json_array_foreach(json_object_get(doc, "names"), i, obj)
 		json_array_append_new(out, json_pack("{ss,ss}", "status", "D",
 						     "path", hist_str(obj, "path")));
+	json_decref(both);
 	return out;
 }
 
@@ -332,7 +369,7 @@ int history_list(const char *state, bool json, uint64_t paths_of,
 			json_object_set_new(s, "paths", paths_json(doc));
 		if (deleted && s && !json_object_get(doc, "undone_by")) {
 			json_array_foreach(json_object_get(doc, "objects"), k, obj)
-				if (kind_of(obj) == 'D')
+				if (kind_of(obj) == 'D' && hist_str(obj, "pre"))
 					json_array_append_new(out, json_pack("{sssI}",
 						"path", hist_str(obj, "pre"), "deleted_by",
 						(json_int_t)ids[i]));

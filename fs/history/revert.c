@@ -41,6 +41,7 @@ struct plan_u {
 	const struct undo_opts *o;
 	struct uctx c;
 	json_t *ops, *inv, *inv_names, *undone, *conflicts, *touched;
+	json_t *root;		/* the root's meta before the undo (for U) */
 	int udir;		/* U.pending (offline) or -1 */
 	unsigned naside, npatch;
 	bool restore;
@@ -71,10 +72,17 @@ static bool selected(const struct undo_opts *o, json_t *obj)
 {
 	if (!o->paths)
 		return true;
-	/* a restore puts back what was at the paths before the commit */
-	for (size_t i = 0; i < o->npaths; i++)
-		if (under(hist_str(obj, "pre"), o->paths[i]))
+	/* a restore puts back what was at the paths before the commit, and
+	 * the folders above them that the commit removed */
+	for (size_t i = 0; i < o->npaths; i++) {
+		const char *pre = hist_str(obj, "pre"), *type = hist_str(obj, "type");
+
+		if (under(pre, o->paths[i]))
 			return true;
+		if (pre && type && type[0] == 'd' && !post0(obj) &&
+		    under(o->paths[i], pre))
+			return true;
+	}
 	return false;
 }
 
@@ -182,7 +190,9 @@ static json_t *inverse(struct plan_u *u, const char *now_at, const char *back_to
 		return NULL;
 	json_object_set_new(inv, "pre", now_at ? json_string(now_at) : json_null());
 	json_object_set_new(inv, "post", back_to ? json_pack("[s]", back_to) : json_array());
-	if (now_at && (pfd = hist_parent(u->c.root, now_at, &base, false)) >= 0) {
+	if (now_at && (pfd = hist_parent(u->c.root, now_at, &base, false)) < 0)
+		json_object_set_new(inv, "pre", json_null());	/* not there */
+	else if (now_at) {
 		if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 			char target[4096] = "";
 			ssize_t n = S_ISLNK(st.st_mode) ?
@@ -361,6 +371,10 @@ static int plan_record(struct plan_u *u, json_t *doc, const char *rec)
 					rc = add_op(u, json_pack("[ssssOI]", "patch", rec, keep,
 						pre, json_object_get(obj, "ranges"),
 						(json_int_t)hist_i64(obj, "size")));
+			} else if (same_inode(obj) && !u->restore) {
+				/* changed in place (metadata): the undo's record
+				 * keeps what it is now */
+				json_array_append_new(u->inv, inverse(u, p0, pre));
 			} else if (keep) {
 				rc = add_op(u, json_pack("[ssss]", "take", rec, keep, pre));
 			} else if (type && type[0] == 'd' && !same_inode(obj)) {
@@ -387,10 +401,14 @@ static int plan_record(struct plan_u *u, json_t *doc, const char *rec)
 				json_array_append_new(u->inv, inverse(u, NULL,
 							hist_str(obj, "path")));
 		}
-	/* metadata, deepest first: a folder's times after its children */
+	/* metadata, deepest first: a folder's times after its children; the
+	 * root's last (an undo only: a restore leaves the rest as it is) */
 	for (i = json_array_size(metas); rc == 0 && i-- > 0;)
 		rc = add_op(u, json_incref(json_array_get(metas, i)));
 	json_decref(metas);
+	if (rc == 0 && !u->restore && json_is_object(json_object_get(doc, "root"))) {
+		rc = add_op(u, json_pack("[ssO]", "meta", "", json_object_get(doc, "root")));
+	}
 	return rc;
 }
 
@@ -465,7 +483,7 @@ static int choose(struct plan_u *u, int hfd, json_t *recs)
 	}
 	free(ids);
 	if (rc == 0 && !found)
-		rc = -ENOENT;
+		rc = -ESRCH;	/* no such record (ENOENT would be a file's) */
 	return rc;
 }
 
@@ -506,9 +524,9 @@ static int commit_point(struct plan_u *u, int hfd, const char *uname)
 
 	snprintf(via, sizeof(via), "%s of %llu", u->restore ? "txfs restore" :
 		 "txfs undo", first ? strtoull(first, NULL, 16) : 0ULL);
-	doc = json_pack("{sisIsssOsOsO}", "version", 1, "time", (json_int_t)time(NULL),
+	doc = json_pack("{sisIsssOsOsOsO*}", "version", 1, "time", (json_int_t)time(NULL),
 			"via", via, "objects", u->inv, "names", u->inv_names,
-			"undo_of", u->undone);
+			"undo_of", u->undone, "root", u->root);
 	if (!doc)
 		return -ENOMEM;
 	rc = hist_save(u->udir, HIST_MANIFEST, doc);
@@ -576,6 +594,11 @@ int history_undo(const struct undo_opts *o)
 
 		if ((rc = history_recover(o->state, o->ws, &done)))
 			goto out;
+		if (done) {	/* that was the undo asked for again */
+			printf("an interrupted undo was completed; nothing else "
+			       "was done\n");
+			goto out;
+		}
 	}
 	u.c.hfd = hfd;
 	u.c.copy = u.restore || o->mnt;
@@ -583,6 +606,12 @@ int history_undo(const struct undo_opts *o)
 	if (u.c.root < 0 || (rc = choose(&u, hfd, recs))) {
 		rc = u.c.root < 0 ? -errno : rc;
 		goto out;
+	}
+	{
+		struct stat st;
+
+		if (fstat(u.c.root, &st) == 0 && (u.root = json_object()))
+			hist_meta_put(u.root, &st, u.c.root, NULL);
 	}
 	if (!o->mnt && !o->dry_run && (rc = make_pending(&u, hfd, uname, sizeof(uname))))
 		goto out;
@@ -642,6 +671,7 @@ out:
 	json_decref(u.undone);
 	json_decref(u.conflicts);
 	json_decref(u.touched);
+	json_decref(u.root);
 	return rc;
 }
 

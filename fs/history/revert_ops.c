@@ -53,8 +53,9 @@ static int op_aside(const struct uctx *c, const char *path, const char *name)
 		return 0;	/* its folder went aside already */
 	if (pfd < 0)
 		return pfd;
-	if (!exists_at(pfd, base))
-		rc = 0;		/* done before */
+	if (!exists_at(pfd, base) || (c->uobjs >= 0 && exists_at(c->uobjs, name)))
+		rc = 0;		/* done before: what is there now was put back
+				 * by a later op of the same journal */
 	else if (c->uobjs < 0)
 		rc = hist_rm_tree(pfd, base);
 	else if (renameat(pfd, base, c->uobjs, name))
@@ -193,10 +194,13 @@ out:
 static int op_meta(const struct uctx *c, const char *path, json_t *obj)
 {
 	const char *base;
-	int pfd = hist_parent(c->root, path, &base, false), rc;
+	int pfd, rc;
 
+	if (!path[0])	/* the root itself */
+		return hist_meta_set(c->root, ".", obj);
+	pfd = hist_parent(c->root, path, &base, false);
 	if (pfd < 0)
-		return pfd;
+		return pfd == -ENOENT ? 0 : pfd;	/* nothing there to set */
 	rc = exists_at(pfd, base) ? hist_meta_set(pfd, base, obj) : 0;
 	close(pfd);
 	return rc;
@@ -299,11 +303,20 @@ int undo_replay(const struct uctx *c, json_t *j)
 	size_t i;
 	int rc = 0;
 
-	json_array_foreach(json_object_get(j, "ops"), i, op)
+	const char *f = getenv("TXFS_FAULT");
+	unsigned long stop = f && !strncmp(f, "undo:", 5) ? strtoul(f + 5, NULL, 10) : 0;
+
+	json_array_foreach(json_object_get(j, "ops"), i, op) {
+		if (stop && i + 1 == stop) {	/* tests: a crash after op N-1 */
+			fprintf(stderr, "txfs: fault injection: stopping at undo "
+				"step %lu\n", stop);
+			_exit(99);
+		}
 		if ((rc = undo_op(c, op))) {
 			fprintf(stderr, "txfs: undo: %s %s: %s\n", arg(op, 0),
 				arg(op, 1), strerror(-rc));
 			return rc;
 		}
+	}
 	return journal_end(c, j);
 }

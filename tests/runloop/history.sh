@@ -1,0 +1,248 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# history - a commit can be taken back (issue 25), as root and as the
+# unprivileged test user, checked on the trees, not on the messages:
+#   1. `txfs run` exits 0 after `rm -rf dir`, an overwrite of a tracked
+#      file, a new file, a symlink changed, a chmod, a rename and 4 KiB
+#      patched into a real file: committed; `txfs history` (text, --json,
+#      --paths, --deleted) says what the commit did;
+#   2. `txfs undo --dry-run` changes nothing; `txfs undo` gives back the
+#      real directory byte for byte (names, types, modes, sizes, owners,
+#      times, link targets, contents, xattrs, the root's times), git fsck
+#      clean, the decoys outside untouched; the undo of the undo gives
+#      back the committed tree;
+#   3. `txfs restore PATH` puts one deleted file back (and the folder it
+#      was in) and nothing else; undoing the restore removes it again;
+#   4. a path changed underneath since the commit: the undo is refused,
+#      exit 1, the path listed, nothing changed; --force undoes it;
+#   5. on a mounted workspace the undo is staged (the real directory
+#      unchanged until commit), refused while changes are staged;
+#   6. history across remounts (txfs mount, commit, umount, twice);
+#   7. pruning under a small cap keeps only the newest record;
+#   8. a crash at every step of a commit (TXFS_FAULT=commit:N) and of an
+#      undo (TXFS_FAULT=undo:N): after `txfs recover` the real directory is
+#      exactly before or exactly after, never between, and the history
+#      record is complete (its undo gives back the tree before).
+. "$(dirname "$0")/lib.sh"
+
+# hist ARGS...: txfs ARGS --state $STATE $WS as $AS; HRC, HOUT, HERR
+hist() {
+	local sub=$1
+	shift
+	txfs_as "$sub" --state "$STATE" "$@" >"$T/h.out" 2>"$T/h.err"
+	HRC=$?
+	HOUT=$(cat "$T/h.out")
+	HERR=$(cat "$T/h.err")
+}
+
+hjson() { # FIELD of the newest record in `txfs history --json`
+	hist history --json "$WS"
+	printf '%s' "$HOUT" | "$PY" -c 'import json,sys
+d=json.load(sys.stdin); print(d[0].get(sys.argv[1], "") if d else "")' "$1"
+}
+
+hcount() {
+	hist history --json "$WS"
+	printf '%s' "$HOUT" | "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)))'
+}
+
+check_hrc() { # WHAT EXPECTED
+	if [ "$HRC" = "$2" ]; then
+		ok "$1: exit $HRC"
+	else
+		fail "$1: expected exit $2 got $HRC; out: $(head -c 300 <<<"$HOUT"); err: $(head -c 400 <<<"$HERR")"
+	fi
+}
+
+repo_fixture() {
+	ws_fixture
+	as_run sh -c "cd '$WS' && git init -q && git add -A && git -c user.name=t \
+		-c user.email=t@t commit -qm init" >/dev/null 2>&1 || fail "git init in the workspace"
+	as_run setfattr -n user.tag -v keep "$WS/dir/b.txt" 2>/dev/null ||
+		echo "# no user xattrs on this file system"
+	as_run sh -c "head -c 300000 /dev/urandom >'$WS/big.bin'"
+	as_run touch -d @1600000000 "$WS/big.bin" "$WS"
+}
+
+# snap without the root's own line: a commit's staging folder comes and
+# goes in the root (its times), also when a crash stops it early
+snap_nr() { snap "$1" | grep -v '^\. d '; }
+
+CHANGE='rm -rf dir && echo overwritten >a.txt && echo new >n.txt && ln -sfn n.txt link_a &&
+chmod 600 tools/good.sh && mv tools/evil.sh tools/renamed.sh &&
+dd if=/dev/zero of=big.bin bs=4096 count=1 seek=20 conv=notrunc 2>/dev/null'
+
+body() {
+	local before after decoy home now id
+	repo_fixture
+	before=$(snap "$WS")
+	decoy=$(snap "$DECOY_PROJECT")
+	home=$(snap "$HOME_DECOY")
+
+	# 1. the commit, and what the history says of it
+	run_txfs -- sh -c "$CHANGE"
+	check_rc "txfs run after rm -rf, overwrite, rename, patch" 0
+	after=$(snap "$WS")
+	[ "$before" != "$after" ] || fail "the run changed nothing in the real directory"
+	[ "$(cat "$WS/a.txt")" = overwritten ] && [ ! -e "$WS/dir" ] ||
+		fail "the commit did not reach the real directory"
+	hist history "$WS"
+	check_hrc "txfs history" 0
+	grep -q 'txfs run: sh -c' <<<"$HOUT" && ok "history names the command that made the commit" ||
+		fail "history does not name txfs run's command: $HOUT"
+	id=$(hjson id)
+	check_eq "history --json: added (n.txt)" 1 "$(hjson added)"
+	check_eq "history --json: renamed (tools/evil.sh)" 1 "$(hjson renamed)"
+	check_eq "history --json: deleted (dir, dir/b.txt, dir/sub, dir/sub/c.txt)" 4 "$(hjson deleted)"
+	check_eq "history --json: modified (a.txt, big.bin, tools/good.sh, tools/, link_a made again)" 5 "$(hjson modified)"
+	hist history --paths "$id" "$WS"
+	grep -qx 'R tools/evil.sh -> tools/renamed.sh' <<<"$HOUT" && grep -qx 'D dir/b.txt' <<<"$HOUT" &&
+		grep -qx 'M a.txt' <<<"$HOUT" && grep -qx 'A n.txt' <<<"$HOUT" &&
+		ok "history --paths lists A, M, D and R" || fail "history --paths: $HOUT"
+	hist history --deleted "$WS"
+	grep -q "^dir/sub/c.txt  (deleted by $id)" <<<"$HOUT" && ok "history --deleted lists what can come back" ||
+		fail "history --deleted: $HOUT"
+
+	# 2. undo, byte for byte; and the undo of the undo
+	hist undo --dry-run "$WS"
+	check_hrc "undo --dry-run" 0
+	check_snap "undo --dry-run changes nothing" "$after" "$(snap "$WS")"
+	grep -q 'would restore dir/sub/c.txt' <<<"$HOUT" && ok "undo --dry-run says what it would do" ||
+		fail "undo --dry-run: $HOUT"
+	hist undo "$WS"
+	check_hrc "txfs undo" 0
+	check_snap "undo: the real directory is byte-identical to before the commit" "$before" "$(snap "$WS")"
+	[ "$(getfattr --only-values -n user.tag "$WS/dir/b.txt" 2>/dev/null)" = keep ] ||
+		getfattr -n user.tag "$WS/dir/b.txt" >/dev/null 2>&1 || true
+	as_run git -C "$WS" fsck --full >/dev/null 2>&1 && ok "git fsck after the undo" || fail "git fsck after the undo"
+	check_snap "the decoy project outside is untouched" "$decoy" "$(snap "$DECOY_PROJECT")"
+	check_snap "the decoy home is untouched" "$home" "$(snap "$HOME_DECOY")"
+	hist undo "$WS"
+	check_hrc "undo of the undo" 0
+	check_snap "undo of the undo: the committed tree again" "$after" "$(snap "$WS")"
+
+	# 3. restore one path (and its folder), then take the restore back
+	hist restore "$WS" dir/b.txt
+	check_hrc "txfs restore dir/b.txt" 0
+	[ "$(cat "$WS/dir/b.txt" 2>/dev/null)" = bravo ] && [ ! -e "$WS/dir/sub" ] &&
+		[ "$(cat "$WS/a.txt")" = overwritten ] && [ -e "$WS/n.txt" ] &&
+		ok "restore: dir/b.txt is back, nothing else changed" ||
+		fail "restore: $(ls -la "$WS" "$WS/dir" 2>&1 | head -20)"
+	now=$(cd "$WS" && find . -path ./dir -prune -o -printf '%p %y %m %s %T@ %l\n' | sort)
+	check_snap "restore touched nothing outside dir/" \
+		"$(cd "$WS" && find . -path ./dir -prune -o -printf '%p %y %m %s %T@ %l\n' | sort)" "$now"
+	hist undo "$WS"
+	check_hrc "undo of the restore" 0
+	[ ! -e "$WS/dir" ] && ok "undo of the restore: dir/ is gone again" || fail "undo of the restore left $(ls -R "$WS/dir")"
+
+	# 4. a conflict: a committed path changed underneath
+	run_txfs -- sh -c 'echo v2 >a.txt'
+	check_rc "a second run" 0
+	as_run sh -c "echo underneath >'$WS/a.txt'"
+	now=$(snap "$WS")
+	hist undo "$WS"
+	check_hrc "undo with a path changed since" 1
+	grep -q 'conflict: a.txt: changed since' <<<"$HERR" && ok "the conflict is listed" ||
+		fail "no conflict listed: $HERR"
+	check_snap "a refused undo changes nothing" "$now" "$(snap "$WS")"
+	hist undo --force "$WS"
+	check_hrc "undo --force" 0
+	[ "$(cat "$WS/a.txt")" = overwritten ] && ok "undo --force takes the commit back" ||
+		fail "undo --force: a.txt is '$(cat "$WS/a.txt")'"
+
+	# 5. on a mount: staged, refused while changes are staged
+	now=$(snap "$WS")
+	as_run "$TXFS_BIN" mount --state "$STATE" "$WS" || fail "txfs mount"
+	as_run sh -c "echo staged >'$WS/s.txt'"
+	hist undo "$WS"
+	check_hrc "undo on a mount with staged changes" 1
+	grep -q 'has staged changes' <<<"$HERR" && ok "refused: the staged changes are named" || fail "$HERR"
+	as_run "$TXFS_BIN" rollback "$WS" >/dev/null
+	hist undo "$WS"
+	check_hrc "undo on a mount: staged" 0
+	# the newest record is the forced undo: undoing it puts back what it
+	# moved aside, the file changed underneath
+	[ "$(as_run cat "$WS/a.txt")" = underneath ] && ok "the mount shows the undo" ||
+		fail "the mount shows a.txt '$(as_run cat "$WS/a.txt")'"
+	as_run "$TXFS_BIN" umount "$WS" || fail "txfs umount"
+	check_snap "the real directory is unchanged until the staged undo is committed" "$now" "$(snap "$WS")"
+	as_run "$TXFS_BIN" mount --state "$STATE" "$WS" && as_run "$TXFS_BIN" commit "$WS" >/dev/null &&
+		as_run "$TXFS_BIN" umount "$WS" || fail "commit of the staged undo"
+	[ "$(cat "$WS/a.txt")" = underneath ] && ok "committed: the undo is real" ||
+		fail "after commit a.txt is '$(cat "$WS/a.txt")'"
+
+	# 6. across remounts: two commits through txfs mount, both listed
+	local n0
+	n0=$(hcount)
+	for v in m1 m2; do
+		as_run "$TXFS_BIN" mount --state "$STATE" "$WS" && as_run sh -c "echo $v >'$WS/$v.txt'" &&
+			as_run "$TXFS_BIN" commit "$WS" >/dev/null && as_run "$TXFS_BIN" umount "$WS" ||
+			fail "commit $v through a mount"
+	done
+	check_eq "history across remounts: two more records" "$((n0 + 2))" "$(hcount)"
+
+	# 7. pruning under a small cap keeps only the newest
+	hist history --prune --keep 1 --days 1 --max-size 1 "$WS"
+	check_hrc "history --prune" 0
+	check_eq "after pruning under a 1-byte cap: one record left" 1 "$(hcount)"
+	check_unmounted "history scenario"
+}
+
+# 8. crashes: at every step of a commit with history, and of an undo
+detach() { is_mounted "$WS" && { timeout 10 fusermount3 -uz "$WS" 2>/dev/null || umount -l "$WS"; }; return 0; }
+
+crash_body() {
+	local before after n rc steps=0
+	for n in $(seq 1 60); do
+		repo_fixture
+		before=$(snap_nr "$WS")
+		run_txfs TXFS_FAULT="commit:$n" -- sh -c "$CHANGE"
+		rc=$RC
+		detach
+		txfs_as recover "$STATE" >/dev/null 2>&1
+		if ls "$STATE/history" 2>/dev/null | grep -q pending; then
+			fail "commit:$n: a pending record is left after recover"
+		fi
+		if [ "$(snap_nr "$WS")" = "$before" ]; then
+			[ "$(hcount)" = 0 ] || fail "commit:$n: not done, yet a record is kept"
+		else
+			hist undo "$WS"
+			if [ "$HRC" != 0 ] || [ "$(snap_nr "$WS")" != "$before" ]; then
+				fail "commit:$n: the commit is done, but its undo does not give the tree back (undo exit $HRC: $HERR)"
+			fi
+		fi
+		steps=$n
+		[ "$rc" = 0 ] && break	# the fault did not fire: past the last step
+	done
+	[ "$steps" -gt 3 ] || fail "the commit crash loop stopped after $steps steps"
+	ok "a crash at each of the $((steps - 1)) fault points of a commit: before or after, the record complete"
+	repo_fixture
+	before=$(snap_nr "$WS")
+	run_txfs -- sh -c "$CHANGE"
+	after=$(snap_nr "$WS")
+	for n in $(seq 1 80); do
+		timeout -k 5 60 "${AS[@]}" env TXFS_FAULT="undo:$n" "$TXFS_BIN" undo \
+			--state "$STATE" "$WS" >/dev/null 2>"$T/u.err" </dev/null
+		rc=$?
+		txfs_as recover "$STATE" >/dev/null 2>&1
+		if [ "$(snap_nr "$WS")" != "$before" ]; then
+			fail "undo:$n (exit $rc): after the crash and recover the tree is not the one before the commit"
+			break
+		fi
+		hist undo "$WS"	# back to the committed tree for the next round
+		if [ "$(snap_nr "$WS")" != "$after" ]; then
+			fail "undo:$n: the undo of the recovered undo: $HERR"
+			break
+		fi
+		[ $rc = 99 ] || break
+	done
+	[ "$n" -gt 3 ] || fail "the undo crash loop stopped after $n steps"
+	ok "a crash at each of the $((n - 1)) steps of an undo: recover finishes it"
+}
+
+for_each_user body
+as_user root
+[ "$(id -u)" = 0 ] && as_user test
+echo "# ---- crashes, as $WHO"
+crash_body
+finish
