@@ -252,6 +252,25 @@ static int capture_obj(struct cap *c, struct plan *p, const struct cobj *o)
 	return rc;
 }
 
+/* The plan's object tino (p->objs is sorted by tino; history/ reads the
+ * plan, it calls nothing of commit/). */
+static const struct cobj *find_obj(const struct plan *p, uint64_t tino)
+{
+	size_t lo = 0, hi = p->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->objs[mid].tino == tino)
+			return &p->objs[mid];
+		if (p->objs[mid].tino < tino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 /* A real name that goes with no object of its own: another name of a
  * hard-linked file. If its inode keeps a name in the tree, the undo links
  * that name back (no link kept: it would show as st_nlink); else (a name
@@ -265,7 +284,7 @@ static int capture_name(struct cap *c, struct plan *p, const char *path)
 
 	if (lower_stat(c->fs, path, &st))
 		return 0;
-	o = plan_obj(p, (uint64_t)st.st_ino);
+	o = find_obj(p, (uint64_t)st.st_ino);
 	if (o && !o->skip && o->nfinals && S_ISREG(st.st_mode))
 		return json_array_append_new(c->names, json_pack("{ssss}", "path",
 					     path, "link", o->finals[0])) ? -ENOMEM : 0;
