@@ -308,6 +308,21 @@ int commit_run(struct txfs *fs, struct plan *p, uint64_t txid)
 	return rc;
 }
 
+/* No journal: a pending history record is a commit's that stopped before
+ * its commit point (dropped) or that was finalized just before a crash
+ * (finished): the layer's next txid tells which. */
+static void settle_history(struct txfs *fs)
+{
+	struct layer_txn *t;
+	uint64_t next = 0;
+
+	if (layer_begin(fs->layer, false, &t))
+		return;
+	layer_meta_get_u64(t, "txid", &next);
+	layer_txn_end(t);
+	history_settle(fs, next);
+}
+
 int txn_recover(struct txfs *fs, const char **what)
 {
 	struct plan p = { .fs = fs };
@@ -322,14 +337,12 @@ int txn_recover(struct txfs *fs, const char **what)
 	layer_txn_end(t);
 	if (rc == -ENOENT) {
 		plan_free(&p);
-		if (lower_open(fs, TXFS_STAGING, O_PATH) == -ENOENT) {
-			history_discard(fs, 0);	/* a crash before staging */
+		settle_history(fs);	/* before staging, or after finalize */
+		if (lower_open(fs, TXFS_STAGING, O_PATH) == -ENOENT)
 			return 0;
-		}
 		*what = "an interrupted commit stopped before its commit "
 			"point: the real directory was left as it was and the "
 			"staged changes are kept";
-		history_discard(fs, 0);
 		return stage_remove(fs, 0);
 	}
 	if (rc == 0 && (rc = commit_apply(fs, &p, h.txid, "recover")) == 0)

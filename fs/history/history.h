@@ -54,6 +54,10 @@ void history_capture(struct txfs *fs, struct plan *p, uint64_t txid);
  * record final (<txid>.pending -> <txid>), then prune. Safe to call again
  * (recovery) and when nothing was captured. */
 void history_finish(struct txfs *fs, uint64_t txid);
+/* After a crash, when no journal is left: a pending record whose commit
+ * was finalized (its txid below next_txid, the layer's next one) is
+ * finished, any other dropped. */
+void history_settle(struct txfs *fs, uint64_t next_txid);
 /* The commit was discarded before its commit point: drop what was kept. */
 void history_discard(struct txfs *fs, uint64_t txid);
 /* A line for the commit report: "history: N objects kept (B bytes)" or

@@ -364,7 +364,7 @@ void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 		rc = hfd;
 		goto out;
 	}
-	history_discard(fs, 0);	/* a pending record left by a crash */
+	history_settle(fs, txid);	/* a pending record left by a crash */
 	hist_name(pend, sizeof(pend), hist_next_id(hfd), true);
 	if (mkdirat(hfd, pend, 0700) ||
 	    (dfd = openat(hfd, pend, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
@@ -530,6 +530,48 @@ void history_discard(struct txfs *fs, uint64_t txid)
 		json_decref(j);
 	}
 	close(hfd);
+}
+
+void history_settle(struct txfs *fs, uint64_t next_txid)
+{
+	int hfd = hist_open(fs->statefd, false);
+	uint64_t *done = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	json_t *doc;
+	DIR *d;
+
+	if (hfd < 0)
+		return;
+	if ((d = fdopendir(dup(hfd)))) {
+		rewinddir(d);
+		while ((e = readdir(d))) {
+			uint64_t tx, *v;
+
+			if (strlen(e->d_name) != 24 || strcmp(e->d_name + 16, ".pending") ||
+			    !(doc = hist_load(hfd, e->d_name)))
+				continue;
+			tx = (uint64_t)hist_i64(doc, "txid");
+			json_decref(doc);
+			if (tx == 0 || tx >= next_txid)
+				continue;
+			if (n == cap) {
+				v = realloc(done, (cap = cap ? 2 * cap : 8) * sizeof(*v));
+				if (!v)
+					break;
+				done = v;
+			}
+			done[n++] = tx;
+		}
+		closedir(d);
+	}
+	close(hfd);
+	/* committed (the layer moved past its txid): finish them; the rest
+	 * were stopped before their commit point: drop them */
+	for (size_t i = 0; i < n; i++)
+		history_finish(fs, done[i]);
+	free(done);
+	history_discard(fs, 0);
 }
 
 const char *history_kept(struct txfs *fs)

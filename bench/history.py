@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""bench/history.py - what keeping history costs a commit, and what an undo
+costs (issue 25), in the same rounds, interleaved:
+
+  W5  4 KiB written into a 1 GiB real file, commit (an in-place patch)
+  W8  5,000 new files in 250 folders (4 KiB each), commit
+  W9  rm -rf of N real files (default 100,000, 1,000 folders), commit
+  and `txfs undo` of the W8 and W9 commits (the workspace unmounted).
+
+Each commit is timed twice a round: with history (the default) and with
+-o nohistory. Wall time of `txfs commit` and the daemon's CPU (utime +
+stime of its /proc/PID/stat, before and after). Prints a markdown table.
+
+usage: sudo bench/history.py --txfs BUILD/cli/txfs [--rounds 3]
+                             [--files 100000] [--workdir /var/tmp/txfs-hbench]
+"""
+import argparse
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def sh(*cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True,
+                       timeout=kw.pop("timeout", 600), **kw)
+    if r.returncode:
+        sys.exit(f"bench/history.py: {cmd[0]} {cmd[1]} failed ({r.returncode}): "
+                 f"{r.stderr.strip()[:500]}")
+    return r
+
+
+def daemon_cpu(state):
+    try:
+        pid = int(open(os.path.join(state, "daemon.pid")).read().strip())
+        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / TICK
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def syncfs(path):
+    """syncfs(2) of path's file system only (never a global sync)"""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        LIBC.syncfs(fd)
+    finally:
+        os.close(fd)
+
+
+class Bench:
+    def __init__(self, args):
+        self.txfs = args.txfs
+        self.work = args.workdir
+        self.files = args.files
+
+    def fresh(self, name):
+        base = os.path.join(self.work, name)
+        if os.path.exists(base):
+            subprocess.run(["fusermount3", "-uz", base + "/ws"],
+                           capture_output=True)
+            shutil.rmtree(base)
+        os.makedirs(base + "/ws")
+        return base + "/ws", base + "/state"
+
+    def mount(self, ws, state, history):
+        """a rules-free policy: W9 deletes past the default guard's limit"""
+        opts = [] if history else ["-o", "nohistory"]
+        pol = os.path.join(self.work, "empty.policy")
+        open(pol, "w").close()
+        sh(self.txfs, "mount", "--state", state, "--policy", pol, *opts, ws)
+
+    def commit(self, ws, state):
+        """(wall s, daemon CPU s) of `txfs commit`, then unmount"""
+        syncfs(os.path.dirname(ws))
+        c0 = daemon_cpu(state)
+        t0 = time.perf_counter()
+        sh(self.txfs, "commit", ws)
+        wall = time.perf_counter() - t0
+        cpu = daemon_cpu(state) - c0
+        sh(self.txfs, "umount", ws)
+        return wall, cpu
+
+    def undo(self, ws, state):
+        syncfs(os.path.dirname(ws))
+        r0 = os.times()
+        t0 = time.perf_counter()
+        sh(self.txfs, "undo", "--state", state, ws)
+        wall = time.perf_counter() - t0
+        r1 = os.times()
+        return wall, (r1.children_user - r0.children_user +
+                      r1.children_system - r0.children_system)
+
+    def w5(self, history):
+        ws, state = self.fresh("w5")
+        with open(ws + "/big", "wb") as f:
+            f.truncate(1 << 30)
+            for off in range(0, 1 << 30, 1 << 20):	# real data, not a hole
+                f.seek(off)
+                f.write(b"x" * 4096)
+        self.mount(ws, state, history)
+        with open(ws + "/big", "r+b") as f:
+            f.seek(512 << 20)
+            f.write(os.urandom(4096))
+        return self.commit(ws, state), None
+
+    def w8(self, history):
+        ws, state = self.fresh("w8")
+        self.mount(ws, state, history)
+        data = os.urandom(4096)
+        for d in range(250):
+            os.mkdir(f"{ws}/d{d}")
+            for i in range(20):
+                with open(f"{ws}/d{d}/f{i}", "wb") as f:
+                    f.write(data)
+        c = self.commit(ws, state)
+        return c, self.undo(ws, state) if history else None
+
+    def w9(self, history):
+        ws, state = self.fresh("w9")
+        per = max(1, self.files // 1000)
+        for d in range(1000):
+            os.mkdir(f"{ws}/d{d}")
+            for i in range(per):
+                open(f"{ws}/d{d}/f{i}", "wb").close()
+        self.mount(ws, state, history)
+        sh("rm", "-rf", *[f"{ws}/d{d}" for d in range(1000)], timeout=1800)
+        c = self.commit(ws, state)
+        return c, self.undo(ws, state) if history else None
+
+
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2] if v else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--txfs", required=True)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--files", type=int, default=100000)
+    ap.add_argument("--workdir", default="/var/tmp/txfs-hbench")
+    ap.add_argument("--only", default="W5,W8,W9")
+    args = ap.parse_args()
+    b = Bench(args)
+    os.makedirs(args.workdir, exist_ok=True)
+    rows = {}
+    try:
+        for r in range(args.rounds):
+            for w in args.only.split(","):
+                for hist in (True, False):
+                    (cw, cc), u = getattr(b, w.lower())(hist)
+                    key = (w, hist)
+                    rows.setdefault(key, {"cw": [], "cc": [], "uw": [], "uc": []})
+                    rows[key]["cw"].append(cw)
+                    rows[key]["cc"].append(cc)
+                    if u:
+                        rows[key]["uw"].append(u[0])
+                        rows[key]["uc"].append(u[1])
+                    print(f"round {r + 1} {w} history={hist}: commit {cw:.3f} s "
+                          f"(daemon CPU {cc:.2f} s)" +
+                          (f", undo {u[0]:.3f} s (CPU {u[1]:.2f} s)" if u else ""),
+                          file=sys.stderr)
+    finally:
+        shutil.rmtree(args.workdir, ignore_errors=True)
+    print(f"| workload | commit, no history | commit, history | ratio | "
+          f"undo | undo / commit |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for w in args.only.split(","):
+        off, on = rows[(w, False)], rows[(w, True)]
+        c0, c1 = median(off["cw"]), median(on["cw"])
+        uw = median(on["uw"]) if on["uw"] else None
+        print(f"| {w} | {c0:.3f} s (CPU {median(off['cc']):.2f}) | "
+              f"{c1:.3f} s (CPU {median(on['cc']):.2f}) | {c1 / c0:.2f}x | " +
+              (f"{uw:.3f} s (CPU {median(on['uc']):.2f}) | {uw / c1:.2f}x |"
+               if uw is not None else "- | - |"))
+    print(f"\nmedians of {args.rounds} rounds; W9 with {args.files} files")
+
+
+if __name__ == "__main__":
+    main()
