@@ -202,6 +202,35 @@ static int send_real(struct txfs *fs, int cfd, const char *path)
 	return 0;
 }
 
+/* "sp-read at|next NAME PATH": "MODE\n" (octal) and the file's data as
+ * it was at savepoint NAME (since_read), for txfs diff --since/--command. */
+static int send_at(struct txfs *fs, int cfd, char **argv)
+{
+	char *buf = NULL, head[32];
+	size_t len = 0, off = 0;
+	mode_t mode = 0;
+	int n, rc = since_read(fs, argv[1], argv[2], argv[3], &buf, &len,
+			       &mode);
+
+	if (rc) {
+		reply(cfd, rc, strerror(-rc));
+		return rc;
+	}
+	reply(cfd, 0, NULL);
+	n = snprintf(head, sizeof(head), "%o\n", (unsigned)mode);
+	if (send(cfd, head, (size_t)n, MSG_NOSIGNAL) == n)
+		while (off < len) {
+			ssize_t w = send(cfd, buf + off, len - off,
+					 MSG_NOSIGNAL);
+
+			if (w <= 0)
+				break;
+			off += (size_t)w;
+		}
+	free(buf);
+	return 0;
+}
+
 static int serve_one(struct txfs *fs, int cfd)
 {
 	char *buf = malloc(MAX_REQ), **argv = calloc(MAX_ARGS, sizeof(char *));
@@ -257,6 +286,10 @@ int sock_dispatch(struct txfs *fs, int cfd, int argc, char **argv,
 	}
 	if (!strcmp(verb, "real") && argc == 2) {
 		send_real(fs, cfd, argv[1]);
+		return SOCK_REPLIED;
+	}
+	if (!strcmp(verb, "sp-read") && argc == 4) {
+		send_at(fs, cfd, argv);
 		return SOCK_REPLIED;
 	}
 	if (!strncmp(verb, "cmd-", 4) || !strcmp(verb, "changes-since") ||
