@@ -270,6 +270,25 @@ static bool label(char *out, size_t size, const char *prefix,
 	return n >= 0 && (size_t)n < size;
 }
 
+/* A name for a git header line, prefix+name as label() gives it, but
+ * between double quotes when it holds a space (GNU patch reads an
+ * unquoted name there only up to the first space; git apply takes both).
+ * false when it does not fit. */
+static bool hlabel(char *out, size_t size, const char *prefix,
+		   const char *name)
+{
+	if (!label(out, size, prefix, name, false))
+		return false;
+	if (out[0] == '"' || !strpbrk(name, " \t"))
+		return true;
+	if (strlen(out) + 3 > size)
+		return false;
+	memmove(out + 1, out, strlen(out) + 1);
+	out[0] = '"';
+	strcat(out, "\"");
+	return true;
+}
+
 /* git's file mode: 100755 when any execute bit is set, else 100644. */
 static unsigned git_mode(mode_t m)
 {
@@ -328,8 +347,10 @@ static int diff_file(const struct dsrc *d, const char *old, const char *new,
 	}
 	if (!label(la, sizeof(la), "a/", old, true) ||
 	    !label(lb, sizeof(lb), "b/", new, true) ||
-	    !label(sa, sizeof(sa), "a/", old ? old : new, false) ||
-	    !label(sb, sizeof(sb), "b/", new ? new : old, false)) {
+	    !(renamed ? hlabel(sa, sizeof(sa), "a/", old) :
+			label(sa, sizeof(sa), "a/", old ? old : new, false)) ||
+	    !(renamed ? hlabel(sb, sizeof(sb), "b/", new) :
+			label(sb, sizeof(sb), "b/", new ? new : old, false))) {
 		rc = -ENAMETOOLONG;
 		goto out;
 	}
@@ -359,14 +380,9 @@ static int diff_file(const struct dsrc *d, const char *old, const char *new,
 	else if (git_mode(a.mode) != git_mode(b.mode))
 		printf("old mode %o\nnew mode %o\n", git_mode(a.mode),
 		       git_mode(b.mode));
-	if (renamed) {
-		char *qa = audit_cquote(old, NULL), *qb = audit_cquote(new, NULL);
-
-		printf("rename from %s\nrename to %s\n", qa ? qa : old,
-		       qb ? qb : new);
-		free(qa);
-		free(qb);
-	}
+	if (renamed && hlabel(la, sizeof(la), "", old) &&
+	    hlabel(lb, sizeof(lb), "", new))
+		printf("rename from %s\nrename to %s\n", la, lb);
 	fputs(bin ? bin : t ? t : "", stdout);
 out:
 	if (rc == -EISDIR || rc == -ELOOP) {
