@@ -3,8 +3,12 @@
  * cmd_diff.c - txfs diff: the staged changes as a unified diff (or
  * --stat, --name-status, --json), per `txfs exec` command with --command
  * N, and under --salvage from a damaged state folder. It reads the list
- * of changes from the daemon (cmd_txn.c's options and socket) and the
- * contents from the mount and the real directory.
+ * of changes from the daemon (cmd_txn.c's options and socket), the old
+ * contents from the daemon (sp-read: the real directory, or the view at
+ * a savepoint) and the new ones from the mount (or, for --command N, the
+ * view at the savepoint after it). A patch is git's: renames with
+ * "rename from/rename to", mode lines for the execute bit, binary files
+ * as git binary patches, deletions first (patch(1) applies in order).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -554,9 +558,10 @@ int cmd_diff(int argc, char **argv)
 		"                 --command N] MNT [PATH...]\n\n"
 		"The staged changes as a unified diff (git style, usable with\n"
 		"`git apply` or `patch -p1` against the real directory).\n"
-		"--since limits it to the paths changed since that savepoint,\n"
-		"--command N to those `txfs exec` command N changed (each still\n"
-		"diffed against the real directory). A name holding a control\n"
+		"--since gives what changed since that savepoint, --command N\n"
+		"what `txfs exec` command N changed, both against the tree at\n"
+		"the savepoint (the patch turns that tree into the tree now, or\n"
+		"after command N). A name holding a control\n"
 		"byte (newline, tab), '\"', '\\', bytes outside UTF-8 is C-quoted as\n"
 		"git quotes it (\"new\\nline\", \"bad\\377\"); others print as they\n"
 		"are (see txfs(1), NAMES IN OUTPUT).\n";
