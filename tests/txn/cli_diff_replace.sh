@@ -37,7 +37,7 @@ counts_are() {
 	check_eq "$what: txfs status counts" \
 		"$(set -- $want; echo "$1 added, $2 modified, $3 deleted, $4 renamed")" \
 		"$(head -1 <<<"$COUT" | sed 's/^transaction [0-9]*: //; s/;.*//')"
-	cp "$MNT/$CTL/status.json" "$T/st.json"
+	t 30 cat "$MNT/$CTL/status.json" >"$T/st.json"
 	check_eq "$what: status.json counts" "$want" \
 		"$(jget "$T/st.json" added) $(jget "$T/st.json" modified) $(jget "$T/st.json" deleted) $(jget "$T/st.json" renamed)"
 	a=$(grep -c '^A ' "$MNT/$CTL/changes") m=$(grep -c '^M ' "$MNT/$CTL/changes")
