@@ -18,6 +18,8 @@
  * counted from the same paired list that is printed, so they agree with
  * it everywhere (status, status.json, changes, the commit report, txfs
  * exec's report and changes-since, which since.c builds the same way).
+ * Then a file renamed and replaced by rename is found by its content
+ * (similar.c): "R old -> new" rather than "D old" and "A new".
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -164,11 +166,18 @@ static int plan_changes(struct plan *p, struct chg_list *l)
 			continue;
 		if (!o->lower && !o->nfinals)
 			continue;	/* born and gone in this transaction */
-		if (!o->lower)
+		if (!o->lower) {
 			rc = chg_add(l, 'A', NULL, o->finals[0], t, NULL,
 				     o->nfinals == 1);
-		else if (!o->nfinals)
+			if (rc == 0) {
+				l->v[l->n - 1].tino = o->tino;
+				l->v[l->n - 1].size = o->rec.size;
+			}
+		} else if (!o->nfinals) {
 			rc = chg_add(l, 'D', o->lower, NULL, t, o->lower, true);
+			if (rc == 0)	/* the real directory has the old */
+				l->v[l->n - 1].real_data = true;
+		}
 		else if (!o->natural)
 			rc = chg_add(l, 'R', o->lower, o->finals[0], t, NULL,
 				     false);
@@ -181,7 +190,9 @@ static int plan_changes(struct plan *p, struct chg_list *l)
 			rc = chg_add(l, 'A', NULL, o->finals[j], t, NULL,
 				     false);
 	}
-	return rc ? rc : chg_pair(p->fs, l);
+	if (rc == 0)
+		rc = chg_pair(p->fs, l);
+	return rc ? rc : chg_similar(p->fs, p->t, l);
 }
 
 void chg_count(const struct chg *c, struct txn_counts *n)

@@ -44,6 +44,8 @@ struct chg {
 	mode_t type;		/* S_IFMT of the object */
 	const char *lower;	/* D: its real path, if it is a real object */
 	bool one_name;		/* D: the object had one name */
+	bool real_data;		/* D: its old content is the real file's */
+	uint64_t tino, size;	/* A: a file born in the layer (else 0) */
 };
 
 struct chg_list {
@@ -58,6 +60,11 @@ void chg_free(struct chg_list *l);
  * modification 'M' (a file replaced by rename), unless the deleted object
  * had more than one name (a real file: st_nlink > 1 now). */
 int chg_pair(struct txfs *fs, struct chg_list *l);
+/* similar.c: an unpaired deletion of a real file and creation of a file
+ * born in the layer whose contents share at least half of their bytes
+ * (lines) become one rename 'R' (git's rename detection). The new files
+ * are read in now (NULL: a read transaction of its own). */
+int chg_similar(struct txfs *fs, struct layer_txn *now, struct chg_list *l);
 /* The line of c as .txfs/changes writes it ("K path", "R old -> new",
  * names C-quoted when they need it), with "\t(needs review)" when flag. */
 void chg_put(FILE *out, const struct chg *c, bool flag);

@@ -183,11 +183,20 @@ static int obj_change(struct chg_list *l, struct owned *w,
 	ap = rc ? NULL : path_in(a, oa, o->lower, w, &rc);
 	if (rc || (!bp && !ap))
 		return rc;
-	if (!bp)
+	if (!bp) {
 		rc = chg_add(l, 'A', NULL, ap, t, NULL, false);
-	else if (!ap)
+		if (rc == 0 && !o->lower) {	/* born in the layer */
+			l->v[l->n - 1].tino = o->tino;
+			l->v[l->n - 1].size = o->rec.size;
+		}
+	} else if (!ap) {
 		rc = chg_add(l, 'D', bp, NULL, t, o->lower,
 			     !ob || ob->nfinals == 1);
+		/* its content at the savepoint: the real file's */
+		if (rc == 0 && o->lower &&
+		    (!ob || !(ob->rec.flags & LI_DATA)))
+			l->v[l->n - 1].real_data = true;
+	}
 	else if (strcmp(bp, ap))
 		rc = chg_add(l, 'R', bp, ap, t, NULL, false);
 	else if (!S_ISDIR(t))	/* a folder: only its entries changed */
@@ -239,34 +248,27 @@ static int sink_put(json_t *set, FILE *text, const struct chg *c)
 	return 0;
 }
 
-/* Compare the plans: the changes from `before` to `after`. */
+/* Compare the plans: the changes from `before` to `after` into l (paths
+ * borrowed from the plans and w), paired by path. */
 static int diff_plans(struct txfs *fs, struct plan *before,
-		      struct plan *after, json_t *set, FILE *text)
+		      struct plan *after, struct chg_list *l,
+		      struct owned *w)
 {
 	struct side b, a;
-	struct chg_list l = { 0 };
-	struct owned w = { 0 };
 	int rc = side_init(&b, before);
 
+	a.m = NULL;
 	if (rc == 0)
 		rc = side_init(&a, after);
 	for (size_t i = 0; i < after->n && rc == 0; i++)
-		rc = obj_change(&l, &w, &b, plan_obj(before,
+		rc = obj_change(l, w, &b, plan_obj(before,
 			after->objs[i].tino), &a, &after->objs[i]);
 	/* staged before, gone now (a new file deleted again) */
 	for (size_t i = 0; i < before->n && rc == 0; i++)
 		if (!plan_obj(after, before->objs[i].tino))
-			rc = obj_change(&l, &w, &b, &before->objs[i], &a,
-					NULL);
+			rc = obj_change(l, w, &b, &before->objs[i], &a, NULL);
 	if (rc == 0)
-		rc = chg_pair(fs, &l);
-	for (size_t i = 0; i < l.n && rc == 0; i++)
-		if (l.v[i].kind)
-			rc = sink_put(set, text, &l.v[i]);
-	chg_free(&l);
-	for (size_t i = 0; i < w.n; i++)
-		free(w.v[i]);
-	free(w.v);
+		rc = chg_pair(fs, l);
 	free(b.m);
 	free(a.m);
 	return rc;
@@ -275,10 +277,12 @@ static int diff_plans(struct txfs *fs, struct plan *before,
 int changes_since(struct txfs *fs, const char *name, bool only,
 		  json_t **out, FILE *text, struct since_plans *keep)
 {
-	struct plan before = { 0 }, after = { 0 };
+	struct plan before = { 0 }, after = { 0 }, *bp = &before;
+	struct chg_list l = { 0 };
+	struct owned w = { 0 };
 	struct layer_txn *t;
 	uint32_t level;
-	bool dirty = false;
+	bool dirty = false, now = true, planned = false;
 	json_t *list = json_pack("{s:[]}", "changes");
 	int rc = list ? layer_begin(fs->layer, true, &t) : -ENOMEM;
 
@@ -295,28 +299,40 @@ int changes_since(struct txfs *fs, const char *name, bool only,
 	 * of a command that only reads costs nothing whatever the layer) */
 	if ((rc = layer_sp_changed(t, level, &dirty)) || !dirty)
 		goto out_txn;
-	if (only && level < layer_sp_level(t) &&
-	    (rc = layer_sp_rollback(t, level + 1)))
-		goto out_txn;
-	if ((rc = plan_view(fs, t, &after)))
-		goto out_plans;
-	if (keep && keep->before) {
-		rc = diff_plans(fs, keep->before, &after, list, text);
-	} else {
-		if ((rc = layer_sp_rollback(t, level)) ||
-		    (rc = plan_view(fs, t, &before)))
-			goto out_plans;
-		rc = diff_plans(fs, &before, &after, list, text);
+	if (only && level < layer_sp_level(t)) {
+		now = false;	/* the view at the next savepoint */
+		if ((rc = layer_sp_rollback(t, level + 1)))
+			goto out_txn;
 	}
-	if (rc == 0 && keep && (keep->after = malloc(sizeof(after)))) {
+	if ((rc = plan_view(fs, t, &after)))
+		goto out_txn;
+	planned = true;
+	if (keep && keep->before)
+		bp = keep->before;
+	else if ((rc = layer_sp_rollback(t, level)) ||
+		 (rc = plan_view(fs, t, &before)))
+		goto out_txn;
+	rc = diff_plans(fs, bp, &after, &l, &w);
+out_txn:
+	layer_txn_end(t);	/* aborted: nothing was rolled back */
+	/* renames found by content read the new files as they are now (a
+	 * transaction of their own: the one above was rolled back) */
+	if (rc == 0 && now && l.n)
+		rc = chg_similar(fs, NULL, &l);
+	for (size_t i = 0; i < l.n && rc == 0; i++)
+		if (l.v[i].kind)
+			rc = sink_put(list, text, &l.v[i]);
+	if (rc == 0 && keep && planned &&
+	    (keep->after = malloc(sizeof(after)))) {
 		*keep->after = after;
 		memset(&after, 0, sizeof(after));
 	}
-out_plans:
+	chg_free(&l);
+	for (size_t i = 0; i < w.n; i++)
+		free(w.v[i]);
+	free(w.v);
 	plan_free(&before);
 	plan_free(&after);
-out_txn:
-	layer_txn_end(t);	/* aborted: nothing was rolled back */
 out_list:
 	if (rc)
 		json_decref(list);

@@ -5,7 +5,8 @@
 # modification "M" (a content diff, mode lines when the execute bit
 # changes), not "D" + "A"; a hard-linked file keeps "D" + "A" (its other
 # name keeps the old content); a rename is "R old -> new" and in the diff
-# git's "rename from/rename to" (with a hunk when it also changed).
+# git's "rename from/rename to" (with a hunk when it also changed), also
+# a renamed file then replaced by rename (found by content, as git does).
 # --since SAVEPOINT and --command N say what changed against the tree at
 # the savepoint (a new file deleted again is "D", appended to "M", renamed
 # "R"), and their diff turns a copy of that tree into the tree now. The
@@ -18,6 +19,7 @@ command -v patch >/dev/null || skip "patch(1) is needed"
 command -v git >/dev/null || skip "git is needed"
 fixture
 printf 'one\ntwo\nthree\n' >"$WS/lines.txt"
+printf 'n1\nn2\nn3\nn4\nn5\n' >"$WS/notes.txt"
 echo keep >"$WS/dir/sub/keep.txt"	# patch(1) removes folders it empties
 GITC=(git -c user.name=t -c user.email=t@example.invalid -c init.defaultBranch=main -c commit.gpgsign=false)
 (cd "$WS" && "${GITC[@]}" init -q && "${GITC[@]}" add lines.txt file.txt &&
@@ -147,6 +149,19 @@ check_eq "rename + edit: headers and a hunk" "rename from lines.txt|rename to re
 	"$(grep '^rename\|^[-+][a-zA-Z]' "$T/p.diff" | paste -sd'|')"
 check_ctl "rename + edit: rollback" OK rollback
 
+# a rename, then the renamed file replaced by rename: found by content
+in_mnt 'mv lines.txt moved.txt; sed -i s/three/THREE/ moved.txt'
+changes_are "rename + sed -i" "R lines.txt -> moved.txt"
+counts_are "rename + sed -i" "0 0 0 1"
+applies "rename + sed -i" "$WS"
+check_eq "rename + sed -i: headers and a hunk" "rename from lines.txt|rename to moved.txt|-three|+THREE" \
+	"$(grep '^rename\|^[-+][a-zA-Z]' "$T/p.diff" | paste -sd'|')"
+check_ctl "rename + sed -i: rollback" OK rollback
+# ... but not a new file that shares little with the one deleted
+in_mnt 'rm lines.txt; printf "other\ncontent\nthree\n" > moved.txt'
+changes_are "delete + unrelated new file" "$(printf 'A moved.txt\nD lines.txt')"
+check_ctl "delete + new: rollback" OK rollback
+
 # --- since a savepoint -------------------------------------------------------------
 in_mnt 'echo new > n.txt; echo other > o.txt; echo gone > g.txt; sed -i s/hello/HELLO/ file.txt'
 snap "$T/at_sp"
@@ -181,8 +196,8 @@ exec_json "command 2" sh -c 'echo second >> made.txt; sed -i s/2/two/ lines.txt;
 n2=$((n1 + 1))
 check_eq "command 2: an append to a file command 1 made is M" "$(printf 'M lines.txt\nM made.txt\nR dir/a.txt -> dir/c.txt')" "$(report_changes)"
 snap "$T/after2"
-exec_json "command 3" sh -c 'rm made.txt; echo third > t3.txt'
-check_eq "command 3: a file an earlier command made, deleted, is D" "$(printf 'A t3.txt\nD made.txt')" "$(report_changes)"
+exec_json "command 3" sh -c 'rm made.txt; echo third > t3.txt; mv notes.txt n.txt; sed -i s/n3/N3/ n.txt'
+check_eq "command 3: a file an earlier command made, deleted, is D; renamed and replaced, R" "$(printf 'A t3.txt\nD made.txt\nR notes.txt -> n.txt')" "$(report_changes)"
 check_cli "--command $n2: name-status" 0 diff --name-status --command "$n2" "$MNT"
 check_eq "--command $n2: the same as its report" "$(printf 'M\tlines.txt\nM\tmade.txt\nR\tdir/a.txt\tdir/c.txt')" "$(sort <<<"$COUT")"
 # --command N is command N alone: it turns the tree after N-1 into the
@@ -194,7 +209,7 @@ cp -a "$T/after1" "$T/c2apply"
 	fail "--command $n2: git apply: $(head -c 300 "$T/ga.out"); $(head -c 600 "$T/c2.diff")"
 check_tree "--command $n2: the tree after command $((n2 - 1)) patched is the tree after it" "$T/c2apply" "$T/after2"
 applies "--command $((n2 + 1))" "$T/after2" --command $((n2 + 1))
-counts_are "after three commands" "1 1 0 1"
+counts_are "after three commands" "1 1 0 2"
 applies "after three commands, the whole diff" "$WS"
 check_ctl "exec: rollback" OK rollback
 
