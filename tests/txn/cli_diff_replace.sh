@@ -11,8 +11,8 @@
 # the savepoint (a new file deleted again is "D", appended to "M", renamed
 # "R"), and their diff turns a copy of that tree into the tree now. The
 # exec report says "M" for an append to a file an earlier command made.
-# Every case checks the letters, the counts of txfs status, status.json
-# and the exec report against the list, and applies the diff with git
+# Every case checks the letters, the counts of txfs status, status.json,
+# the MCP status tool and the exec report against the list, and applies the diff with git
 # apply and patch -p1 to a pristine copy, which must then equal the mount.
 . "$(dirname "$0")/txnlib.sh"
 command -v patch >/dev/null || skip "patch(1) is needed"
@@ -31,6 +31,27 @@ txfs_mount || exit 1
 
 jget() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
+# mcp_counts: "A M D R" from the status tool of `txfs mcp MNT`.
+mcp_counts() {
+	timeout -k 5 60 "$PY" - "$TXFS" "$MNT" <<'PY' 2>&1
+import json, subprocess, sys
+p = subprocess.Popen([sys.argv[1], "mcp", sys.argv[2]], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, text=True)
+def send(msg):
+    p.stdin.write(json.dumps(dict(jsonrpc="2.0", **msg)) + "\n")
+    p.stdin.flush()
+send(dict(id=1, method="initialize", params={"protocolVersion": "2025-03-26",
+     "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}))
+p.stdout.readline()
+send(dict(method="notifications/initialized"))
+send(dict(id=2, method="tools/call", params={"name": "status", "arguments": {}}))
+s = json.loads(p.stdout.readline())["result"]["structuredContent"]
+print(s["added"], s["modified"], s["deleted"], s["renamed"])
+p.stdin.close()
+p.wait(timeout=10)
+PY
+}
+
 # counts_are WHAT "A M D R": txfs status, .txfs/status.json and the lines
 # of .txfs/changes all give these counts.
 counts_are() {
@@ -42,6 +63,7 @@ counts_are() {
 	t 30 cat "$MNT/$CTL/status.json" >"$T/st.json"
 	check_eq "$what: status.json counts" "$want" \
 		"$(jget "$T/st.json" added) $(jget "$T/st.json" modified) $(jget "$T/st.json" deleted) $(jget "$T/st.json" renamed)"
+	check_eq "$what: the MCP status tool's counts" "$want" "$(mcp_counts)"
 	a=$(grep -c '^A ' "$MNT/$CTL/changes") m=$(grep -c '^M ' "$MNT/$CTL/changes")
 	d=$(grep -c '^D ' "$MNT/$CTL/changes") r=$(grep -c '^R ' "$MNT/$CTL/changes")
 	check_eq "$what: the lines of .txfs/changes agree" "$want" "$a $m $d $r"
