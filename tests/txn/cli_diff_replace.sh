@@ -6,7 +6,8 @@
 # changes), not "D" + "A"; a hard-linked file keeps "D" + "A" (its other
 # name keeps the old content); a rename is "R old -> new" and in the diff
 # git's "rename from/rename to" (with a hunk when it also changed), also
-# a renamed file then replaced by rename (found by content, as git does).
+# a renamed file then replaced by rename (found by content, as git does),
+# a renamed folder as the renames of its files.
 # --since SAVEPOINT and --command N say what changed against the tree at
 # the savepoint (a new file deleted again is "D", appended to "M", renamed
 # "R"), and their diff turns a copy of that tree into the tree now. The
@@ -20,6 +21,7 @@ command -v git >/dev/null || skip "git is needed"
 fixture
 printf 'one\ntwo\nthree\n' >"$WS/lines.txt"
 printf 'n1\nn2\nn3\nn4\nn5\n' >"$WS/notes.txt"
+echo plain >"$WS/deep/a/plain.txt"
 echo keep >"$WS/dir/sub/keep.txt"	# patch(1) removes folders it empties
 GITC=(git -c user.name=t -c user.email=t@example.invalid -c init.defaultBranch=main -c commit.gpgsign=false)
 (cd "$WS" && "${GITC[@]}" init -q && "${GITC[@]}" add lines.txt file.txt &&
@@ -170,6 +172,16 @@ applies "rename + edit" "$WS"
 check_eq "rename + edit: headers and a hunk" "rename from lines.txt|rename to renamed.txt|+four" \
 	"$(grep '^rename\|^[-+][a-zA-Z]' "$T/p.diff" | paste -sd'|')"
 check_ctl "rename + edit: rollback" OK rollback
+
+# a renamed folder: the renames of the files below it
+# (folders of mode 0755: a patch has no mode for a folder)
+in_mnt 'mv deep deep2; echo x >> deep2/a/b/c/leaf.txt; mv deep2/a/b deep2/a/b2; echo y > deep2/a/b2/new'
+changes_are "renamed folders" "$(printf 'A deep2/a/b2/new\nM deep2/a/b2/c/leaf.txt\nR deep -> deep2\nR deep/a/b -> deep2/a/b2')"
+counts_are "renamed folders" "1 1 0 2"
+applies "renamed folders" "$WS"
+check_eq "renamed folders: a rename for each file" "rename from deep/a/b/c/leaf.txt|rename from deep/a/plain.txt" \
+	"$(grep '^rename from' "$T/p.diff" | sort | paste -sd'|')"
+check_ctl "renamed folders: rollback" OK rollback
 
 # a rename, then the renamed file replaced by rename: found by content
 in_mnt 'mv lines.txt moved.txt; sed -i s/three/THREE/ moved.txt'
