@@ -12,7 +12,9 @@
  * Only the deletions and creations chg_pair left unpaired are compared,
  * only when the old content is the real file's (c->real_data) and the new
  * one a file born in the layer (c->tino), both at most SIM_MAX_BYTES, at
- * most SIM_MAX_FILES of each: a status read costs at most a few reads.
+ * most SIM_MAX_FILES of each, and only files with a partner of a size
+ * that could score (the smaller at least half the larger): a status read
+ * costs at most a few small reads, and none in the usual case.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,8 +24,8 @@
 
 #include "session.h"
 
-#define SIM_MAX_BYTES (1u << 20)
-#define SIM_MAX_FILES 32
+#define SIM_MAX_BYTES (256u << 10)
+#define SIM_MAX_FILES 16
 #define SIM_MIN_SCORE 50	/* percent */
 
 /* The lines of one file: a hash and a length each, sorted by hash. */
@@ -136,6 +138,15 @@ static char *read_born(struct layer_txn *t, uint64_t tino, uint64_t size)
 	return buf;
 }
 
+/* Could files of these sizes share half the larger's bytes? */
+static bool may_score(uint64_t x, uint64_t y)
+{
+	uint64_t big = x > y ? x : y, small = x > y ? y : x;
+
+	return small && big <= SIM_MAX_BYTES &&
+	       small * 100 >= big * SIM_MIN_SCORE;
+}
+
 static void lines_free(struct lines *l)
 {
 	free(l->h);
@@ -145,8 +156,10 @@ static void lines_free(struct lines *l)
 int chg_similar(struct txfs *fs, struct layer_txn *now, struct chg_list *l)
 {
 	struct chg *d[SIM_MAX_FILES], *a[SIM_MAX_FILES];
+	uint64_t dsize[SIM_MAX_FILES];
 	struct lines ld[SIM_MAX_FILES] = { 0 }, la[SIM_MAX_FILES] = { 0 };
 	size_t nd = 0, na = 0;
+	unsigned dm = 0, am = 0;	/* which to read */
 	struct layer_txn *own = NULL;
 	int rc = 0;
 
@@ -161,6 +174,7 @@ int chg_similar(struct txfs *fs, struct layer_txn *now, struct chg_list *l)
 		    lower_stat(fs, c->lower, &st) == 0 && st.st_nlink == 1) {
 			if (nd == SIM_MAX_FILES)
 				return 0;	/* too many: left as they are */
+			dsize[nd] = (uint64_t)st.st_size;
 			d[nd++] = c;
 		} else if (c->kind == 'A' && c->tino) {
 			if (na == SIM_MAX_FILES)
@@ -170,18 +184,27 @@ int chg_similar(struct txfs *fs, struct layer_txn *now, struct chg_list *l)
 	}
 	if (!nd || !na)
 		return 0;
+	for (size_t i = 0; i < nd; i++)
+		for (size_t j = 0; j < na; j++)
+			if (may_score(dsize[i], a[j]->size))
+				dm |= 1u << i, am |= 1u << j;
+	if (!dm)
+		return 0;
 	if (!now && (rc = layer_begin(fs->layer, false, &own)))
 		return rc;
 	for (size_t i = 0; i < nd && rc == 0; i++) {
 		size_t len;
-		char *buf = read_real(fs, d[i]->lower, &len);
+		char *buf = dm & (1u << i) ? read_real(fs, d[i]->lower, &len) :
+					     NULL;
 
 		if (buf)
 			rc = lines_of(buf, len, &ld[i]);
 		free(buf);
 	}
 	for (size_t j = 0; j < na && rc == 0; j++) {
-		char *buf = read_born(now ? now : own, a[j]->tino, a[j]->size);
+		char *buf = am & (1u << j) ?
+			    read_born(now ? now : own, a[j]->tino, a[j]->size) :
+			    NULL;
 
 		if (buf)
 			rc = lines_of(buf, (size_t)a[j]->size, &la[j]);
