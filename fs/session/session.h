@@ -3,7 +3,10 @@
  * session/ - the transaction verbs and who may say them.
  *
  * Owns: txn.c (commit, rollback, savepoint, release, recovery at mount, the
- * verb lines), changes.c (the counts and lists of the open transaction),
+ * verb lines), changes.c (the counts and lists of the open transaction:
+ * a file replaced by rename is one modification), similar.c (renames found
+ * by content), since.c (what changed since a savepoint, against the view
+ * at it; a file as it was at a savepoint),
  * ctl.c (what the control folder's files say, what a write to ctl does),
  * sock.c (the control socket in the state folder), session.c (`txfs exec`:
  * one command as one nested transaction), gc.c (the collector of discarded
