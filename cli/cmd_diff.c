@@ -566,7 +566,8 @@ int cmd_diff(int argc, char **argv)
 		"git quotes it (\"new\\nline\", \"bad\\377\"); others print as they\n"
 		"are (see txfs(1), NAMES IN OUTPUT).\n";
 	char state[PATH_MAX], *out = NULL, *req[2] = { "changes", NULL },
-	     sp[64];
+	     sp[64], *mnt;
+	struct dsrc d = { .old_which = "real" };
 	struct copts o;
 	size_t len;
 	int rc = copts_parse(argc, argv, &o, usage), err = 0;
@@ -594,10 +595,10 @@ int cmd_diff(int argc, char **argv)
 		return 1;
 	}
 	load_gaps(state, &o);
-	/* absolute: diff and git run in / */
-	char *mnt = realpath(argv[o.first], NULL);
-	struct dsrc d = { state, mnt ? mnt : argv[o.first], NULL, "real",
-			  NULL, &o, NULL, 0 };
+	mnt = realpath(argv[o.first], NULL);	/* diff and git run in / */
+	d.state = state;
+	d.mnt = mnt ? mnt : argv[o.first];
+	d.o = &o;
 	if (o.since || o.command) {
 		d.sp = o.since ? o.since : sp;
 		d.old_which = "at";
