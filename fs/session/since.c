@@ -196,11 +196,11 @@ static int obj_change(struct chg_list *l, struct owned *w,
 		if (rc == 0 && o->lower &&
 		    (!ob || !(ob->rec.flags & LI_DATA)))
 			l->v[l->n - 1].real_data = true;
-	}
-	else if (strcmp(bp, ap))
+	} else if (strcmp(bp, ap)) {
 		rc = chg_add(l, 'R', bp, ap, t, NULL, false);
-	else if (!S_ISDIR(t))	/* a folder: only its entries changed */
+	} else if (!S_ISDIR(t)) {	/* a folder: only its entries changed */
 		rc = chg_add(l, 'M', bp, ap, t, NULL, false);
+	}
 	/* hard links: names gained and lost beyond the first */
 	for (size_t j = 1; oa && j < oa->nfinals && rc == 0; j++)
 		if (!has_final(ob, oa->finals[j]))
