@@ -66,8 +66,71 @@ int chg_add(struct chg_list *l, char kind, const char *old, const char *new,
 
 void chg_free(struct chg_list *l)
 {
+	for (size_t i = 0; i < l->nown; i++)
+		free(l->own[i]);
+	free(l->own);
 	free(l->v);
 	memset(l, 0, sizeof(*l));
+}
+
+/* Keep s (malloc'd) with the list; NULL (s freed) when out of memory. */
+static const char *chg_own(struct chg_list *l, char *s)
+{
+	char **v;
+
+	if (!s || !(v = realloc(l->own, (l->nown + 1) * sizeof(*v)))) {
+		free(s);
+		return NULL;
+	}
+	l->own = v;
+	return v[l->nown++] = s;
+}
+
+/* --- where a real path is in a view --------------------------------- */
+
+int chg_view_init(struct chg_view *v, const struct plan *p)
+{
+	memset(v, 0, sizeof(*v));
+	for (size_t i = 0; i < p->n; i++) {
+		const struct cobj *o = &p->objs[i];
+		struct chg_moved *m;
+
+		if (!S_ISDIR(o->rec.mode) || !o->lower || !o->lower[0] ||
+		    (o->nfinals && !strcmp(o->finals[0], o->lower)))
+			continue;
+		if (!(m = realloc(v->m, (v->nm + 1) * sizeof(*m))))
+			return -ENOMEM;
+		v->m = m;
+		m[v->nm++] = (struct chg_moved){ o->lower,
+			o->nfinals ? o->finals[0] : NULL, strlen(o->lower) };
+	}
+	return 0;
+}
+
+void chg_view_free(struct chg_view *v)
+{
+	free(v->m);
+	memset(v, 0, sizeof(*v));
+}
+
+const char *chg_view_path(const struct chg_view *v, const char *lower,
+			  struct chg_list *l, int *err)
+{
+	const struct chg_moved *best = NULL;
+	const char *r;
+
+	for (size_t k = 0; k < v->nm; k++)
+		if (!strncmp(lower, v->m[k].lower, v->m[k].len) &&
+		    lower[v->m[k].len] == '/' &&
+		    (!best || v->m[k].len > best->len))
+			best = &v->m[k];
+	if (!best)
+		return lower;
+	if (!best->final)
+		return NULL;
+	if (!(r = chg_own(l, path_join(best->final, lower + best->len + 1))))
+		*err = -ENOMEM;
+	return r;
 }
 
 /* May change c (a D) and a creation at its path be one modification? */
@@ -85,12 +148,17 @@ static bool may_pair(struct txfs *fs, const struct chg *c)
 	       (st.st_mode & S_IFMT) == c->type;
 }
 
+/* Where c is (A) or was last seen in the view (D). */
+static const char *chg_at(const struct chg *c)
+{
+	return c->kind == 'D' ? (c->at ? c->at : c->old) : c->new;
+}
+
 static int by_path(const void *a, const void *b)
 {
 	const struct chg *x = *(struct chg *const *)a;
 	const struct chg *y = *(struct chg *const *)b;
-	const char *px = x->kind == 'D' ? x->old : x->new;
-	const char *py = y->kind == 'D' ? y->old : y->new;
+	const char *px = chg_at(x), *py = chg_at(y);
 	int r = strcmp(px, py);
 
 	return r ? r : (x->kind == 'D') - (y->kind == 'D');
@@ -116,7 +184,7 @@ int chg_pair(struct txfs *fs, struct chg_list *l)
 		struct chg *a = s[i], *d = s[i + 1];
 
 		if (a->kind != 'A' || d->kind != 'D' ||
-		    strcmp(a->new, d->old) || a->type != d->type ||
+		    strcmp(a->new, chg_at(d)) || a->type != d->type ||
 		    !may_pair(fs, d))
 			continue;
 		d->kind = 'M';	/* at the old file's place in the list */
@@ -156,7 +224,8 @@ void chg_put(FILE *out, const struct chg *c, bool flag)
  * paired; paths point into p. */
 static int plan_changes(struct plan *p, struct chg_list *l)
 {
-	int rc = 0;
+	struct chg_view v;
+	int rc = chg_view_init(&v, p);
 
 	for (size_t i = 0; i < p->n && rc == 0; i++) {
 		const struct cobj *o = &p->objs[i];
@@ -177,6 +246,11 @@ static int plan_changes(struct plan *p, struct chg_list *l)
 			rc = chg_add(l, 'D', o->lower, NULL, t, o->lower, true);
 			if (rc == 0)	/* the real directory has the old */
 				l->v[l->n - 1].real_data = true;
+			/* where it was in the view: its real path moved with
+			 * its folders (a file replaced in a renamed folder) */
+			if (rc == 0)
+				l->v[l->n - 1].at = chg_view_path(&v, o->lower,
+								  l, &rc);
 		}
 		else if (!o->natural)
 			rc = chg_add(l, 'R', o->lower, o->finals[0], t, NULL,
@@ -190,6 +264,7 @@ static int plan_changes(struct plan *p, struct chg_list *l)
 			rc = chg_add(l, 'A', NULL, o->finals[j], t, NULL,
 				     false);
 	}
+	chg_view_free(&v);
 	if (rc == 0)
 		rc = chg_pair(p->fs, l);
 	return rc ? rc : chg_similar(p->fs, p->t, l);

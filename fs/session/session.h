@@ -49,12 +49,35 @@ struct chg {
 	bool one_name;		/* D: the object had one name */
 	bool real_data;		/* D: its old content is the real file's */
 	uint64_t tino, size;	/* A: a file born in the layer (else 0) */
+	const char *at;		/* D: where it was in the view, if not old */
 };
 
 struct chg_list {
 	struct chg *v;
 	size_t n, cap;
+	char **own;		/* paths made for the list */
+	size_t nown;
 };
+
+/* Where the real paths below the real folders a plan moves or deletes are
+ * in its view. */
+struct chg_moved {
+	const char *lower, *final;	/* final NULL: gone */
+	size_t len;
+};
+
+struct chg_view {
+	struct chg_moved *m;
+	size_t nm;
+};
+
+int chg_view_init(struct chg_view *v, const struct plan *p);
+void chg_view_free(struct chg_view *v);
+/* Real path lower as the view shows it (moved with the real folders it
+ * is in; NULL: one of them is gone). Made paths are kept by l; *err on
+ * ENOMEM. */
+const char *chg_view_path(const struct chg_view *v, const char *lower,
+			  struct chg_list *l, int *err);
 
 int chg_add(struct chg_list *l, char kind, const char *old, const char *new,
 	    mode_t type, const char *lower, bool one_name);

@@ -76,85 +76,15 @@ static bool obj_same(const struct cobj *a, const struct cobj *b)
 	return true;
 }
 
-/* A real folder a plan moves or deletes: real paths below it are seen at
- * final/... in that view (final NULL: gone). */
-struct moved {
-	const char *lower, *final;
-	size_t len;
-};
-
-/* One view: its plan, the real folders it moves, the paths made here. */
-struct side {
-	const struct plan *p;
-	struct moved *m;
-	size_t nm;
-};
-
-static int side_init(struct side *s, const struct plan *p)
+/* The path of an object in view v: its first final path when the plan
+ * holds it (o, may be NULL); else where its real path is in that view
+ * (chg_view_path). *err on ENOMEM. */
+static const char *path_in(const struct chg_view *v, const struct cobj *o,
+			   const char *lower, struct chg_list *l, int *err)
 {
-	memset(s, 0, sizeof(*s));
-	s->p = p;
-	for (size_t i = 0; i < p->n; i++) {
-		const struct cobj *o = &p->objs[i];
-		struct moved *m;
-
-		if (!S_ISDIR(o->rec.mode) || !o->lower || !o->lower[0] ||
-		    (o->nfinals && !strcmp(o->finals[0], o->lower)))
-			continue;
-		if (!(m = realloc(s->m, (s->nm + 1) * sizeof(*m))))
-			return -ENOMEM;
-		s->m = m;
-		m[s->nm++] = (struct moved){ o->lower,
-			o->nfinals ? o->finals[0] : NULL, strlen(o->lower) };
-	}
-	return 0;
-}
-
-/* Strings made for paths (freed with the list). */
-struct owned {
-	char **v;
-	size_t n;
-};
-
-static const char *own(struct owned *w, char *s)
-{
-	char **v;
-
-	if (!s || !(v = realloc(w->v, (w->n + 1) * sizeof(*v)))) {
-		free(s);
-		return NULL;
-	}
-	w->v = v;
-	return v[w->n++] = s;
-}
-
-/* The path of object tino in view s: its first final path when the plan
- * holds it (o, may be NULL); else its real path, moved with the real
- * folders the plan moves (NULL: not in that view). *err on ENOMEM. */
-static const char *path_in(const struct side *s, const struct cobj *o,
-			   const char *lower, struct owned *w, int *err)
-{
-	const struct moved *best = NULL;
-	const char *r;
-	char *p;
-
 	if (o)
 		return o->nfinals ? o->finals[0] : NULL;
-	if (!lower)
-		return NULL;
-	for (size_t k = 0; k < s->nm; k++)
-		if (!strncmp(lower, s->m[k].lower, s->m[k].len) &&
-		    lower[s->m[k].len] == '/' &&
-		    (!best || s->m[k].len > best->len))
-			best = &s->m[k];
-	if (!best)
-		return lower;
-	if (!best->final)
-		return NULL;
-	p = path_join(best->final, lower + best->len + 1);
-	if (!(r = own(w, p)))
-		*err = -ENOMEM;
-	return r;
+	return lower ? chg_view_path(v, lower, l, err) : NULL;
 }
 
 static bool has_final(const struct cobj *o, const char *path)
@@ -167,20 +97,20 @@ static bool has_final(const struct cobj *o, const char *path)
 
 /* The change of one object between view b (object ob, or NULL) and view
  * a (oa, or NULL). */
-static int obj_change(struct chg_list *l, struct owned *w,
-		      const struct side *b, const struct cobj *ob,
-		      const struct side *a, const struct cobj *oa)
+static int obj_change(struct txfs *fs, struct chg_list *l,
+		      const struct chg_view *b, const struct cobj *ob,
+		      const struct chg_view *a, const struct cobj *oa)
 {
 	const struct cobj *o = oa ? oa : ob;
 	mode_t t = o->rec.mode & S_IFMT;
 	const char *bp, *ap;
 	int rc = 0;
 
-	if (o->tino == (uint64_t)a->p->fs->root_ino ||
+	if (o->tino == (uint64_t)fs->root_ino ||
 	    (oa && ob && obj_same(oa, ob)))
 		return 0;
-	bp = path_in(b, ob, o->lower, w, &rc);
-	ap = rc ? NULL : path_in(a, oa, o->lower, w, &rc);
+	bp = path_in(b, ob, o->lower, l, &rc);
+	ap = rc ? NULL : path_in(a, oa, o->lower, l, &rc);
 	if (rc || (!bp && !ap))
 		return rc;
 	if (!bp) {
@@ -249,28 +179,29 @@ static int sink_put(json_t *set, FILE *text, const struct chg *c)
 }
 
 /* Compare the plans: the changes from `before` to `after` into l (paths
- * borrowed from the plans and w), paired by path. */
+ * borrowed from the plans and l), paired by path. */
 static int diff_plans(struct txfs *fs, struct plan *before,
-		      struct plan *after, struct chg_list *l,
-		      struct owned *w)
+		      struct plan *after, struct chg_list *l)
 {
-	struct side b, a;
-	int rc = side_init(&b, before);
+	struct chg_view b = { 0 }, a = { 0 };
+	int rc = chg_view_init(&b, before);
 
-	a.m = NULL;
 	if (rc == 0)
-		rc = side_init(&a, after);
-	for (size_t i = 0; i < after->n && rc == 0; i++)
-		rc = obj_change(l, w, &b, plan_obj(before,
-			after->objs[i].tino), &a, &after->objs[i]);
+		rc = chg_view_init(&a, after);
+	for (size_t i = 0; i < after->n && rc == 0; i++) {
+		struct cobj *o = &after->objs[i];
+
+		rc = obj_change(fs, l, &b, plan_obj(before, o->tino), &a, o);
+	}
 	/* staged before, gone now (a new file deleted again) */
 	for (size_t i = 0; i < before->n && rc == 0; i++)
 		if (!plan_obj(after, before->objs[i].tino))
-			rc = obj_change(l, w, &b, &before->objs[i], &a, NULL);
+			rc = obj_change(fs, l, &b, &before->objs[i], &a,
+					NULL);
 	if (rc == 0)
 		rc = chg_pair(fs, l);
-	free(b.m);
-	free(a.m);
+	chg_view_free(&b);
+	chg_view_free(&a);
 	return rc;
 }
 
@@ -279,7 +210,6 @@ int changes_since(struct txfs *fs, const char *name, bool only,
 {
 	struct plan before = { 0 }, after = { 0 }, *bp = &before;
 	struct chg_list l = { 0 };
-	struct owned w = { 0 };
 	struct layer_txn *t;
 	uint32_t level;
 	bool dirty = false, now = true, planned = false;
@@ -312,7 +242,7 @@ int changes_since(struct txfs *fs, const char *name, bool only,
 	else if ((rc = layer_sp_rollback(t, level)) ||
 		 (rc = plan_view(fs, t, &before)))
 		goto out_txn;
-	rc = diff_plans(fs, bp, &after, &l, &w);
+	rc = diff_plans(fs, bp, &after, &l);
 out_txn:
 	layer_txn_end(t);	/* aborted: nothing was rolled back */
 	/* renames found by content read the new files as they are now (a
@@ -328,9 +258,6 @@ out_txn:
 		memset(&after, 0, sizeof(after));
 	}
 	chg_free(&l);
-	for (size_t i = 0; i < w.n; i++)
-		free(w.v[i]);
-	free(w.v);
 	plan_free(&before);
 	plan_free(&after);
 out_list:

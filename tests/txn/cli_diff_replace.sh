@@ -175,9 +175,10 @@ check_ctl "rename + edit: rollback" OK rollback
 
 # a renamed folder: the renames of the files below it
 # (folders of mode 0755: a patch has no mode for a folder)
-in_mnt 'mv deep deep2; echo x >> deep2/a/b/c/leaf.txt; mv deep2/a/b deep2/a/b2; echo y > deep2/a/b2/new'
-changes_are "renamed folders" "$(printf 'A deep2/a/b2/new\nM deep2/a/b2/c/leaf.txt\nR deep -> deep2\nR deep/a/b -> deep2/a/b2')"
-counts_are "renamed folders" "1 1 0 2"
+# (and a file in one replaced by rename: M, at its new path)
+in_mnt 'mv deep deep2; echo x >> deep2/a/b/c/leaf.txt; mv deep2/a/b deep2/a/b2; echo y > deep2/a/b2/new; sed -i s/plain/PLAIN/ deep2/a/plain.txt'
+changes_are "renamed folders" "$(printf 'A deep2/a/b2/new\nM deep2/a/b2/c/leaf.txt\nM deep2/a/plain.txt\nR deep -> deep2\nR deep/a/b -> deep2/a/b2')"
+counts_are "renamed folders" "1 2 0 2"
 applies "renamed folders" "$WS"
 check_eq "renamed folders: a rename for each file" "rename from deep/a/b/c/leaf.txt|rename from deep/a/plain.txt" \
 	"$(grep '^rename from' "$T/p.diff" | sort | paste -sd'|')"
