@@ -3,9 +3,14 @@
  * cmd_diff.c - txfs diff: the staged changes as a unified diff (or
  * --stat, --name-status, --json), per `txfs exec` command with --command
  * N, and under --salvage from a damaged state folder. It reads the list
- * of changes from the daemon (cmd_txn.c's options and socket) and the
- * contents from the mount and the real directory.
+ * of changes from the daemon (cmd_txn.c's options and socket), the old
+ * contents from the daemon (sp-read: the real directory, or the view at
+ * a savepoint) and the new ones from the mount (or, for --command N, the
+ * view at the savepoint after it). A patch is git's: renames with
+ * "rename from/rename to", mode lines for the execute bit, binary files
+ * as git binary patches, deletions first (patch(1) applies in order).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -107,29 +112,55 @@ static void change_free(struct change *c)
 	free(c->new);
 }
 
-/* The real content of path into a temp file; its name in tmpl. */
-static int real_to_temp(const char *state, const char *path, char *tmpl)
-{
-	char *req[2] = { "real", (char *)path }, *out = NULL;
-	size_t len = 0;
-	int err = 0, fd, rc = cli_request(state, 2, req, &err, &out, &len);
+/* Where the two sides of a change are read: the old one from the real
+ * directory ("real") or the view at savepoint sp ("at"), the new one
+ * from the mount (new_which NULL) or the view at the savepoint after sp
+ * ("next": --command N). */
+struct dsrc {
+	const char *state, *mnt, *sp;
+	const char *old_which, *new_which;
+	const struct copts *o;
+	struct change *all;	/* every change line (folder renames) */
+	size_t nall;
+};
 
-	if (rc || err) {
+/* One side of a file's patch: a file to diff and its mode. */
+struct side {
+	const char *name;	/* path in the tree, NULL: absent */
+	char tmp[32];		/* a temp copy ("" when none) */
+	const char *file;	/* what diff reads */
+	mode_t mode;
+};
+
+/* sp-read WHICH SP PATH into a temp file (s->tmp): 0, or -EISDIR/-ELOOP
+ * for what is not a regular file, or another -errno. */
+static int fetch(const struct dsrc *d, const char *which, struct side *s)
+{
+	char *req[4] = { "sp-read", (char *)which,
+			 (char *)(d->sp ? d->sp : "-"), (char *)s->name };
+	char *out = NULL, *nl;
+	size_t len = 0, body;
+	int err = 0, fd, rc = cli_request(d->state, 4, req, &err, &out, &len);
+
+	if (rc || err || !(nl = memchr(out, '\n', len))) {
 		free(out);
-		return rc ? rc : -err;
+		return rc ? rc : err ? -err : -EPROTO;
 	}
-	fd = mkstemp(tmpl);
-	if (fd < 0 || write(fd, out, len) != (ssize_t)len)
+	s->mode = (mode_t)strtoul(out, NULL, 8);
+	body = len - (size_t)(nl + 1 - out);
+	snprintf(s->tmp, sizeof(s->tmp), "/tmp/txfs-diff-XXXXXX");
+	fd = mkstemp(s->tmp);
+	if (fd < 0 || write(fd, nl + 1, body) != (ssize_t)body)
 		rc = -EIO;
 	if (fd >= 0)
 		close(fd);
 	free(out);
+	s->file = s->tmp;
 	return rc;
 }
 
-/* Run diff -u with git-style labels; returns its output. */
-static char *run_diff(const char *a, const char *b, const char *la,
-		      const char *lb)
+/* Run argv (a diff program) in / and return what it prints. */
+static char *run_out(char *const argv[])
 {
 	int p[2];
 	char *buf = NULL;
@@ -144,8 +175,9 @@ static char *run_diff(const char *a, const char *b, const char *la,
 		dup2(p[1], 1);
 		close(p[0]);
 		close(p[1]);
-		execlp("diff", "diff", "-u", "--label", la, "--label", lb, a, b,
-		       (char *)NULL);
+		if (chdir("/"))
+			_exit(127);
+		execvp(argv[0], argv);
 		_exit(127);
 	}
 	close(p[1]);
@@ -161,6 +193,44 @@ static char *run_diff(const char *a, const char *b, const char *la,
 	close(p[0]);
 	waitpid(pid, NULL, 0);
 	return buf;
+}
+
+/* diff -u with git-style labels. */
+static char *run_diff(const char *a, const char *b, const char *la,
+		      const char *lb)
+{
+	char *argv[] = { "diff", "-u", "--label", (char *)la, "--label",
+			 (char *)lb, (char *)a, (char *)b, NULL };
+
+	return run_out(argv);
+}
+
+/* A binary file's change as git writes it ("index OLD..NEW" with full
+ * object names, then "GIT binary patch" and its literal data), which
+ * git apply takes; git diff --no-index makes it (without git: NULL). */
+static char *binary_body(const char *a, const char *b)
+{
+	char *argv[] = { "git", "-c", "core.quotePath=false", "diff",
+			 "--no-index", "--binary", "--full-index", "--no-color",
+			 "--no-ext-diff", "--no-textconv", "--", (char *)a,
+			 (char *)b, NULL };
+	char *out, *idx, *bin, *r = NULL;
+	size_t il;
+
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);	/* no user's diff drivers */
+	setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
+	out = run_out(argv);
+	idx = out ? strstr(out, "\nindex ") : NULL;
+	bin = out ? strstr(out, "\nGIT binary patch\n") : NULL;
+	if (idx && bin) {
+		idx++;
+		il = strcspn(idx, " \n");
+		il += strcspn(idx + il + 1, " \n") + 1;	/* "index A..B" */
+		if (asprintf(&r, "%.*s\n%s", (int)il, idx, bin + 1) < 0)
+			r = NULL;
+	}
+	free(out);
+	return r;
 }
 
 static void stat_counts(const char *d, unsigned *plus, unsigned *minus)
@@ -204,31 +274,74 @@ static bool label(char *out, size_t size, const char *prefix,
 	return n >= 0 && (size_t)n < size;
 }
 
-static int diff_one(const char *state, const char *mnt, const struct change *c,
-		    const struct copts *o)
+/* A name for a git header line, prefix+name as label() gives it, but
+ * between double quotes when it holds a space (GNU patch reads an
+ * unquoted name there only up to the first space; git apply takes both).
+ * false when it does not fit. */
+static bool hlabel(char *out, size_t size, const char *prefix,
+		   const char *name)
 {
-	char told[] = "/tmp/txfs-diff-XXXXXX", la[LABEL_MAX], lb[LABEL_MAX],
-	     sa[LABEL_MAX], sb[LABEL_MAX], newp[PATH_MAX * 2];
-	const char *a = "/dev/null", *b = "/dev/null";
+	if (!label(out, size, prefix, name, false))
+		return false;
+	if (out[0] == '"' || !strpbrk(name, " \t"))
+		return true;
+	if (strlen(out) + 3 > size)
+		return false;
+	memmove(out + 1, out, strlen(out) + 1);
+	out[0] = '"';
+	strcat(out, "\"");
+	return true;
+}
+
+/* git's file mode: 100755 when any execute bit is set, else 100644. */
+static unsigned git_mode(mode_t m)
+{
+	return m & 0111 ? 0100755 : 0100644;
+}
+
+static void side_done(struct side *s)
+{
+	if (s->tmp[0])
+		unlink(s->tmp);
+	s->tmp[0] = '\0';
+}
+
+/* Print the git patch of one file from old to new (either NULL: created
+ * or deleted; two names: renamed). *dir: old or new is a folder (nothing
+ * printed). */
+static int diff_file(const struct dsrc *d, const char *old, const char *new,
+		     bool *dir)
+{
+	char la[LABEL_MAX], lb[LABEL_MAX], sa[LABEL_MAX], sb[LABEL_MAX],
+	     newp[PATH_MAX * 2], *q;
+	struct side a = { .name = old, .file = "/dev/null" },
+		    b = { .name = new, .file = "/dev/null" };
+	const struct copts *o = d->o;
 	struct stat st;
-	char *d;
+	char *t = NULL, *bin = NULL;
+	bool renamed = old && new && strcmp(old, new);
 	int rc = 0;
 
-	if (c->old) {
-		if ((rc = real_to_temp(state, c->old, told)))
-			return rc == -EISDIR || rc == -ELOOP ? 0 : rc;
-		a = told;
-	}
-	if (c->new) {
-		snprintf(newp, sizeof(newp), "%s/%s", mnt, c->new);
-		if (lstat(newp, &st) || !S_ISREG(st.st_mode))
+	*dir = false;
+	if (old && (rc = fetch(d, d->old_which, &a)))
+		goto out;
+	if (new && d->new_which) {
+		if ((rc = fetch(d, d->new_which, &b)))
 			goto out;
-		b = newp;
+	} else if (new) {
+		snprintf(newp, sizeof(newp), "%s/%s", d->mnt, new);
+		if (lstat(newp, &st))
+			goto out;	/* gone since the list was made */
+		if (!S_ISREG(st.st_mode)) {
+			rc = S_ISDIR(st.st_mode) ? -EISDIR : -ELOOP;
+			goto out;
+		}
+		b.file = newp;
+		b.mode = st.st_mode;
 		for (size_t i = 0; i < o->ngaps; i++)
 			if (st.st_ino >= o->gaps[i][0] &&
 			    st.st_ino <= o->gaps[i][1]) {
-				char *q = audit_cquote(c->new, NULL);
-
+				q = audit_cquote(new, NULL);
 				cli_err(0, "diff: %s: its staged content may be "
 					"incomplete (the damaged layer's data for "
 					"it could not all be read)", q ? q : "?");
@@ -236,32 +349,144 @@ static int diff_one(const char *state, const char *mnt, const struct change *c,
 				break;
 			}
 	}
-	if (!label(la, sizeof(la), "a/", c->old, true) ||
-	    !label(lb, sizeof(lb), "b/", c->new, true)) {
+	if (!label(la, sizeof(la), "a/", old, true) ||
+	    !label(lb, sizeof(lb), "b/", new, true) ||
+	    !(renamed ? hlabel(sa, sizeof(sa), "a/", old) :
+			label(sa, sizeof(sa), "a/", old ? old : new, false)) ||
+	    !(renamed ? hlabel(sb, sizeof(sb), "b/", new) :
+			label(sb, sizeof(sb), "b/", new ? new : old, false))) {
 		rc = -ENAMETOOLONG;
 		goto out;
 	}
-	d = run_diff(a, b, la, lb);
+	t = run_diff(a.file, b.file, la, lb);
+	if (t && !strncmp(t, "Binary files ", 13))
+		bin = binary_body(a.file, b.file);
 	if (o->stat) {
 		unsigned plus, minus;
 
-		stat_counts(d, &plus, &minus);
-		label(sa, sizeof(sa), "", c->new ? c->new : c->old, false);
-		printf(" %s | %u +%u -%u\n", sa, plus + minus, plus, minus);
-	} else if (d && d[0]) {
-		label(sa, sizeof(sa), "a/", c->old ? c->old : c->new, false);
-		label(sb, sizeof(sb), "b/", c->new ? c->new : c->old, false);
-		printf("diff --git %s %s\n", sa, sb);
-		if (!c->old)
-			printf("new file mode 100644\n");
-		if (!c->new)
-			printf("deleted file mode 100644\n");
-		fputs(d, stdout);
+		stat_counts(t, &plus, &minus);
+		label(sa, sizeof(sa), "", new ? new : old, false);
+		if (bin || (t && !strncmp(t, "Binary files ", 13)))
+			printf(" %s | Bin\n", sa);
+		else if ((t && t[0]) || !old || !new || renamed)
+			printf(" %s | %u +%u -%u\n", sa, plus + minus, plus,
+			       minus);
+		goto out;
 	}
-	free(d);
+	if (!(t && t[0]) && old && new && !renamed &&
+	    git_mode(a.mode) == git_mode(b.mode))
+		goto out;	/* times or owner only: nothing a patch says */
+	printf("diff --git %s %s\n", sa, sb);
+	if (!old)
+		printf("new file mode %o\n", git_mode(b.mode));
+	else if (!new)
+		printf("deleted file mode %o\n", git_mode(a.mode));
+	else if (git_mode(a.mode) != git_mode(b.mode))
+		printf("old mode %o\nnew mode %o\n", git_mode(a.mode),
+		       git_mode(b.mode));
+	if (renamed && hlabel(la, sizeof(la), "", old) &&
+	    hlabel(lb, sizeof(lb), "", new))
+		printf("rename from %s\nrename to %s\n", la, lb);
+	fputs(bin ? bin : t ? t : "", stdout);
 out:
-	if (a == told)
-		unlink(told);
+	if (rc == -EISDIR || rc == -ELOOP) {
+		*dir = rc == -EISDIR;
+		rc = 0;	/* folders, symlinks: no text to diff */
+	}
+	free(t);
+	free(bin);
+	side_done(&a);
+	side_done(&b);
+	return rc;
+}
+
+/* The old path of path new in a full diff: a change line names an object
+ * where it is now; below a renamed folder ("R OLD -> NEW") it was at
+ * OLD/... in the real directory (the longest such NEW applies). */
+static char *old_path(const struct dsrc *d, const char *path)
+{
+	const struct change *best = NULL;
+	size_t bl = 0;
+	char *r;
+
+	for (size_t i = 0; i < d->nall; i++) {
+		const struct change *c = &d->all[i];
+		size_t l = strlen(c->new ? c->new : "");
+
+		if (c->kind == 'R' && l > bl && !strncmp(path, c->new, l) &&
+		    path[l] == '/')
+			best = c, bl = l;
+	}
+	if (!best)
+		return strdup(path);
+	if (asprintf(&r, "%s%s", best->old, path + bl) < 0)
+		return NULL;
+	return r;
+}
+
+/* Is path the new name of a change line (its own patch)? */
+static bool listed_new(const struct dsrc *d, const char *path, bool rename)
+{
+	for (size_t i = 0; i < d->nall; i++)
+		if (d->all[i].new && !strcmp(d->all[i].new, path) &&
+		    (!rename || d->all[i].kind == 'R'))
+			return true;
+	return false;
+}
+
+/* A renamed folder: every regular file below its new name that no change
+ * line names moved with it (a rename from its old path, as git says it);
+ * folders renamed on their own below it are walked for their line. */
+static int walk_renamed(const struct dsrc *d, const char *rel)
+{
+	char path[PATH_MAX * 2];
+	struct dirent **ents = NULL;
+	int n, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", d->mnt, rel);
+	n = scandir(path, &ents, NULL, alphasort);
+	if (n < 0)
+		return 0;	/* gone since the list was made */
+	for (int i = 0; i < n; i++) {
+		const char *nm = ents[i]->d_name;
+		char *sub = NULL, *old;
+		bool dir;
+
+		if (rc || !strcmp(nm, ".") || !strcmp(nm, "..") ||
+		    asprintf(&sub, "%s/%s", rel, nm) < 0) {
+			free(ents[i]);
+			continue;
+		}
+		if (listed_new(d, sub, false)) {
+			free(sub);
+			free(ents[i]);
+			continue;
+		}
+		old = old_path(d, sub);
+		rc = old ? diff_file(d, old, sub, &dir) : -ENOMEM;
+		if (rc == 0 && dir)
+			rc = walk_renamed(d, sub);
+		free(old);
+		free(sub);
+		free(ents[i]);
+	}
+	free(ents);
+	return rc;
+}
+
+/* The patch of one change line. */
+static int diff_change(const struct dsrc *d, const struct change *c)
+{
+	char *old = c->kind == 'M' ? old_path(d, c->new) : NULL;
+	bool dir = false;
+	int rc;
+
+	if (c->kind == 'M' && !old)
+		return -ENOMEM;
+	rc = diff_file(d, c->kind == 'M' ? old : c->old, c->new, &dir);
+	free(old);
+	if (rc == 0 && dir && c->kind == 'R')
+		rc = walk_renamed(d, c->new);
 	return rc;
 }
 
@@ -333,14 +558,16 @@ int cmd_diff(int argc, char **argv)
 		"                 --command N] MNT [PATH...]\n\n"
 		"The staged changes as a unified diff (git style, usable with\n"
 		"`git apply` or `patch -p1` against the real directory).\n"
-		"--since limits it to the paths changed since that savepoint,\n"
-		"--command N to those `txfs exec` command N changed (each still\n"
-		"diffed against the real directory). A name holding a control\n"
+		"--since gives what changed since that savepoint, --command N\n"
+		"what `txfs exec` command N changed, both against the tree at\n"
+		"the savepoint (the patch turns that tree into the tree now, or\n"
+		"after command N). A name holding a control\n"
 		"byte (newline, tab), '\"', '\\', bytes outside UTF-8 is C-quoted as\n"
 		"git quotes it (\"new\\nline\", \"bad\\377\"); others print as they\n"
 		"are (see txfs(1), NAMES IN OUTPUT).\n";
 	char state[PATH_MAX], *out = NULL, *req[2] = { "changes", NULL },
-	     sp[64];
+	     sp[64], *mnt;
+	struct dsrc d = { .old_which = "real" };
 	struct copts o;
 	size_t len;
 	int rc = copts_parse(argc, argv, &o, usage), err = 0;
@@ -368,8 +595,19 @@ int cmd_diff(int argc, char **argv)
 		return 1;
 	}
 	load_gaps(state, &o);
+	mnt = realpath(argv[o.first], NULL);	/* diff and git run in / */
+	d.state = state;
+	d.mnt = mnt ? mnt : argv[o.first];
+	d.o = &o;
+	if (o.since || o.command) {
+		d.sp = o.since ? o.since : sp;
+		d.old_which = "at";
+		d.new_which = o.command ? "next" : NULL;
+		if (o.command)
+			snprintf(sp, sizeof(sp), "cmd-%s", o.command);
+	}
 	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n")) {
-		struct change c;
+		struct change c, *v;
 
 		if (parse_change(l, &c)) {
 			char *q = audit_quote(l);
@@ -380,27 +618,42 @@ int cmd_diff(int argc, char **argv)
 			rc = 1;
 			continue;
 		}
-		if (!under(c.new ? c.new : c.old, argc - o.first - 1,
-			   argv + o.first + 1)) {
+		if (!(v = realloc(d.all, (d.nall + 1) * sizeof(*v)))) {
 			change_free(&c);
-			continue;
-		}
-		if (o.name_status) {
-			print_name_status(&c);
-		} else if (c.kind == 'R') {
-			/* a rename as a deletion and a creation: applies
-			 * with patch -p1 and git apply alike */
-			struct change del = { 'D', c.old, NULL, c.review };
-			struct change add = { 'A', NULL, c.new, c.review };
-
-			if (diff_one(state, argv[o.first], &del, &o) ||
-			    diff_one(state, argv[o.first], &add, &o))
-				rc = 1;
-		} else if (diff_one(state, argv[o.first], &c, &o)) {
 			rc = 1;
+			break;
 		}
-		change_free(&c);
+		d.all = v;
+		d.all[d.nall++] = c;
 	}
+	/* deletions first: a later line may create or rename a file onto
+	 * the name (patch(1) applies the files in order) */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < d.nall; i++) {
+			const struct change *c = &d.all[i];
+
+			if ((o.name_status ? pass == 1 :
+			     (c->kind == 'D') != (pass == 0)) ||
+			    (!under(c->new ? c->new : c->old,
+				    argc - o.first - 1, argv + o.first + 1) &&
+			     !(c->old && under(c->old, argc - o.first - 1,
+					       argv + o.first + 1))))
+				continue;
+			if (o.name_status)
+				print_name_status(c);
+			else if ((err = diff_change(&d, c))) {
+				char *q = audit_cquote(c->new ? c->new : c->old,
+						       NULL);
+
+				cli_err(err, "diff: %s", q ? q : "?");
+				free(q);
+				rc = 1;
+			}
+		}
+	for (size_t i = 0; i < d.nall; i++)
+		change_free(&d.all[i]);
+	free(d.all);
+	free(mnt);
 	free(out);
 	free(o.gaps);
 	if (salvage_gaps(state, argv[o.first]))

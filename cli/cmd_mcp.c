@@ -192,7 +192,8 @@ static const struct tool tools[] = {
 	  NULL },
 	{ "diff", "Staged changes as a diff",
 	  "The staged changes as a unified diff against the real directory; "
-	  "since a savepoint, or only what one exec command changed.",
+	  "or what changed since a savepoint, or what one exec command "
+	  "changed, against the tree at that savepoint.",
 	  "{\"type\":\"object\",\"properties\":{"
 	  "\"since\":{\"type\":\"string\",\"description\":\"a savepoint name\"},"
 	  "\"command\":{\"type\":\"integer\",\"minimum\":1},"

@@ -27,7 +27,8 @@
  *                              CMD_MAX_CHANGES change lines, then
  *                              "changes_total").
  *   changes-since NAME         what changed since savepoint NAME, one
- *                              "K path" line each (K: A M D R), as
+ *                              "K path" line each (K: A M D R, against
+ *                              the view at NAME: since.c), as
  *                              .txfs/changes writes them (names C-quoted
  *                              when they need it: audit_cquote).
  *   cmd-changes N              what kept command N changed: since cmd-N,
@@ -42,10 +43,9 @@
  * is what cmd-rollback returns to); that of a rolled-back command is
  * released once empty. A commit or a full rollback ends them all.
  *
- * What changed since a savepoint is computed without changing anything: in
- * one LMDB write transaction, plan the staged objects, roll the layer back
- * to the savepoint, plan again, then abort. An object whose record, place
- * or link differs between the two plans changed since the savepoint.
+ * What changed since a savepoint (said against the view at the savepoint,
+ * not the real directory), and how it is computed without changing
+ * anything: since.c.
  *
  * cmd-end plans once where it can: the view a kept command ends with is
  * the view at the next command's savepoint when nothing else is committed
@@ -109,176 +109,6 @@ static uint32_t sp_level_of(struct layer_txn *t, const char *name,
 		}
 	}
 	return found;
-}
-
-static bool obj_same(const struct cobj *a, const struct cobj *b)
-{
-	const struct layer_inode *x = &a->rec, *y = &b->rec;
-
-	if (x->mode != y->mode || x->uid != y->uid || x->gid != y->gid ||
-	    x->nlink != y->nlink || x->size != y->size ||
-	    x->mtime_ns != y->mtime_ns || x->ctime_ns != y->ctime_ns ||
-	    x->flags != y->flags || a->nfinals != b->nfinals)
-		return false;
-	if (a->nfinals && strcmp(a->finals[0], b->finals[0]))
-		return false;
-	if (!a->link != !b->link || (a->link && strcmp(a->link, b->link)))
-		return false;
-	return true;
-}
-
-/* The change line of o ("M path"), or 0 when o is not a change. */
-static char obj_kind(const struct plan *p, const struct cobj *o)
-{
-	if (o->tino == (uint64_t)p->fs->root_ino || (!o->lower && !o->nfinals))
-		return 0;
-	if (!o->lower)
-		return 'A';
-	if (!o->nfinals)
-		return 'D';
-	if (!o->natural)
-		return 'R';
-	return S_ISDIR(o->rec.mode) ? 0 : 'M';
-}
-
-/* Where change lines go: set["changes"] (bytes, as the audit log writes
- * them: names need not be UTF-8, "changes_hex" keeps them exact) and, when
- * text is not NULL, one line each as .txfs/changes writes them (names
- * C-quoted when needed, so a name with a newline stays one line). */
-struct change_sink {
-	json_t *set;
-	FILE *text;
-};
-
-static void put_name(FILE *f, const char *name)
-{
-	char *q = audit_cquote(name, " -> ");
-
-	fputs(q ? q : name, f);
-	free(q);
-}
-
-static int add_change(struct change_sink *to, char kind, const char *a,
-		      const char *b)
-{
-	char *line = NULL;
-	int rc;
-
-	if (kind == 'R' ? asprintf(&line, "R %s -> %s", a, b) < 0 :
-			  asprintf(&line, "%c %s", kind, a) < 0)
-		return -ENOMEM;
-	rc = audit_json_append_bytes(to->set, "changes", line);
-	free(line);
-	if (rc || !to->text)
-		return rc;
-	fprintf(to->text, "%c ", kind);
-	if (kind == 'R') {
-		put_name(to->text, a);
-		fputs(" -> ", to->text);
-	}
-	put_name(to->text, kind == 'R' ? b : a);
-	fputc('\n', to->text);
-	return 0;
-}
-
-/* Compare the plans: the changes of `after` not in `before`. */
-static int diff_plans(struct plan *before, struct plan *after,
-		      struct change_sink *list)
-{
-	int rc = 0;
-
-	for (size_t i = 0; i < after->n && rc == 0; i++) {
-		struct cobj *o = &after->objs[i], *b;
-		char k = obj_kind(after, o);
-
-		if (!k)
-			continue;
-		b = plan_obj(before, o->tino);
-		if (b && obj_kind(before, b) && obj_same(o, b))
-			continue;
-		rc = add_change(list, k, k == 'R' ? o->lower :
-				o->nfinals ? o->finals[0] : o->lower,
-				o->nfinals ? o->finals[0] : "");
-	}
-	/* staged before, gone now (a new file deleted again, or a change
-	 * undone by hand): the savepoint's state had it, the session has not */
-	for (size_t i = 0; i < before->n && rc == 0; i++) {
-		struct cobj *o = &before->objs[i];
-		struct cobj *a = plan_obj(after, o->tino);
-
-		if (obj_kind(before, o) && (!a || !obj_kind(after, a)))
-			rc = add_change(list, o->lower ? 'M' : 'D',
-					o->nfinals ? o->finals[0] : o->lower,
-					"");
-	}
-	return rc;
-}
-
-/* The plans cmd-end shares with changes_since(). */
-struct since_plans {
-	struct plan *before;	/* in: the view at the savepoint, or NULL */
-	struct plan *after;	/* out: the view now, when it was planned */
-	uint64_t txid;		/* out: the layer commit the view now is */
-};
-
-/* What changed since savepoint `name`: an object whose "changes" array
- * holds the change lines (and "changes_hex" their bytes when one is not
- * UTF-8: audit_json_bytes reads them); with `only`, only until the next
- * savepoint (what one command did). With keep (cmd-end): keep->before,
- * when given, is taken as the view at the savepoint (one plan, not two),
- * and the plan of the view now is handed back in keep->after. */
-static int changes_since(struct txfs *fs, const char *name, bool only,
-			 json_t **out, FILE *text, struct since_plans *keep)
-{
-	struct plan before = { 0 }, after = { 0 };
-	struct layer_txn *t;
-	uint32_t level;
-	bool dirty = false;
-	json_t *list = json_pack("{s:[]}", "changes");
-	struct change_sink sink = { list, text };
-	int rc = list ? layer_begin(fs->layer, true, &t) : -ENOMEM;
-
-	if (rc)
-		goto out_list;
-	level = sp_level_of(t, name, 0, NULL);
-	if (!level) {
-		rc = -ENOENT;
-		goto out_txn;
-	}
-	if (keep)	/* a write transaction: the next commit's id */
-		keep->txid = layer_txn_id(t) - 1;
-	/* nothing recorded since the savepoint: no plans (the common case
-	 * of a command that only reads costs nothing whatever the layer) */
-	if ((rc = layer_sp_changed(t, level, &dirty)) || !dirty)
-		goto out_txn;
-	if (only && level < layer_sp_level(t) &&
-	    (rc = layer_sp_rollback(t, level + 1)))
-		goto out_txn;
-	if ((rc = plan_view(fs, t, &after)))
-		goto out_plans;
-	if (keep && keep->before) {
-		rc = diff_plans(keep->before, &after, &sink);
-	} else {
-		if ((rc = layer_sp_rollback(t, level)) ||
-		    (rc = plan_view(fs, t, &before)))
-			goto out_plans;
-		rc = diff_plans(&before, &after, &sink);
-	}
-	if (rc == 0 && keep && (keep->after = malloc(sizeof(after)))) {
-		*keep->after = after;
-		memset(&after, 0, sizeof(after));
-	}
-out_plans:
-	plan_free(&before);
-	plan_free(&after);
-out_txn:
-	layer_txn_end(t);	/* aborted: nothing was rolled back */
-out_list:
-	if (rc)
-		json_decref(list);
-	else
-		*out = list;
-	return rc;
 }
 
 /* --- the view kept for the next cmd-end (see the top of the file) -- */
@@ -647,31 +477,6 @@ static int cmd_rollback(struct txfs *fs, const char *arg,
 	return rc;
 }
 
-static int since(struct txfs *fs, const char *name, bool only,
-		 struct txn_report *r)
-{
-	json_t *list = NULL;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int rc;
-
-	if (!f)
-		return -ENOMEM;
-	rc = changes_since(fs, name, only, &list, f, NULL);
-	fclose(f);
-	json_decref(list);
-	if (rc) {
-		free(buf);
-		if (rc == -ENOENT &&
-		    asprintf(&r->text, "no savepoint %s\n", name) < 0)
-			r->text = NULL;
-		return rc;
-	}
-	r->text = buf;
-	return 0;
-}
-
 /* May an agent's tool (txfs mcp) use control verb `verb`? The policy's
  * `control deny` decides, as for .txfs/ctl; a refusal is a logged veto. */
 static int control_check(struct txfs *fs, const char *verb,
@@ -702,12 +507,12 @@ int session_dispatch(struct txfs *fs, int cfd, int argc, char **argv,
 	if (!strcmp(verb, "control-check") && argc == 2)
 		return control_check(fs, argv[1], r);
 	if (!strcmp(verb, "changes-since") && argc == 2)
-		return since(fs, argv[1], false, r);
+		return since_text(fs, argv[1], false, r);
 	if (!strcmp(verb, "cmd-changes") && argc == 2) {
 		char sp[64];
 
 		snprintf(sp, sizeof(sp), CMD_SP_PREFIX "%s", argv[1]);
-		return since(fs, sp, true, r);
+		return since_text(fs, sp, true, r);
 	}
 	if (asprintf(&r->text, "bad request '%s'\n", verb) < 0)
 		r->text = NULL;

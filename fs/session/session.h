@@ -3,7 +3,10 @@
  * session/ - the transaction verbs and who may say them.
  *
  * Owns: txn.c (commit, rollback, savepoint, release, recovery at mount, the
- * verb lines), changes.c (the counts and lists of the open transaction),
+ * verb lines), changes.c (the counts and lists of the open transaction:
+ * a file replaced by rename is one modification), similar.c (renames found
+ * by content), since.c (what changed since a savepoint, against the view
+ * at it; a file as it was at a savepoint),
  * ctl.c (what the control folder's files say, what a write to ctl does),
  * sock.c (the control socket in the state folder), session.c (`txfs exec`:
  * one command as one nested transaction), gc.c (the collector of discarded
@@ -31,8 +34,68 @@ int txn_summary(struct txfs *fs, struct txn_counts *c, char **changes);
 /* Count plan p's changes into c; with out, write the list there; with
  * flagged, the paths the policy flags for review. */
 struct policy;
-void changes_count(struct plan *p, struct txn_counts *c, FILE *out,
-		   const struct policy *pol, FILE *flagged);
+int changes_count(struct plan *p, struct txn_counts *c, FILE *out,
+		  const struct policy *pol, FILE *flagged);
+
+/* One change of a list (the open transaction against the real directory,
+ * or what changed since a savepoint): kind 'A', 'M', 'D' or 'R' (0: merged
+ * into another by chg_pair); old: its path before (NULL for A), new: its
+ * path now (NULL for D). Paths are borrowed (from the plans). */
+struct chg {
+	char kind;
+	const char *old, *new;
+	mode_t type;		/* S_IFMT of the object */
+	const char *lower;	/* D: its real path, if it is a real object */
+	bool one_name;		/* D: the object had one name */
+	bool real_data;		/* D: its old content is the real file's */
+	uint64_t tino, size;	/* A: a file born in the layer (else 0) */
+	const char *at;		/* D: where it was in the view, if not old */
+};
+
+struct chg_list {
+	struct chg *v;
+	size_t n, cap;
+	char **own;		/* paths made for the list */
+	size_t nown;
+};
+
+/* Where the real paths below the real folders a plan moves or deletes are
+ * in its view. */
+struct chg_moved {
+	const char *lower, *final;	/* final NULL: gone */
+	size_t len;
+};
+
+struct chg_view {
+	struct chg_moved *m;
+	size_t nm;
+};
+
+int chg_view_init(struct chg_view *v, const struct plan *p);
+void chg_view_free(struct chg_view *v);
+/* Real path lower as the view shows it (moved with the real folders it
+ * is in; NULL: one of them is gone). Made paths are kept by l; *err on
+ * ENOMEM. */
+const char *chg_view_path(const struct chg_view *v, const char *lower,
+			  struct chg_list *l, int *err);
+
+int chg_add(struct chg_list *l, char kind, const char *old, const char *new,
+	    mode_t type, const char *lower, bool one_name);
+void chg_free(struct chg_list *l);
+/* A deletion and a creation of the same type at one path become one
+ * modification 'M' (a file replaced by rename), unless the deleted object
+ * had more than one name (a real file: st_nlink > 1 now). */
+int chg_pair(struct txfs *fs, struct chg_list *l);
+/* similar.c: an unpaired deletion of a real file and creation of a file
+ * born in the layer whose contents share at least half of their bytes
+ * (lines) become one rename 'R' (git's rename detection). The new files
+ * are read in now (NULL: a read transaction of its own). */
+int chg_similar(struct txfs *fs, struct layer_txn *now, struct chg_list *l);
+/* The line of c as .txfs/changes writes it ("K path", "R old -> new",
+ * names C-quoted when they need it), with "\t(needs review)" when flag. */
+void chg_put(FILE *out, const struct chg *c, bool flag);
+/* Add c to the counts of its kind. */
+void chg_count(const struct chg *c, struct txn_counts *n);
 /* The id of the transaction open in the layer (0 before the first). */
 uint64_t txn_cur_id(struct layer_txn *t);
 
@@ -100,6 +163,29 @@ void exectree_destroy(struct txfs *fs);
 int exectree_begin(struct txfs *fs, int cfd, uint64_t id);
 void exectree_end(struct txfs *fs, uint64_t id);
 bool exectree_has(struct txfs *fs, pid_t pid);
+/* since.c: what changed since savepoint `name` (against the view at it):
+ * an object whose "changes" array holds the change lines (and
+ * "changes_hex" their bytes when one is not UTF-8), and with text, the
+ * lines as .txfs/changes writes them; with `only`, only until the next
+ * savepoint (what one command did). With keep (cmd-end): keep->before,
+ * when given, is taken as the view at the savepoint (one plan, not two),
+ * and the plan of the view now is handed back in keep->after. */
+struct since_plans {
+	struct plan *before;	/* in: the view at the savepoint, or NULL */
+	struct plan *after;	/* out: the view now, when it was planned */
+	uint64_t txid;		/* out: the layer commit the view now is */
+};
+int changes_since(struct txfs *fs, const char *name, bool only,
+		  struct json_t **out, FILE *text, struct since_plans *keep);
+/* The text of changes_since (-ENOENT: "no savepoint NAME"). */
+int since_text(struct txfs *fs, const char *name, bool only,
+	       struct txn_report *r);
+/* "sp-read at|next NAME PATH": regular file PATH as the view had it when
+ * savepoint NAME was taken (at), or at the savepoint after NAME, or now
+ * if none (next): its data (malloc'd) and mode. -ENOENT (no such
+ * savepoint or path), -EISDIR, -ELOOP (not a regular file). */
+int since_read(struct txfs *fs, const char *which, const char *name,
+	       const char *path, char **buf, size_t *len, mode_t *mode);
 /* The summary of the last `txfs exec` command (JSON, malloc'd) or NULL. */
 char *session_last_json(struct txfs *fs);
 /* Free the view session.c keeps for the next command's cmd-end (at

@@ -202,6 +202,76 @@ static int send_real(struct txfs *fs, int cfd, const char *path)
 	return 0;
 }
 
+/* Regular real file path: its data (malloc'd) and mode. */
+static int read_real(struct txfs *fs, const char *path, char **buf,
+		     size_t *len, mode_t *mode)
+{
+	struct stat st;
+	size_t got = 0;
+	int fd = lower_open(fs, path, O_RDONLY), rc = 0;
+
+	*buf = NULL;
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st))
+		rc = -errno;
+	else if (!S_ISREG(st.st_mode))
+		rc = S_ISDIR(st.st_mode) ? -EISDIR : -ELOOP;
+	else if (!(*buf = malloc((size_t)st.st_size + 1)))
+		rc = -ENOMEM;
+	while (rc == 0 && got < (size_t)st.st_size) {
+		ssize_t n = read(fd, *buf + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n ? -errno : 0;
+			break;	/* shorter than it was: what there is */
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	*len = got;
+	*mode = st.st_mode;
+	if (rc) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return rc;
+}
+
+/* "sp-read at|next|real NAME PATH": "MODE\n" (octal) and the file's data
+ * as it was at savepoint NAME (since_read), or in the real directory
+ * (real: NAME is ignored), for txfs diff. */
+static int send_at(struct txfs *fs, int cfd, char **argv)
+{
+	char *buf = NULL, head[32];
+	size_t len = 0, off = 0;
+	mode_t mode = 0;
+	int n, rc = !strcmp(argv[1], "real") ?
+		    read_real(fs, argv[3], &buf, &len, &mode) :
+		    since_read(fs, argv[1], argv[2], argv[3], &buf, &len,
+			       &mode);
+
+	if (rc) {
+		reply(cfd, rc, strerror(-rc));
+		return rc;
+	}
+	reply(cfd, 0, NULL);
+	n = snprintf(head, sizeof(head), "%o\n", (unsigned)mode);
+	if (send(cfd, head, (size_t)n, MSG_NOSIGNAL) == n)
+		while (off < len) {
+			ssize_t w = send(cfd, buf + off, len - off,
+					 MSG_NOSIGNAL);
+
+			if (w <= 0)
+				break;
+			off += (size_t)w;
+		}
+	free(buf);
+	return 0;
+}
+
 static int serve_one(struct txfs *fs, int cfd)
 {
 	char *buf = malloc(MAX_REQ), **argv = calloc(MAX_ARGS, sizeof(char *));
@@ -267,6 +337,10 @@ int sock_dispatch(struct txfs *fs, int cfd, int argc, char **argv,
 	}
 	if (!strcmp(verb, "real") && argc == 2) {
 		send_real(fs, cfd, argv[1]);
+		return SOCK_REPLIED;
+	}
+	if (!strcmp(verb, "sp-read") && argc == 4) {
+		send_at(fs, cfd, argv);
 		return SOCK_REPLIED;
 	}
 	if (!strncmp(verb, "cmd-", 4) || !strcmp(verb, "changes-since") ||

@@ -225,9 +225,15 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 		return rc;
 	}
 	flagf = open_memstream(&flagged, &flen);
-	changes_count(&p, &c, NULL, atomic_load(&fs->policy), flagf);
+	rc = changes_count(&p, &c, NULL, atomic_load(&fs->policy), flagf);
 	if (flagf)
 		fclose(flagf);
+	if (rc) {
+		layer_txn_end(t);
+		plan_free(&p);
+		free(flagged);
+		return rc;
+	}
 	dropped = join_lines(p.conflicts, p.nconflicts);
 	pin_replaced(fs, &p);
 	rc = commit_run(fs, &p, txid);	/* commits or ends t */

@@ -63,7 +63,7 @@ body() {
 	step "a rolled-back command" "A f6" -- sh -c 'echo f > f6; exit 3'
 	check_eq "[$WHO] it was rolled back" "rolled-back" "$(jget outcome)"
 	step "after a rolled-back command" "A f7" -- sh -c 'echo g > f7'
-	step "a rename in a folder (the folder changes too)" "$(printf 'A d\nA d/y')" -- sh -c 'mv d/x d/y'
+	step "a rename in a folder an earlier command made (the folder only gains and loses an entry)" "R d/x -> d/y" -- sh -c 'mv d/x d/y'
 	step "a change to drop" "A f8" -- sh -c 'echo h > f8'
 	txfs_as rollback "$WS" --command "$(jget cmd)" >/dev/null
 	step "after txfs rollback --command" "A f9" -- sh -c 'echo i > f9'

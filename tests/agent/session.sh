@@ -84,7 +84,7 @@ body() {
 		fail "[$WHO] step 9: vetoed: $(OUT=${OUTS[9]} jget vetoed)"
 	fi
 	check_eq "[$WHO] step 14: check_exit" 1 "$(OUT=${OUTS[14]} jget check_exit)"
-	check_eq "[$WHO] step 10: changes" '["A src/main.c", "A src"]' "$(OUT=${OUTS[10]} jget changes)"
+	check_eq "[$WHO] step 10: changes (main.c, made by step 2, moved: R)" '["R main.c -> src/main.c", "A src"]' "$(OUT=${OUTS[10]} jget changes)"
 	check_eq "[$WHO] step 20: CMD's output before the report" 2 "$(tr -d ' ' <<<"${CMDOUTS[20]}")"
 	if pgrep -f "$SLEEPER" >/dev/null; then
 		fail "[$WHO] step 17: a background process outlived its command: $(ps -o pid,ppid,pgid,sid,user,args -p "$(pgrep -d, -f "$SLEEPER")")"
