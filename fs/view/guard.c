@@ -472,8 +472,11 @@ int guard_charge(struct txfs *fs, struct layer_txn *t, const struct charge *ch)
 		struct who_arg w = { .fs = fs, .c = ch->c };
 		struct policy_caller who = { .exe = caller_exe, .arg = &w };
 		char *path = itab_path(fs, ch->dir, ch->name);
-		bool free_loss = (path && policy_delete_uncounted(p, path,
-								  strlen(path)))
+		/* the real path of what is lost decides, not the name it has
+		 * now: a real file moved under an uncounted folder counts */
+		const char *at = ch->lower ? ch->lower : path;
+		bool free_loss = (at && policy_delete_uncounted(p, at,
+								strlen(at)))
 				 || (policy_delete_uncounted_ignored(p) &&
 				     ignored_loss(fs, ch->lower))
 				 || policy_delete_uncounted_by(p, &who);

@@ -76,7 +76,7 @@ snapshot_real	# what the two commits made real is the new reference
 
 # ---- without except-ignored, node_modules counts like anything else
 use_policy plain <<'EOF'
-limit deletes 1000
+limit deletes 1000 except scratch/**
 EOF
 # (txfs exec below refuses a state folder under /tmp, which it leaves
 # writable to the command)
@@ -85,6 +85,9 @@ txfs_mount --state "$VSTATE" || exit 1
 refused "no except-ignored: rm -rf node_modules" 'rm -rf node_modules'
 check_eq "exactly 1,000 of its 2,003 files and folders were removed" 1003 \
 	"$(in_mnt 'find node_modules | wc -l')"
+ctl rollback
+refused "except GLOB: tracked files moved under scratch/ still count" 'mv lib scratch && rm -rf scratch'
+check_eq "exactly 1,000 were removed" 200 "$(count scratch)"
 ctl rollback
 
 # ---- txfs exec: the vetoes and the guard's note on stderr, and in --json
@@ -120,7 +123,7 @@ rc=$?
 [ -e "$R/node_modules" ] && fail "node_modules is still real" || ok "node_modules is gone from the real directory"
 check_eq "lib/ and src/ are as they were" "$RBEFORE" "$({ "$FSOP" tree -mox "$R/lib"; "$FSOP" tree -mox "$R/src"; } | sha256sum)"
 RBEFORE=$("$FSOP" tree -mox "$R" | sha256sum)
-t 300 "$TXFS" run -C "$R" --state "$T/rstate" --allow-weaker -- rm -rf lib src >"$T/run2.out" 2>&1
+t 300 "$TXFS" run -C "$R" --state "$T/rstate2" --allow-weaker -- rm -rf lib src >"$T/run2.out" 2>&1
 rc=$?
 [ $rc != 0 ] && ok "txfs run rm -rf lib src: exit $rc" || fail "txfs run rm -rf lib src: exit 0"
 grep -q "^txfs: run: rolled-back" "$T/run2.out" && grep -q "^txfs: run: [0-9]* vetoes by the policy" "$T/run2.out" &&
