@@ -395,7 +395,7 @@ static int charge_overwrite(struct txfs *fs, struct fhandle *fh,
 	int rc = 0;
 
 	if (!(v->rec.flags & LI_LOWER) || (v->rec.flags & LI_LOST) ||
-	    off >= end)
+	    off >= end || !guard_counts_losses(fs))
 		return 0;
 	if (!(tmp = malloc(BS)))
 		return -ENOMEM;

@@ -500,6 +500,14 @@ int guard_charge(struct txfs *fs, struct layer_txn *t, const struct charge *ch)
 	return layer_counters_put(t, &n);
 }
 
+bool guard_counts_losses(struct txfs *fs)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	const struct policy_limits *lim = p ? policy_limits(p) : NULL;
+
+	return lim && lim->deletes != UINT64_MAX;
+}
+
 int guard_copy_up(struct txfs *fs, struct layer_txn *t, struct tview *v)
 {
 	struct charge ch = { .op = "modify", .dir = v->tino, .files = 1 };

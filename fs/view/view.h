@@ -376,6 +376,9 @@ struct charge {
 /* Count a change inside write transaction t: -EACCES past `limit
  * deletes`, -EDQUOT past the other limits (logged as vetoes). */
 int guard_charge(struct txfs *fs, struct layer_txn *t, const struct charge *ch);
+/* Does the policy count losses (`limit deletes`)? Else a caller may skip
+ * finding out whether a change is one. */
+bool guard_counts_losses(struct txfs *fs);
 /* `except-ignored`: read what git ignores in the real directory again
  * (mounted: the FUSE mount exists; an in-place mount keeps what it read
  * at mount). Call with no lock held: it runs git. */
