@@ -13,7 +13,7 @@
 # A tree made ignored and committed is exempt after the commit. And the
 # refusal reaches the caller: txfs exec and txfs run print the vetoes
 # (count, the first few) and the guard's note with "roll back" on stderr,
-# and txfs exec --json has it in "guard" (what the MCP exec tool returns).
+# and txfs exec --json has it in "guard", which the MCP exec tool returns.
 . "$(dirname "$0")/../mount/lib.sh"
 . "$(dirname "$0")/plib.sh"
 
@@ -110,7 +110,33 @@ assert o["vetoes"] >= 1, o["vetoes"]' "$T/exec.json" >"$T/j.out" 2>&1; then
 else
 	fail "txfs exec --json: $(tail -3 "$T/j.out")"
 fi
-check_eq "after both commands: lib is whole" 1200 "$(count lib)"
+# the MCP exec tool returns txfs exec --json's object: the note is there
+if (cd "$MNT" && t 120 "$PYTHON" -c 'import json, subprocess, sys
+msgs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+         "protocolVersion": "2025-06-18", "capabilities": {},
+         "clientInfo": {"name": "guard_ignored", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+         "name": "exec", "arguments": {"argv": ["sh", "-c", "rm -rf lib 2>/dev/null"]}}}]
+p = subprocess.Popen([sys.argv[1], "mcp", sys.argv[2]], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, text=True)
+p.stdin.write("".join(json.dumps(m) + "\n" for m in msgs)); p.stdin.flush()
+for line in p.stdout:
+    o = json.loads(line)
+    if o.get("id") == 2:
+        break
+p.stdin.close(); p.wait(30)
+r = o["result"]
+assert r["isError"], r
+g = r["structuredContent"]["guard"]
+assert "limit deletes 1000" in g and "roll back" in g, g
+assert g in r["content"][0]["text"] or "limit deletes 1000" in r["content"][0]["text"]
+print(g[:60])' "$TXFS" "$MNT") >"$T/mcp.out" 2>&1; then
+	ok "MCP exec tool: the result carries the guard's note ($(cat "$T/mcp.out"))"
+else
+	fail "MCP exec tool: $(tail -5 "$T/mcp.out")"
+fi
+check_eq "after the three commands: lib is whole" 1200 "$(count lib)"
 txfs_umount "$MNT" "$VSTATE" && rm -rf "$VSTATE"
 
 # ---- txfs run (mounted in place, the default policy)
