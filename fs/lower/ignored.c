@@ -106,8 +106,8 @@ static int run_git(const char *ws, char **out, size_t *len)
 			 "--directory", NULL };
 	char envb[3][4096], *env[6];
 	posix_spawn_file_actions_t fa;
-	int pfd[2], status, rc;
-	pid_t pid;
+	int pfd[2], status = 0, rc;
+	pid_t pid, w;
 
 	git_env(env, envb);
 	if (pipe2(pfd, O_CLOEXEC))
@@ -126,9 +126,10 @@ static int run_git(const char *ws, char **out, size_t *len)
 	close(pfd[1]);
 	pfd[1] = -1;
 	rc = read_all(pfd[0], out, len);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
 		;
-	if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+	if (rc == 0 && (w != pid || !WIFEXITED(status) ||
+			WEXITSTATUS(status) != 0))
 		*len = 0;	/* no repository: nothing is ignored */
 out_fa:
 	posix_spawn_file_actions_destroy(&fa);

@@ -96,9 +96,9 @@ int txfs_load_policy(struct txfs *fs, int *report_fd)
  * ignores in the real directory, and keep that until the next refresh.
  * At mount (mounted false: the FUSE mount does not exist yet), after a
  * reload and after each commit. Once mounted over the real directory
- * itself (in place), its path leads into the mount, where git would read
- * the transaction's own .gitignore files and index: the set read at
- * mount is kept then. Without the option in the policy, nothing is kept.
+ * itself (in place) or inside it, its path leads into the mount, where
+ * git would read the transaction's own .gitignore files and index: the
+ * set read at mount is kept then. Without the option in the policy, nothing is kept.
  */
 void guard_ignored_refresh(struct txfs *fs, bool mounted)
 {
@@ -108,8 +108,14 @@ void guard_ignored_refresh(struct txfs *fs, bool mounted)
 	int rc;
 
 	if (policy_delete_uncounted_ignored(p)) {
+		size_t l = fs->ws_path ? strlen(fs->ws_path) : 0;
+
+		/* mounted in place, or inside the real directory: git
+		 * would read the mount */
 		if (mounted && (!fs->mnt_path || !fs->ws_path ||
-				!strcmp(fs->mnt_path, fs->ws_path)))
+				(!strncmp(fs->mnt_path, fs->ws_path, l) &&
+				 (fs->mnt_path[l] == '/' ||
+				  !fs->mnt_path[l]))))
 			return;
 		if ((rc = lower_ignored_load(fs->ws_path, &ig))) {
 			fprintf(stderr, "txfs: what git ignores in %s: %s; "
