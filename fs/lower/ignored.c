@@ -8,7 +8,9 @@
  * lists when run on the REAL directory: untracked (not in git's index)
  * and matched by the repository's ignore rules (.gitignore files,
  * .git/info/exclude, core.excludesFile). A folder wholly ignored is one
- * entry ("node_modules/"), and stands for everything below it.
+ * entry ("node_modules/"), and stands for everything below it; a folder
+ * that is a repository itself (a nested repository or a worktree the
+ * parent ignores: it has a .git) is left out, its files are no cache.
  *
  * git runs only when the caller asks (at mount, before the FUSE mount
  * exists, and where the real directory is not the mount point, after a
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -142,6 +145,20 @@ out_pipe:
 	return rc;
 }
 
+/* Is ws/rel a repository of its own (has a .git)? */
+static bool is_repo(const char *ws, const char *rel)
+{
+	struct stat st;
+	char *p = NULL;
+	bool yes;
+
+	if (asprintf(&p, "%s/%s/.git", ws, rel) < 0)
+		return true;	/* unknown: not exempt */
+	yes = lstat(p, &st) == 0;
+	free(p);
+	return yes;
+}
+
 int lower_ignored_load(const char *ws, struct lower_ignored **out)
 {
 	struct lower_ignored *ig = calloc(1, sizeof(*ig));
@@ -163,10 +180,12 @@ int lower_ignored_load(const char *ws, struct lower_ignored **out)
 		char *p = ig->buf + i;
 		size_t l = strlen(p);
 
+		bool dir = l && p[l - 1] == '/';
+
 		i += l + 1;
 		while (l && p[l - 1] == '/')
 			p[--l] = '\0';
-		if (l && ig->n < n)
+		if (l && ig->n < n && !(dir && is_repo(ws, p)))
 			ig->paths[ig->n++] = p;
 	}
 	if (ig->n)

@@ -158,7 +158,8 @@ static void test_ignored(void **state)
 		 "printf 'node_modules/\\n*.log\\n' > .gitignore && "
 		 "mkdir -p node_modules/a src && echo 1 > node_modules/a/x.js && "
 		 "echo 2 > src/t.log && echo 3 > src/u.log && echo 4 > src/m.c "
-		 "&& git add -f src/t.log", dir);
+		 "&& git add -f src/t.log && mkdir -p sub/.git && "
+		 "echo 5 > sub/f && printf 'sub/\\n' >> .gitignore", dir);
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(lower_ignored_load(dir, &ig), 0);
 	assert_true(lower_ignored_has(ig, "node_modules"));
@@ -168,6 +169,7 @@ static void test_ignored(void **state)
 	assert_false(lower_ignored_has(ig, "src/m.c"));
 	assert_false(lower_ignored_has(ig, "src"));
 	assert_false(lower_ignored_has(ig, "node_modulesx"));
+	assert_false(lower_ignored_has(ig, "sub/f"));	/* a repository */
 	assert_false(lower_ignored_has(ig, ""));
 	assert_false(lower_ignored_has(NULL, "node_modules"));
 	lower_ignored_free(ig);
