@@ -98,7 +98,8 @@ int txfs_load_policy(struct txfs *fs, int *report_fd)
  * reload and after each commit. Once mounted over the real directory
  * itself (in place) or inside it, its path leads into the mount, where
  * git would read the transaction's own .gitignore files and index: the
- * set read at mount is kept then. Without the option in the policy, nothing is kept.
+ * set read at mount is kept then. Without the option in the policy,
+ * nothing is kept.
  */
 void guard_ignored_refresh(struct txfs *fs, bool mounted)
 {
