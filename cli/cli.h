@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 int cmd_mount(int argc, char **argv);
 int cmd_umount(int argc, char **argv);
@@ -50,6 +51,23 @@ int cli_find_state(const char *mnt, const char *ctl, char *out, size_t size);
  * fs/session/sock.c): *err its errno (0 ok), *out its text (malloc'd). */
 int cli_request(const char *state, int argc, char **argv, int *err,
 		char **out, size_t *outlen);
+
+/* vetoes.c: the vetoes of one txfs exec command (cmd > 0: between its
+ * cmd-begin and cmd-end records) or of one txfs run (cmd 0: the last
+ * `last` vetoes of the log), read from the audit log text: how many, the
+ * first CLI_VETO_SHOW as "op path (rule)", and the last guard record's
+ * note ("`limit deletes 1000` (FILE:LINE) reached: ...; HINT") or NULL.
+ * cli_vetoes_print writes them to stderr, indented. */
+#define CLI_VETO_SHOW 10
+struct cli_vetoes {
+	size_t n;
+	char *first[CLI_VETO_SHOW];
+	char *guard;
+};
+int cli_vetoes_read(const char *log, unsigned long long cmd, uint64_t last,
+		    struct cli_vetoes *v);
+void cli_vetoes_print(const struct cli_vetoes *v, const char *mnt);
+void cli_vetoes_free(struct cli_vetoes *v);
 
 struct policy;
 /* hide_tracked.c: warn on stderr about each path a hide rule of p hides

@@ -391,12 +391,14 @@ static double now_ms(void)
 }
 
 /* The vetoes logged while command x->id ran, as "op path (rule)" lines in
- * o["vetoed"] (bytes: "vetoed_hex" when one is not UTF-8). */
-static void vetoed(struct exec_ctx *x, json_t *o)
+ * o["vetoed"] (bytes: "vetoed_hex" when one is not UTF-8), and in *cv
+ * the first few and the guard's note (vetoes.c). */
+static void vetoed(struct exec_ctx *x, json_t *o, struct cli_vetoes *cv)
 {
 	char *req[1] = { "log" }, *log = ask(x, 1, req);
 	bool in = false;
 
+	cli_vetoes_read(log, x->id, 0, cv);
 	json_object_set_new(o, "vetoed", json_array());
 	for (char *l = log ? strtok(log, "\n") : NULL; l;
 	     l = strtok(NULL, "\n")) {
@@ -446,6 +448,7 @@ static void report(struct exec_ctx *x, const char *end, int check_status,
 		   double ms)
 {
 	json_t *o = json_loads(end, 0, NULL), *ch;
+	struct cli_vetoes cv = { 0 };
 
 	if (!o) {
 		fputs(end, x->json ? stdout : stderr);
@@ -453,9 +456,12 @@ static void report(struct exec_ctx *x, const char *end, int check_status,
 	}
 	json_object_set_new(o, "check_exit", json_integer(check_status));
 	if (json_integer_value(json_object_get(o, "vetoes")))
-		vetoed(x, o);
+		vetoed(x, o, &cv);
 	else
 		json_object_set_new(o, "vetoed", json_array());
+	/* a limit reached: what to do (the agent reads this, not the log) */
+	if (!cv.guard || audit_json_set_bytes(o, "guard", cv.guard))
+		json_object_set_new(o, "guard", json_null());
 	json_object_set_new(o, "ms", json_real(ms));
 	if (x->json) {
 		char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -464,6 +470,7 @@ static void report(struct exec_ctx *x, const char *end, int check_status,
 			printf("%s\n", s);
 		free(s);
 		json_decref(o);
+		cli_vetoes_free(&cv);
 		return;
 	}
 	ch = json_object_get(o, "changes");
@@ -478,7 +485,8 @@ static void report(struct exec_ctx *x, const char *end, int check_status,
 		json_integer_value(json_object_get(o, "vetoes")) == 1 ? "" :
 		"es");
 	put_lines(o, "changes", "");
-	put_lines(o, "vetoed", "vetoed: ");
+	cli_vetoes_print(&cv, x->mnt);
+	cli_vetoes_free(&cv);
 	json_decref(o);
 }
 

@@ -364,7 +364,25 @@ struct outcome {
 	char *message;		/* the daemon's words */
 	unsigned stopped;	/* processes left by CMD or --check, killed */
 	double seconds;
+	struct cli_vetoes vetoes;	/* what the policy refused (vetoes.c) */
 };
+
+/* The vetoes of this run (its daemon counts them from its mount: status's
+ * "vetoes"), read from the log while the daemon is there. */
+static void read_vetoes(struct run_ctx *r, struct outcome *o)
+{
+	json_t *st = o->status_json ? json_loads(o->status_json,
+						 JSON_DISABLE_EOF_CHECK, NULL) : NULL;
+	json_int_t n = json_integer_value(json_object_get(st, "vetoes"));
+	char *log;
+	int err;
+
+	json_decref(st);
+	if (n > 0 && (log = daemon_text(r, "log", false, &err))) {
+		cli_vetoes_read(log, 0, (uint64_t)n, &o->vetoes);
+		free(log);
+	}
+}
 
 /* The --json report, built with jansson: "transaction" is the daemon's
  * status.json object, "changes" the text of .txfs/changes and "message"
@@ -383,6 +401,9 @@ static void report_json(const struct outcome *o)
 
 	if (st && !json_is_object(st))
 		json_decref(st);
+	if (j && o->vetoes.guard &&
+	    audit_json_set_bytes(j, "guard", o->vetoes.guard))
+		json_object_del(j, "guard");
 	if (j && !audit_json_set_bytes(j, "changes", o->changes ? o->changes : "") &&
 	    !audit_json_set_bytes(j, "message", o->message ? o->message : ""))
 		s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER |
@@ -409,6 +430,11 @@ static void report(const struct run_ctx *r, const struct outcome *o)
 		o->message ? ": " : "\n", o->message ? o->message : "");
 	if (o->changes && o->changes[0])
 		fprintf(stderr, "%s", o->changes);
+	if (o->vetoes.n) {
+		fprintf(stderr, "txfs: run: %zu veto%s by the policy:\n",
+			o->vetoes.n, o->vetoes.n == 1 ? "" : "es");
+		cli_vetoes_print(&o->vetoes, r->ws);
+	}
 	if (o->status_json)
 		fprintf(stderr, "txfs: run: transaction: %s", o->status_json);
 	if (!strcmp(o->action, "kept"))
@@ -564,6 +590,7 @@ int cmd_run(int argc, char **argv)
 	}
 	o.status_json = daemon_text(&r, "status", true, &err);
 	o.changes = daemon_text(&r, "changes", false, &err);
+	read_vetoes(&r, &o);
 	rc = decide(&r, &o);
 	if (!r.o.keep)
 		umount_ws(&r);
@@ -574,6 +601,7 @@ int cmd_run(int argc, char **argv)
 	free(o.status_json);
 	free(o.changes);
 	free(o.message);
+	cli_vetoes_free(&o.vetoes);
 	sup_lists_free(&r.sup);
 	policy_allow_write_free(r.pol_allow, r.npol_allow);
 	if (rc)

@@ -60,6 +60,7 @@ struct inval_queue;
 struct offload;
 struct lower_cache;
 struct spin;
+struct lower_ignored;
 
 /* The whole filesystem: the one piece of mutable state. */
 /* A txfs exec between cmd-begin and cmd-end (exectree.c). */
@@ -104,6 +105,10 @@ struct txfs {
 	struct policy **retired;	/* replaced by reloads, freed at exit */
 	size_t nretired;
 	struct audit *audit;
+	/* `except-ignored`: what git ignores in the real directory
+	 * (lower/ignored.c), read at mount and after commits (guard.c) */
+	pthread_mutex_t ign_lock;
+	struct lower_ignored *ignored;
 
 	bool use_openat2;
 	struct lower_cache *lcache;	/* folder fds (lower.c) */

@@ -85,6 +85,7 @@ static int build(struct policy *p, const struct parsed *ps)
 		u[i] = ps->unlimited_by[i];
 	p->unlimited_by = u;
 	p->nunlimited_by = ps->nunlimited_by;
+	p->unlimited_ignored = ps->unlimited_ignored;
 	p->network_denied = ps->network_denied;
 	p->control_denied = ps->control_denied;
 	p->nrules = ps->nstatements;
@@ -440,9 +441,15 @@ bool policy_delete_uncounted_by(const struct policy *p,
 	return false;
 }
 
+bool policy_delete_uncounted_ignored(const struct policy *p)
+{
+	return p && p->unlimited_ignored;
+}
+
 bool policy_has_uncounted(const struct policy *p)
 {
-	return p && (p->nunlimited || p->nunlimited_by);
+	return p && (p->nunlimited || p->nunlimited_by ||
+		     p->unlimited_ignored);
 }
 
 bool policy_network_denied(const struct policy *p)

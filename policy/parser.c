@@ -445,23 +445,54 @@ static void set_limit(struct pline *l, size_t k, uint64_t v)
 	*line = l->t[0].line;
 }
 
-/* `limit deletes N [except GLOB...] [except-by EXE...]`: losses at those
- * paths, or made by those programs, are not counted. */
+/* The index of `except-ignored` in [from, to), or to. */
+static size_t find_ignored(const struct pline *l, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++)
+		if (tok_is(&l->t[i], "except-ignored"))
+			return i;
+	return to;
+}
+
+/* `limit deletes N [except GLOB...] [except-ignored] [except-by EXE...]`
+ * (except-ignored may also come first): losses at those paths, of what
+ * git ignores in the real directory, or made by those programs, are not
+ * counted. */
 static int parse_uncounted(struct pline *l)
 {
 	struct parsed *o = l->out;
-	size_t by = find_by(l, 3), n = l->n;
+	size_t by = find_by(l, 3), n = l->n, from = 3, to = by;
+	size_t ign = find_ignored(l, 3, by);
 	int ret = 0;
 
-	if (tok_is(&l->t[3], "except")) {
-		if (by < 5)
-			missing(l, &l->t[by - 1], "missing glob after 'except'");
-		l->n = by;
-		ret = parse_globs(l, 4, false, &o->unlimited, &o->nunlimited,
-				  &o->capunlimited);
+	if (ign < by) {
+		if (find_ignored(l, ign + 1, by) < by) {
+			error_at(l, &l->t[find_ignored(l, ign + 1, by)],
+				 "'except-ignored' given twice");
+			return 0;
+		}
+		if (ign != 3 && ign != by - 1) {
+			error_at(l, &l->t[ign], "'except-ignored' goes right "
+				 "after the limit value or after the globs "
+				 "of 'except'");
+			return 0;
+		}
+		o->unlimited_ignored = true;
+		if (ign == 3)
+			from = 4;
+		else
+			to = ign;
+	}
+	if (from < to && tok_is(&l->t[from], "except")) {
+		if (to < from + 2)
+			missing(l, &l->t[to - 1], "missing glob after 'except'");
+		l->n = to;
+		ret = parse_globs(l, from + 1, false, &o->unlimited,
+				  &o->nunlimited, &o->capunlimited);
 		l->n = n;
-	} else if (by != 3) {
-		unexpected(l, 3, "the limit value");
+	} else if (from < to) {
+		unexpected(l, from, from == 3 ? "the limit value" :
+			   "except-ignored");
 		return 0;
 	}
 	if (ret || by == n)

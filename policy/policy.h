@@ -161,6 +161,10 @@ bool policy_delete_uncounted(const struct policy *p, const char *path,
 /* `... except-by EXE...`: is a loss made by who not counted? */
 bool policy_delete_uncounted_by(const struct policy *p,
 				const struct policy_caller *who);
+/* `... except-ignored`: are losses of real objects that git ignores
+ * (untracked and matched by the real directory's ignore rules) not
+ * counted? The filesystem knows which those are (lower/ignored.c). */
+bool policy_delete_uncounted_ignored(const struct policy *p);
 bool policy_has_uncounted(const struct policy *p);
 bool policy_network_denied(const struct policy *p);
 /* exec deny: path is workspace-relative. */

@@ -235,6 +235,7 @@ struct parsed {
 	size_t nunlimited, capunlimited;
 	const struct glob **unlimited_by;	/* `... except-by EXE...` */
 	size_t nunlimited_by, capunlimited_by;
+	bool unlimited_ignored;		/* `... except-ignored` */
 	bool network_denied;
 	uint32_t control_denied;	/* bit i: control_verbs[i] */
 	size_t nstatements;		/* lines holding a rule */
@@ -318,6 +319,7 @@ struct policy {
 	size_t nunlimited;
 	const struct glob *const *unlimited_by;	/* callers not counted */
 	size_t nunlimited_by;
+	bool unlimited_ignored;		/* git-ignored real paths not counted */
 	bool network_denied;
 	uint32_t control_denied;
 	const char *const *exec_text;

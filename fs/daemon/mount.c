@@ -588,6 +588,7 @@ static void cleanup(struct txfs *fs)
 	session_forget(fs);
 	exectree_destroy(fs);
 	pthread_mutex_destroy(&fs->ctl_lock);
+	pthread_mutex_destroy(&fs->ign_lock);
 	ctl_snap_free_all(fs);
 	pthread_mutex_destroy(&fs->snap_lock);
 	free(fs->last_report);
@@ -711,6 +712,7 @@ int txfs_run_mount(struct txfs_opts *opts)
 	pthread_mutex_init(&fs.snap_lock, NULL);
 	pthread_mutex_init(&fs.fh_lock, NULL);
 	exectree_init(&fs);
+	pthread_mutex_init(&fs.ign_lock, NULL);
 	if ((rc = seal_process())) {
 		rc = fail(&r, rc, "cannot make the daemon non-dumpable: %s",
 			  strerror(-rc));
@@ -793,6 +795,7 @@ int txfs_recover_state(const char *state, char *msg, size_t size)
 	pthread_mutex_init(&fs.snap_lock, NULL);
 	pthread_mutex_init(&fs.fh_lock, NULL);
 	exectree_init(&fs);
+	pthread_mutex_init(&fs.ign_lock, NULL);
 	if ((rc = open_state(&fs, &r)))
 		goto out;
 	fs.statefd = fs.statefd;

@@ -80,6 +80,9 @@
 #define LI_LOWER	0x1u	/* has an origin in the real directory */
 #define LI_XATTRS	0x2u	/* xattrs fully held in the layer */
 #define LI_DATA		0x4u	/* data changed (chunks or lower_valid) */
+#define LI_LOST		0x8u	/* a loss of its real bytes (truncated,
+				 * overwritten, punched) was charged to
+				 * `limit deletes`: later ones cost nothing */
 
 struct layer_inode {
 	uint32_t mode;

@@ -4,7 +4,8 @@
  *
  * Owns: lower.c: the directory fd opened before mounting, the cache of folder
  * fds, openat2(RESOLVE_BENEATH) or a component walk with O_NOFOLLOW; never a
- * path string joined onto an absolute path.
+ * path string joined onto an absolute path. ignored.c: what git ignores in
+ * the real directory (git run on request, never per FUSE request).
  * May call: nothing of fs/ (only the core header, txfs.h). Called by: view/,
  * commit/, session/, ops/, daemon/.
  */
@@ -35,5 +36,17 @@ int lower_readlink(struct txfs *fs, const char *relpath, char *buf,
 char *path_join(const char *dir, const char *name);
 /* Is name a valid single component (no '/', not "." or "..")? */
 bool name_ok(const char *name);
+
+/* ---- ignored.c: what git ignores in the real directory ---- */
+
+struct lower_ignored;
+/* Run git once on the real directory ws (the path, so never while the
+ * mount is over it) and keep the untracked, ignored paths: *out is an
+ * empty set when ws is no repository or git is missing. */
+int lower_ignored_load(const char *ws, struct lower_ignored **out);
+/* Is path (relative to the root), or a folder above it, ignored? */
+bool lower_ignored_has(const struct lower_ignored *ig, const char *path);
+size_t lower_ignored_count(const struct lower_ignored *ig);
+void lower_ignored_free(struct lower_ignored *ig);
 
 #endif /* TXFS_LOWER_H */

@@ -295,9 +295,10 @@ int txn_commit(struct txfs *fs, bool force, struct txn_report *r)
 	rc = commit_locked(fs, force, r, &il);
 	pthread_rwlock_unlock(&fs->txlock);
 	il_send(fs, &il, false, false);
-	if (rc == 0)
+	if (rc == 0) {
 		gc_kick(fs);
-	else if (!r->text)
+		guard_ignored_refresh(fs, true);	/* the real dir changed */
+	} else if (!r->text)
 		report(fs, r, rc, "commit failed: %s; the staged changes are "
 		       "kept\n", strerror(-rc));
 	return rc;
@@ -715,6 +716,8 @@ int txn_commit_paths(struct txfs *fs, bool force, const char *const *paths,
 		rc = commit_some(fs, force, canon, n, r, &il);
 		pthread_rwlock_unlock(&fs->txlock);
 		il_send(fs, &il, false, false);
+		if (rc == 0)
+			guard_ignored_refresh(fs, true);
 	}
 	for (size_t i = 0; canon && i < n; i++)
 		free(canon[i]);

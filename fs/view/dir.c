@@ -220,7 +220,8 @@ int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool isdir,
 		/* a loss for `limit deletes`: an object of the real directory
 		 * (what this transaction made costs nothing) */
 		struct charge ch = { .c = c, .op = "delete", .dir = parent,
-				     .name = name, .deletes = 1 };
+				     .name = name, .lower = v.lower_path,
+				     .deletes = 1 };
 
 		rc = guard_charge(fs, op.t, &ch);
 	}
@@ -355,7 +356,8 @@ static int rename_policy(struct txfs *fs, struct rename_ctx *r,
 	if (!r->dst.lower_path)
 		return 0;	/* replacing what this transaction made */
 	struct charge ch = { .c = r->c, .op = "rename", .dir = r->newparent,
-			     .name = r->newname, .deletes = 1 };
+			     .name = r->newname, .lower = r->dst.lower_path,
+			     .deletes = 1 };
 
 	return guard_charge(fs, r->op.t, &ch);
 }

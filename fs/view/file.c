@@ -365,6 +365,56 @@ static int write_pieces(struct txfs *fs, struct fhandle *fh,
 	return rc;
 }
 
+static bool all_zero(const char *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && !memcmp(p, p + 1, n - 1));
+}
+
+/*
+ * `limit deletes` counts a loss of real data once a file: the first
+ * truncation below the real bytes still in place (file_truncate), or the
+ * first write of size bytes of buf (zeros when NULL: a punch, a zeroed
+ * range) at off that changes real bytes still in place, [0, lower_valid).
+ * Until that charge the file holds its real bytes there (any change of
+ * them would have been charged), so comparing with what it holds now
+ * tells whether real data is destroyed: writing the same bytes back, or
+ * appending, destroys nothing. Sets LI_LOST in v->rec (the caller stores
+ * the record).
+ */
+static int charge_overwrite(struct txfs *fs, struct fhandle *fh,
+			    struct layer_txn *t, struct tview *v,
+			    const char *buf, uint64_t size, uint64_t off,
+			    const struct req_ctx *c)
+{
+	struct charge ch = { .c = c, .op = "overwrite", .dir = fh->node,
+			     .lower = v->lower_path, .deletes = 1 };
+	uint64_t end = off + size < v->rec.lower_valid ? off + size :
+			v->rec.lower_valid;
+	bool same = true;
+	char *tmp;
+	int rc = 0;
+
+	if (!(v->rec.flags & LI_LOWER) || (v->rec.flags & LI_LOST) ||
+	    off >= end || !guard_counts_losses(fs))
+		return 0;
+	if (!(tmp = malloc(BS)))
+		return -ENOMEM;
+	for (uint64_t pos = off; pos < end && same && rc == 0;) {
+		uint64_t b = pos / BS, to = (b + 1) * BS < end ? (b + 1) * BS :
+			     end;
+
+		rc = read_block(fs, fh, t, &v->rec, b, pos, to, tmp);
+		if (rc == 0)
+			same = buf ? !memcmp(tmp, buf + (pos - off), to - pos) :
+				     all_zero(tmp, to - pos);
+		pos = to;
+	}
+	free(tmp);
+	if (rc == 0 && !same && (rc = guard_charge(fs, t, &ch)) == 0)
+		v->rec.flags |= LI_LOST;
+	return rc;
+}
+
 /*
  * Write size bytes (zeros when buf is NULL) at off into v's data, inside
  * write transaction t. v must have a layer record; the caller updates it.
@@ -383,6 +433,8 @@ static int write_range(struct txfs *fs, struct fhandle *fh,
 	int64_t grown = 0;
 	int rc = guard_file_size(fs, newsize, &ch);
 
+	if (rc == 0)
+		rc = charge_overwrite(fs, fh, t, v, buf, size, off, c);
 	for (uint64_t pos = off; pos < end && rc == 0;) {
 		uint64_t b = pos / BS, bstart = b * BS;
 		uint64_t to = bstart + BS < end ? bstart + BS : end;
@@ -482,12 +534,15 @@ int file_truncate(struct txfs *fs, struct layer_txn *t, struct tview *v,
 	if (rc2)
 		return rc2;
 	/* a loss for `limit deletes`: bytes of the real file still in place
-	 * are cut (so the first truncation of a real file counts, later ones
-	 * cost nothing) */
-	if ((rec->flags & LI_LOWER) && size < rec->lower_valid) {
+	 * are cut (once a file: a truncation after an earlier loss of the
+	 * same file, charge_overwrite, costs nothing) */
+	if ((rec->flags & LI_LOWER) && !(rec->flags & LI_LOST) &&
+	    size < rec->lower_valid) {
 		ch.deletes = 1;
+		ch.lower = v->lower_path;
 		if ((rc2 = guard_charge(fs, t, &ch)))
 			return rc2;
+		rec->flags |= LI_LOST;
 	}
 	if (size < rec->size) {
 		uint64_t b = size / BS, keep = size % BS;
@@ -538,7 +593,7 @@ static int punch(struct txfs *fs, struct fhandle *fh, struct layer_txn *t,
 		 struct tview *v, uint64_t o, uint64_t e,
 		 const struct req_ctx *c)
 {
-	int rc = 0;
+	int rc = charge_overwrite(fs, fh, t, v, NULL, e - o, o, c);
 
 	for (uint64_t pos = o; pos < e && rc == 0;) {
 		uint64_t b = pos / BS, bs = b * BS;

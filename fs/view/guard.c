@@ -22,8 +22,9 @@
 #define AUDIT_MAX (8u << 20)
 
 /* What an agent is told when `limit deletes` refuses a loss. */
-#define GUARD_HINT "only losses of real data (removing, truncating or " \
-	"replacing what exists outside this transaction) are refused now; " \
+#define GUARD_HINT "only losses of real data (removing, truncating, " \
+	"overwriting or replacing what exists outside this transaction) " \
+	"are refused now; " \
 	"creating, writing and removing what this transaction made still " \
 	"work. Commit what is wanted (echo commit > .txfs/ctl) and go on, " \
 	"or roll back (echo rollback > .txfs/ctl); either starts a new count"
@@ -86,7 +87,67 @@ int txfs_load_policy(struct txfs *fs, int *report_fd)
 			 fs->state_path, strerror(-rc));
 		return report(report_fd, msg);
 	}
+	guard_ignored_refresh(fs, false);
 	return 0;
+}
+
+/*
+ * `limit deletes N except-ignored`: ask git (lower/ignored.c) what it
+ * ignores in the real directory, and keep that until the next refresh.
+ * At mount (mounted false: the FUSE mount does not exist yet), after a
+ * reload and after each commit. Once mounted over the real directory
+ * itself (in place) or inside it, its path leads into the mount, where
+ * git would read the transaction's own .gitignore files and index: the
+ * set read at mount is kept then. Without the option in the policy,
+ * nothing is kept.
+ */
+void guard_ignored_refresh(struct txfs *fs, bool mounted)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	struct lower_ignored *ig = NULL, *old;
+	char fields[64];
+	int rc;
+
+	if (policy_delete_uncounted_ignored(p)) {
+		size_t l = fs->ws_path ? strlen(fs->ws_path) : 0;
+
+		/* mounted in place, or inside the real directory: git
+		 * would read the mount */
+		if (mounted && (!fs->mnt_path || !fs->ws_path ||
+				(!strncmp(fs->mnt_path, fs->ws_path, l) &&
+				 (fs->mnt_path[l] == '/' ||
+				  !fs->mnt_path[l]))))
+			return;
+		if ((rc = lower_ignored_load(fs->ws_path, &ig))) {
+			fprintf(stderr, "txfs: what git ignores in %s: %s; "
+				"every loss counts\n", fs->ws_path,
+				strerror(-rc));
+			ig = NULL;
+		}
+	}
+	pthread_mutex_lock(&fs->ign_lock);
+	old = fs->ignored;
+	fs->ignored = ig;
+	pthread_mutex_unlock(&fs->ign_lock);
+	lower_ignored_free(old);
+	if (ig && fs->audit) {
+		snprintf(fields, sizeof(fields), "\"paths\":%zu",
+			 lower_ignored_count(ig));
+		audit_event(fs->audit, "git-ignored", fields, NULL);
+	}
+}
+
+/* Is the real object at lower (a real path) one git ignores? */
+static bool ignored_loss(struct txfs *fs, const char *lower)
+{
+	bool yes;
+
+	if (!lower)
+		return false;
+	pthread_mutex_lock(&fs->ign_lock);
+	yes = lower_ignored_has(fs->ignored, lower);
+	pthread_mutex_unlock(&fs->ign_lock);
+	return yes;
 }
 
 /* Names in known folder d whose hidden state differs between policies. */
@@ -196,6 +257,7 @@ int txfs_reload_policy(struct txfs *fs, char **msg)
 	reload_invalidate(fs, old, p);
 	pthread_rwlock_unlock(&fs->txlock);
 	inval_flush(fs);	/* with no lock held (see inval.c) */
+	guard_ignored_refresh(fs, true);
 	if (fs->audit)
 		audit_event(fs->audit, "policy-reload", NULL, NULL);
 	if (asprintf(msg, "policy reloaded from %s\n",
@@ -215,6 +277,8 @@ void txfs_free_policy(struct txfs *fs)
 	atomic_store(&fs->policy, NULL);
 	audit_close(fs->audit);
 	fs->audit = NULL;
+	lower_ignored_free(fs->ignored);
+	fs->ignored = NULL;
 }
 
 static void veto(struct txfs *fs, enum policy_op op, const char *path,
@@ -415,8 +479,13 @@ int guard_charge(struct txfs *fs, struct layer_txn *t, const struct charge *ch)
 		struct who_arg w = { .fs = fs, .c = ch->c };
 		struct policy_caller who = { .exe = caller_exe, .arg = &w };
 		char *path = itab_path(fs, ch->dir, ch->name);
-		bool free_loss = (path && policy_delete_uncounted(p, path,
-								  strlen(path)))
+		/* the real path of what is lost decides, not the name it has
+		 * now: a real file moved under an uncounted folder counts */
+		const char *at = ch->lower ? ch->lower : path;
+		bool free_loss = (at && policy_delete_uncounted(p, at,
+								strlen(at)))
+				 || (policy_delete_uncounted_ignored(p) &&
+				     ignored_loss(fs, ch->lower))
 				 || policy_delete_uncounted_by(p, &who);
 
 		free(path);
@@ -436,6 +505,14 @@ int guard_charge(struct txfs *fs, struct layer_txn *t, const struct charge *ch)
 	    (uint64_t)n.bytes > lim->bytes)
 		return over(fs, ch, "bytes", lim->bytes, lim->bytes_line);
 	return layer_counters_put(t, &n);
+}
+
+bool guard_counts_losses(struct txfs *fs)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	const struct policy_limits *lim = p ? policy_limits(p) : NULL;
+
+	return lim && lim->deletes != UINT64_MAX;
 }
 
 int guard_copy_up(struct txfs *fs, struct layer_txn *t, struct tview *v)

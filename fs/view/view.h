@@ -366,6 +366,8 @@ struct charge {
 	const char *op;
 	uint64_t dir;
 	const char *name;
+	const char *lower;	/* a loss: the real path of the object lost
+				 * (`except-ignored`), or NULL */
 	uint64_t deletes, files;
 	int64_t bytes;		/* > 0: the change made the layer grow (the
 				 * layer counts the bytes itself) */
@@ -374,6 +376,13 @@ struct charge {
 /* Count a change inside write transaction t: -EACCES past `limit
  * deletes`, -EDQUOT past the other limits (logged as vetoes). */
 int guard_charge(struct txfs *fs, struct layer_txn *t, const struct charge *ch);
+/* Does the policy count losses (`limit deletes`)? Else a caller may skip
+ * finding out whether a change is one. */
+bool guard_counts_losses(struct txfs *fs);
+/* `except-ignored`: read what git ignores in the real directory again
+ * (mounted: the FUSE mount exists; an in-place mount keeps what it read
+ * at mount). Call with no lock held: it runs git. */
+void guard_ignored_refresh(struct txfs *fs, bool mounted);
 /* Give v a layer record (view_copy_up), charged first as a "modify" of
  * one file; nothing to do if it has one, EPERM for a control file. */
 int guard_copy_up(struct txfs *fs, struct layer_txn *t, struct tview *v);

@@ -2,7 +2,7 @@
 /*
  * test_lower.c - path handling in the real directory: resolution stays
  * beneath the root and never follows a symlink, with openat2 and with the
- * component walk; names and joins.
+ * component walk; names and joins; what git ignores (ignored.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -136,12 +136,54 @@ static void test_names(void **state)
 	free(p);
 }
 
+/* lower/ignored.c: what git ignores (untracked and matched by the ignore
+ * rules), a folder standing for everything below it; tracked files that
+ * a rule matches are not; no repository: nothing. */
+static void test_ignored(void **state)
+{
+	struct lower_ignored *ig;
+	char dir[64], cmd[1024];
+
+	(void)state;
+	if (system("git --version >/dev/null 2>&1")) {
+		skip();
+		return;
+	}
+	snprintf(dir, sizeof(dir), "/tmp/txfs-ignored-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(lower_ignored_load(dir, &ig), 0);
+	assert_int_equal(lower_ignored_count(ig), 0);	/* no repository */
+	lower_ignored_free(ig);
+	snprintf(cmd, sizeof(cmd), "cd %s && git init -q . && "
+		 "printf 'node_modules/\\n*.log\\n' > .gitignore && "
+		 "mkdir -p node_modules/a src && echo 1 > node_modules/a/x.js && "
+		 "echo 2 > src/t.log && echo 3 > src/u.log && echo 4 > src/m.c "
+		 "&& git add -f src/t.log && mkdir -p sub/.git && "
+		 "echo 5 > sub/f && printf 'sub/\\n' >> .gitignore", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(lower_ignored_load(dir, &ig), 0);
+	assert_true(lower_ignored_has(ig, "node_modules"));
+	assert_true(lower_ignored_has(ig, "node_modules/a/x.js"));
+	assert_true(lower_ignored_has(ig, "src/u.log"));
+	assert_false(lower_ignored_has(ig, "src/t.log"));	/* tracked */
+	assert_false(lower_ignored_has(ig, "src/m.c"));
+	assert_false(lower_ignored_has(ig, "src"));
+	assert_false(lower_ignored_has(ig, "node_modulesx"));
+	assert_false(lower_ignored_has(ig, "sub/f"));	/* a repository */
+	assert_false(lower_ignored_has(ig, ""));
+	assert_false(lower_ignored_has(NULL, "node_modules"));
+	lower_ignored_free(ig);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_openat2, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_component_walk, setup, teardown),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_ignored),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -153,6 +153,58 @@ static void test_caller_forms(void **state)
 	       "t.policy:1:15: unexpected 'except' after 'the limit value'");
 }
 
+/* `limit deletes N ... except-ignored`: right after N or after the globs
+ * of except, once; every mistake at its column. */
+static void test_except_ignored(void **state)
+{
+	static const char *const ok[] = {
+		"limit deletes 5 except-ignored\n",
+		"limit deletes 5 except-ignored except b/**\n",
+		"limit deletes 5 except b/** except-ignored\n",
+		"limit deletes 5 except b/** except-ignored except-by /bin/rm\n",
+		"limit deletes 5 except-ignored except-by /bin/rm\n",
+	};
+	struct policy *p;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		p = load_ok(ok[i]);
+		assert_true(policy_delete_uncounted_ignored(p));
+		assert_true(policy_has_uncounted(p));
+		assert_int_equal(policy_limits(p)->deletes, 5);
+		assert_int_equal(policy_delete_uncounted(p, "b/x", 3),
+				 strstr(ok[i], "b/**") != NULL);
+		/* except-ignored is a keyword, never a glob */
+		assert_false(policy_delete_uncounted(p, "except-ignored", 14));
+		policy_free(p);
+	}
+	p = load_ok("limit deletes 5 except b/**\n");
+	assert_false(policy_delete_uncounted_ignored(p));
+	policy_free(p);
+	p = load_ok("limit deletes 5\n");
+	assert_false(policy_delete_uncounted_ignored(p));
+	assert_false(policy_has_uncounted(p));
+	policy_free(p);
+	assert_int_equal(policy_load_default(&p), 0);
+	assert_true(policy_delete_uncounted_ignored(p));
+	policy_free(p);
+
+	EXPECT("limit deletes 5 except a except-ignored b",
+	       "t.policy:1:26: 'except-ignored' goes right after the limit "
+	       "value or after the globs of 'except'");
+	EXPECT("limit deletes 5 except-ignored except-ignored",
+	       "t.policy:1:32: 'except-ignored' given twice");
+	EXPECT("limit deletes 5 except-ignored x",
+	       "t.policy:1:32: unexpected 'x' after 'except-ignored'");
+	EXPECT("limit deletes 5 except-ignored except",
+	       "t.policy:1:38: missing glob after 'except'");
+	EXPECT("limit deletes 5 except except-ignored",
+	       "t.policy:1:23: missing glob after 'except'");
+	EXPECT("limit files 5 except-ignored",
+	       "t.policy:1:15: unexpected 'except-ignored' after 'the limit "
+	       "value'");
+}
+
 /* Every operation name of the language, alone in a deny. */
 static void test_every_op_name(void **state)
 {
@@ -587,6 +639,7 @@ int main(void)
 		cmocka_unit_test(test_errmsg_optional),
 		cmocka_unit_test(test_load_file_errors),
 		cmocka_unit_test(test_default_policy),
+		cmocka_unit_test(test_except_ignored),
 		cmocka_unit_test(test_examples_load),
 		cmocka_unit_test(test_rule_text),
 	};
