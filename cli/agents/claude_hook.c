@@ -13,7 +13,10 @@
  *                       reason on stderr, which Claude Code shows to the
  *                       model), else release tool-ID (changes stay staged)
  *   PermissionDenied    Claude Code refused the call after PreToolUse: roll
- *                       back to tool-ID and release it (no orphan)
+ *                       back to tool-ID and release it (no orphan). Its
+ *                       permission rules deny without that event: the next
+ *                       PreToolUse of the session then finds the call's
+ *                       tool_result in the transcript and does the same
  *   Stop                print `txfs status`
  *
  * The event's JSON comes on stdin; its hook_event_name decides (the
@@ -281,7 +284,7 @@ static int undo(const char *state, const char *sp)
 /* --- the open call: HASH.open under flock(HASH.lock) ----------------- */
 
 struct open_call {
-	char id[256], sp[300];
+	char id[256], sp[300], session[256];
 	long vetoes;
 	long pid;
 	unsigned long long start;
@@ -396,8 +399,8 @@ static bool read_open(const char *openf, struct open_call *c)
 	if (!f)
 		return false;
 	memset(c, 0, sizeof(*c));
-	ok = fscanf(f, "%255s %299s %ld %ld %llu", c->id, c->sp, &c->vetoes,
-		    &c->pid, &c->start) == 5;
+	ok = fscanf(f, "%255s %299s %ld %ld %llu %255s", c->id, c->sp,
+		    &c->vetoes, &c->pid, &c->start, c->session) == 6;
 	fclose(f);
 	return ok;
 }
@@ -411,8 +414,8 @@ static int write_open(const char *openf, const struct open_call *c)
 	f = fopen(tmp, "we");
 	if (!f)
 		return -errno;
-	fprintf(f, "%s %s %ld %ld %llu\n", c->id, c->sp, c->vetoes, c->pid,
-		c->start);
+	fprintf(f, "%s %s %ld %ld %llu %s\n", c->id, c->sp, c->vetoes, c->pid,
+		c->start, c->session);
 	if (fclose(f) || rename(tmp, openf))
 		return -errno;
 	return 0;
@@ -459,7 +462,40 @@ static const char *failed(const char *event, json_t *r, char *buf,
 	return NULL;
 }
 
-static int pre(const char *state, const char *id, const char *tool)
+/* Has the session's transcript (Claude Code's JSONL, a regular file of
+ * ours) the tool_result of call ID? Then that call is over: Claude Code
+ * answered it without running it (its own permission check denied it
+ * after PreToolUse: no PostToolUse follows, and PermissionDenied comes
+ * only for the auto mode's denials). */
+static bool answered(const char *transcript, const char *id)
+{
+	char key[300], *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+	struct stat st;
+	int fd;
+	FILE *f;
+
+	if (!transcript || !*transcript)
+		return false;
+	fd = open(transcript, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid() || !(f = fdopen(fd, "re"))) {
+		close(fd);
+		return false;
+	}
+	snprintf(key, sizeof(key), "\"tool_use_id\":\"%s\"", id);
+	while (!found && getline(&line, &cap, f) > 0)
+		found = strstr(line, key) && strstr(line, "\"tool_result\"");
+	free(line);
+	fclose(f);
+	return found;
+}
+
+static int pre(const char *state, const char *id, const char *tool,
+	       const char *session, const char *transcript)
 {
 	char openf[PATH_MAX + 64], *out = NULL;
 	const char *w = getenv("TXFS_HOOK_WAIT");
@@ -469,6 +505,7 @@ static int pre(const char *state, const char *id, const char *tool)
 
 	memset(&c, 0, sizeof(c));
 	safe_id(id, c.id, sizeof(c.id));
+	safe_id(session, c.session, sizeof(c.session));
 	snprintf(c.sp, sizeof(c.sp), "tool-%s", c.id);
 	c.pid = claude_pid();
 	c.start = c.pid ? proc_start(c.pid) : 0;
@@ -479,6 +516,13 @@ static int pre(const char *state, const char *id, const char *tool)
 		}
 		if (!read_open(openf, &o) || !strcmp(o.id, c.id))
 			break;
+		if (!strcmp(o.session, c.session) &&
+		    answered(transcript, o.id)) {
+			/* denied by Claude Code after its PreToolUse */
+			undo(state, o.sp);
+			unlink(openf);
+			break;
+		}
 		if (o.pid && proc_start(o.pid) != o.start) {
 			/* its Claude Code is gone: roll its call back */
 			say("hook: rolling back %s, left open by a Claude Code "
@@ -620,7 +664,9 @@ int main(int argc, char **argv)
 		return strcmp(args[i][0], "pre") ? 1 : 2;
 	}
 	if (!strcmp(args[i][0], "pre"))
-		rc = pre(state, id, tool);
+		rc = pre(state, id, tool,
+			 json_string_value(json_object_get(ev, "session_id")),
+			 json_string_value(json_object_get(ev, "transcript_path")));
 	else if (!strcmp(args[i][0], "stop")) {
 		rc = ask(state, &out, "status", NULL);
 		printf("txfs: the session's staged changes (review with `txfs "
