@@ -120,7 +120,10 @@ static int open_pidfd(struct sup_call *c)
 	if (c->pidfd >= 0)
 		return c->pidfd;
 	fd = (int)syscall(SYS_pidfd_open, (pid_t)c->n.pid, 0);
-	if (fd < 0 && errno == EINVAL)	/* a thread other than the leader */
+	/* a thread other than the leader: EINVAL before Linux 6.15 (or so),
+	 * ENOENT since; without this a connect(2) from a thread failed with
+	 * ENOENT (Bun's fetch: Claude Code could not reach its API) */
+	if (fd < 0 && (errno == EINVAL || errno == ENOENT))
 		fd = (int)syscall(SYS_pidfd_open, (pid_t)c->n.pid, PIDFD_THREAD);
 	if (fd < 0)
 		return -errno;
