@@ -157,71 +157,7 @@ static int parse_exec(int argc, char **argv, struct exec_ctx *x)
 	return 0;
 }
 
-/* Undo mountinfo's octal escapes (\040 for a space, \011, \012, \134)
- * in place. */
-static void mi_unescape(char *s)
-{
-	char *o = s;
-
-	for (; *s; s++, o++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
-		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*o = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
-				    (s[3] - '0'));
-			s += 3;
-		} else {
-			*o = *s;
-		}
-	}
-	*o = '\0';
-}
-
-/* The nearest fuse.txfs mount that holds PATH (absolute, resolved), from
- * the kernel's /proc/self/mountinfo (the topmost of several on one
- * mount point): never from a file in the tree, which the agent could
- * have written (a fake sub/.txfs/). -ENOENT when none does. */
-static int txfs_mount_of(const char *path, char *mnt, size_t size)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char *line = NULL;
-	size_t cap = 0, best = 0;
-	bool found = false;
-
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		char *sp, *mp, *sep, *type;
-		size_t l;
-
-		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS...] - TYPE ... */
-		sp = line;
-		for (int i = 0; i < 4 && sp; i++)
-			sp = strchr(sp, ' ') ? strchr(sp, ' ') + 1 : NULL;
-		sep = sp ? strstr(sp, " - ") : NULL;
-		if (!sep)
-			continue;
-		type = sep + 3;
-		if (strncmp(type, "fuse.txfs ", 10))
-			continue;
-		mp = sp;
-		*strchr(mp, ' ') = '\0';
-		mi_unescape(mp);
-		l = strlen(mp);
-		if (l == 1)	/* "/" */
-			l = 0;
-		if (strncmp(path, mp, l) || (path[l] && path[l] != '/') ||
-		    (found && l < best) || strlen(mp) >= size)
-			continue;
-		memcpy(mnt, mp, strlen(mp) + 1);
-		best = l;
-		found = true;
-	}
-	free(line);
-	fclose(f);
-	return found ? 0 : -ENOENT;
-}
-
-/* MNT, or the txfs mount holding the current folder (txfs_mount_of);
+/* The txfs mount holding MNT, or the current folder (cli_mount_of);
  * x->state: its control folder's state file (.txfs/ at the mount's root
  * is the daemon's own). */
 static int find_mount(struct exec_ctx *x)
@@ -230,11 +166,9 @@ static int find_mount(struct exec_ctx *x)
 
 	if (!getcwd(x->cwd, sizeof(x->cwd)))
 		return -errno;
-	if (x->mnt_arg)
-		return realpath(x->mnt_arg, x->mnt) ? 0 : -errno;
-	if (!realpath(x->cwd, real))
+	if (!realpath(x->mnt_arg ? x->mnt_arg : x->cwd, real))
 		return -errno;
-	return txfs_mount_of(real, x->mnt, sizeof(x->mnt));
+	return cli_mount_of(real, x->mnt, sizeof(x->mnt));
 }
 
 static pid_t read_daemon_pid(const char *state)
