@@ -37,7 +37,7 @@ if ! t 60 "$CLAUDE" --version 2>/dev/null | grep -q "^$CC_VERSION "; then
 	t 900 npm install --prefix "$CACHE" --no-audit --no-fund --no-save \
 		--loglevel=error "@anthropic-ai/claude-code@$CC_VERSION" \
 		>"$T/npm.out" 2>&1 ||
-		skip "npm could not install @anthropic-ai/claude-code@$CC_VERSION (registry unreachable?): $(tail -n 3 "$T/npm.out" | tr '\n' ' ')"
+		skip "npm could not install @anthropic-ai/claude-code@$CC_VERSION (registry unreachable?): $(grep -m 3 'npm error' "$T/npm.out" | tr '\n' ' ')"
 	t 60 "$CLAUDE" --version 2>/dev/null | grep -q "^$CC_VERSION " ||
 		skip "the installed claude does not run: $(t 60 "$CLAUDE" --version 2>&1 | head -c 300)"
 fi

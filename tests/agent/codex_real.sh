@@ -29,7 +29,7 @@ if ! t 60 "$CODEX" --version 2>/dev/null | grep -q "^codex-cli $CODEX_VERSION$";
 	rm -rf "$CACHE" && mkdir -p "$CACHE" || fail "mkdir $CACHE"
 	t 900 npm install --prefix "$CACHE" --no-audit --no-fund --no-save \
 		--loglevel=error "@openai/codex@$CODEX_VERSION" >"$T/npm.out" 2>&1 ||
-		skip "npm could not install @openai/codex@$CODEX_VERSION (registry unreachable?): $(tail -n 3 "$T/npm.out" | tr '\n' ' ')"
+		skip "npm could not install @openai/codex@$CODEX_VERSION (registry unreachable?): $(grep -m 3 'npm error' "$T/npm.out" | tr '\n' ' ')"
 	t 60 "$CODEX" --version 2>/dev/null | grep -q "^codex-cli $CODEX_VERSION$" ||
 		skip "the installed codex does not run: $(t 60 "$CODEX" --version 2>&1 | head -c 300)"
 fi
