@@ -17,7 +17,8 @@
 #      workspace: Write kept; a failing Bash call rolled back, the hook's
 #      note in the model's next request; a call Claude Code's permission
 #      rules deny after PreToolUse leaves no savepoint, and the next call
-#      runs and is kept.
+#      runs and is kept; three read-only calls Claude Code runs in parallel
+#      are serialized by the hook (each savepoint taken alone), none blocked.
 # Each scenario prints the server's transcript (tool calls, tool results)
 # as "# " lines. Skips (77) when npm cannot fetch the package. The only
 # network use besides npm's registry: 127.0.0.1.
@@ -195,10 +196,15 @@ hooks() {
 	  [{"type": "tool_use", "name": "Bash", "input": {"command": "sh -c \"echo bad > bad.txt; exit 1\"", "description": "fails"}}],
 	  [{"type": "tool_use", "name": "Bash", "input": {"command": "touch denied.txt", "description": "not allowed"}}],
 	  [{"type": "tool_use", "name": "Bash", "input": {"command": "sh -c \"echo after > after.txt\"", "description": "after"}}],
+	  [{"type": "tool_use", "name": "Bash", "input": {"command": "cat README.md", "description": "p1"}},
+	   {"type": "tool_use", "name": "Bash", "input": {"command": "cat missing.txt", "description": "p2"}},
+	   {"type": "tool_use", "name": "Bash", "input": {"command": "ls", "description": "p3"}}],
 	  [{"type": "text", "text": "All done."}]]')"
 	claude_env
+	XENV=(TXFS_HOOK_WAIT=60)
 	claude_in "$WS" "three calls" --settings "$T/settings-$WHO.json" \
-		--allowedTools "Write,Edit,Read,Bash(sh:*)"
+		--allowedTools "Write,Edit,Read,Bash(sh:*),Bash(cat:*),Bash(ls:*)"
+	XENV=()
 	unserve
 	transcript "[$u] hooks"
 	check_eq "[$u] hooks: claude -p exit 0 ($(head -c 300 "$T/claude$SEQ.err"))" 0 "$CRC"
@@ -211,6 +217,13 @@ hooks() {
 		fail "[$u] hooks: touch was not denied"
 	exists denied.txt && fail "[$u] hooks: denied.txt exists" || ok "[$u] hooks: the denied call changed nothing"
 	exists after.txt && ok "[$u] hooks: the call after the denied one ran and was kept" || fail "[$u] hooks: after.txt missing"
+	# turn 4: three read-only calls, which Claude Code runs in parallel
+	check_eq "[$u] hooks: parallel calls: three results, the failing one an error, none blocked" "3 1 0" \
+		"$(api_turn 5 | "$PY" -c 'import json, sys; r = json.load(sys.stdin)["tool_results"]
+print(len(r), sum(x["is_error"] for x in r), sum("blocked" in x["text"] for x in r))')"
+	txfs_as log --json "$WS" | grep '"event":"savepoint","name":"tool-' >"$T/sp$SEQ"
+	check_eq "[$u] hooks: every tool call's savepoint taken alone (level 1: calls serialized)" \
+		"7 7" "$(wc -l <"$T/sp$SEQ") $(grep -c '"level":1}' "$T/sp$SEQ")"
 	check_eq "[$u] hooks: no savepoint left (the denied call's dropped)" 0 \
 		"$(OUT=$(txfs_as status --json "$WS") jget savepoints)"
 	umount_ws
