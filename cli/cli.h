@@ -47,6 +47,10 @@ int cli_log_grouped(char *text, bool json);
 int cli_rollback_command(const char *mnt, const char *n);
 /* The state folder of the mount MNT (from MNT/<ctl>/status.json). */
 int cli_find_state(const char *mnt, const char *ctl, char *out, size_t size);
+/* The nearest fuse.txfs mount holding PATH (absolute, resolved), from the
+ * kernel's /proc/self/mountinfo, never from a .txfs/ in the tree (which an
+ * agent could fake); -ENOENT when none does. */
+int cli_mount_of(const char *path, char *mnt, size_t size);
 /* One request to the daemon whose state folder is `state` (see
  * fs/session/sock.c): *err its errno (0 ok), *out its text (malloc'd). */
 int cli_request(const char *state, int argc, char **argv, int *err,

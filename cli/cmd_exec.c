@@ -173,27 +173,18 @@ static int parse_exec(int argc, char **argv, struct exec_ctx *x)
 	return 0;
 }
 
-/* MNT, or the nearest folder above the cwd whose .txfs/ names a state
- * folder (cli_find_state: the mount's .txfs/state); x->state then too. */
+/* The txfs mount holding MNT, or the current folder (cli_mount_of);
+ * x->state: its control folder's state file (.txfs/ at the mount's root
+ * is the daemon's own). */
 static int find_mount(struct exec_ctx *x)
 {
+	char real[PATH_MAX];
+
 	if (!getcwd(x->cwd, sizeof(x->cwd)))
 		return -errno;
-	if (x->mnt_arg)
-		return realpath(x->mnt_arg, x->mnt) ? 0 : -errno;
-	snprintf(x->mnt, sizeof(x->mnt), "%s", x->cwd);
-	for (;;) {
-		char *slash;
-
-		if (cli_find_state(x->mnt, ".txfs", x->state,
-				   sizeof(x->state)) == 0)
-			return 0;
-		x->state[0] = '\0';
-		slash = strrchr(x->mnt, '/');
-		if (!slash || slash == x->mnt)
-			return -ENOENT;
-		*slash = '\0';
-	}
+	if (!realpath(x->mnt_arg ? x->mnt_arg : x->cwd, real))
+		return -errno;
+	return cli_mount_of(real, x->mnt, sizeof(x->mnt));
 }
 
 static pid_t read_daemon_pid(const char *state)

@@ -498,18 +498,17 @@ int cmd_mcp(int argc, char **argv)
 		cli_err(errno, "mcp: %s", argc == 2 ? argv[1] : ".");
 		return 1;
 	}
-	for (;;) {	/* the mount holding MNT */
-		char *slash;
+	/* the mount holding MNT, from the kernel's mount table */
+	{
+		char path[PATH_MAX];
 
-		if (!cli_find_state(m.mnt, ".txfs", m.state, sizeof(m.state)))
-			break;
-		slash = strrchr(m.mnt, '/');
-		if (!slash || slash == m.mnt) {
+		memcpy(path, m.mnt, sizeof(path));
+		if (cli_mount_of(path, m.mnt, sizeof(m.mnt)) ||
+		    cli_find_state(m.mnt, ".txfs", m.state, sizeof(m.state))) {
 			cli_err(0, "mcp: %s: not inside a txfs mount",
 				argc == 2 ? argv[1] : cwd);
 			return 1;
 		}
-		*slash = '\0';
 	}
 	while ((rc = (int)getline(&line, &cap, stdin)) >= 0) {
 		if (rc > 0 && line[rc - 1] == '\n')

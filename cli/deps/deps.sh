@@ -16,10 +16,15 @@ deps_list() {
 		$0 != "" && index(want, " " sec " ") { print }' "$DEPS_FILE"
 }
 
-# deps_missing SECTION...: those not installed
+# deps_missing SECTION...: those not installed. An entry PKG:CMD is
+# satisfied by a command CMD on PATH too (npm: a node from elsewhere
+# bundles its own, and Debian's npm package conflicts with it).
 deps_missing() {
 	local p
 	for p in $(deps_list "$@"); do
+		case $p in
+		*:*) command -v "${p#*:}" >/dev/null 2>&1 && continue; p=${p%%:*} ;;
+		esac
 		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
 			grep -q '^install ok installed' || echo "$p"
 	done

@@ -7,7 +7,9 @@
 # the network: a 127.0.0.1 listener is reachable by default, not with
 # --no-network, and not when the session's policy says `network deny`
 # (the daemon passes it on in cmd-begin; the listener counts no
-# connection). A command with 1,006 changes: its report lists 1,000 and
+# connection); a connect from a thread other than the main one works too
+# (it failed with ENOENT on Linux 6.18: Claude Code's fetch connects from a
+# thread). A command with 1,006 changes: its report lists 1,000 and
 # says changes_total; diff --command N lists them all.
 . "$(dirname "$0")/lib.sh"
 
@@ -19,6 +21,18 @@ CLIENT='import socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
 s.sendall(b"GET / HTTP/1.0\r\n\r\n")
 print(s.recv(100).decode(errors="replace").strip().splitlines()[-1])'
+# the same from a second thread
+THREAD_CLIENT='import socket, sys, threading
+out = []
+def go():
+    try:
+        s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+        s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        out.append(s.recv(100).decode(errors="replace").strip().splitlines()[-1])
+    except OSError as e:
+        out.append("thread: %s" % e)
+t = threading.Thread(target=go); t.start(); t.join()
+print(out[0])'
 
 body() {
 	local u=$WHO home_before proj_before dpid n
@@ -48,6 +62,8 @@ body() {
 	check_eq "[$u] diff --command lists all 1,005 files" 1005 \
 		"$(txfs_as diff --command "$(jget cmd)" --name-status "$WS" | grep -c '^A	many/f')"
 
+	ag_exec -- "$PY" -c "$THREAD_CLIENT" "$PORT"
+	check_eq "[$u] network from a thread: reached" "hello 0" "$CMDOUT $RC"
 	n=$(count)
 	ag_exec -- "$PY" -c "$CLIENT" "$PORT"
 	check_eq "[$u] network by default: reached" "hello 0" "$CMDOUT $RC"
