@@ -17,7 +17,7 @@
  *                       permission rules deny without that event: the next
  *                       PreToolUse of the session then finds the call's
  *                       tool_result in the transcript and does the same
- *   Stop                print `txfs status`
+ *   Stop                print `txfs status`, and how to undo a commit
  *
  * The event's JSON comes on stdin; its hook_event_name decides (the
  * argument pre|post|denied|stop is only checked against it). The mount is
@@ -670,8 +670,10 @@ int main(int argc, char **argv)
 	else if (!strcmp(args[i][0], "stop")) {
 		rc = ask(state, &out, "status", NULL);
 		printf("txfs: the session's staged changes (review with `txfs "
-		       "diff %s`, then `txfs commit %s`):\n%s", mnt, mnt,
-		       out ? out : "(the daemon did not answer)\n");
+		       "diff %s`, then `txfs commit %s`):\n%s"
+		       "txfs: a commit can be taken back: `txfs history %s` lists "
+		       "them, `txfs undo %s` undoes the newest\n", mnt, mnt,
+		       out ? out : "(the daemon did not answer)\n", mnt, mnt);
 		free(out);
 		rc = 0;
 	} else

@@ -138,6 +138,7 @@ body() {
 	hook Stop "$(payload Stop - -)"
 	check_eq "[$u] Stop: exit 0" 0 "$HRC"
 	grep -q '1 added, 1 modified' <<<"$HOUT" && ok "[$u] Stop prints the status" || fail "[$u] Stop output: $HOUT"
+	grep -q 'txfs undo ' <<<"$HOUT" && ok "[$u] Stop says how to undo a commit" || fail "[$u] Stop output: $HOUT"
 
 	# 6. PermissionDenied after PreToolUse: no orphan savepoint
 	hook PreToolUse "$(payload PreToolUse Bash toolu_06)"
