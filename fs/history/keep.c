@@ -482,8 +482,10 @@ void history_finish(struct txfs *fs, uint64_t txid)
 	}
 	dfd = openat(hfd, pend, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rc == 0 && dfd >= 0 && hist_save(dfd, HIST_MANIFEST, doc) == 0 &&
-	    renameat(hfd, pend, hfd, fin) == 0)
+	    renameat(hfd, pend, hfd, fin) == 0) {
+		hist_info_put(hfd, fin);
 		fsync(hfd);
+	}
 	json_decref(doc);
 	if (dfd >= 0)
 		close(dfd);

@@ -139,6 +139,55 @@ uint64_t hist_tree_bytes(int dfd, const char *name)
 	return sum;
 }
 
+/* <name>/info: "TIME BYTES\n", written when a record is made final, so
+ * that the retention and the status read two numbers, not the manifest
+ * and the tree. Missing (an older record): from the manifest and the tree. */
+int hist_info_put(int hfd, const char *name)
+{
+	char rel[64], line[64];
+	json_t *doc = hist_load(hfd, name);
+	uint64_t bytes = hist_tree_bytes(hfd, name);
+	int fd, n, rc = 0;
+
+	n = snprintf(line, sizeof(line), "%lld %llu\n",
+		     (long long)(doc ? hist_i64(doc, "time") : 0),
+		     (unsigned long long)bytes);
+	json_decref(doc);
+	snprintf(rel, sizeof(rel), "%.24s/info", name);
+	fd = openat(hfd, rel, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, line, (size_t)n) != n)
+		rc = -EIO;
+	close(fd);
+	return rc;
+}
+
+static void hist_info_get(int hfd, const char *name, int64_t *t, uint64_t *bytes)
+{
+	char rel[64], line[64] = "";
+	long long tt = 0;
+	unsigned long long b = 0;
+	json_t *doc;
+	int fd;
+	ssize_t n;
+
+	snprintf(rel, sizeof(rel), "%.24s/info", name);
+	fd = openat(hfd, rel, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, line, sizeof(line) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n > 0 && sscanf(line, "%lld %llu", &tt, &b) == 2) {
+		*t = tt;
+		*bytes = b;
+		return;
+	}
+	doc = hist_load(hfd, name);
+	*t = doc ? hist_i64(doc, "time") : 0;
+	json_decref(doc);
+	*bytes = hist_tree_bytes(hfd, name);
+}
+
 uint64_t hist_next_id(int hfd)
 {
 	uint64_t max = 0;
@@ -292,6 +341,15 @@ static json_t *paths_json(json_t *doc)
 	return out;
 }
 
+static uint64_t info_bytes(int hfd, const char *name)
+{
+	int64_t t;
+	uint64_t b;
+
+	hist_info_get(hfd, name, &t, &b);
+	return b;
+}
+
 static json_t *summary(int hfd, uint64_t id, json_t *doc)
 {
 	unsigned c[4];
@@ -305,7 +363,7 @@ static json_t *summary(int hfd, uint64_t id, json_t *doc)
 			 hist_str(doc, "via") ? hist_str(doc, "via") : "",
 			 "added", c[0], "modified", c[1], "deleted", c[2],
 			 "renamed", c[3], "bytes",
-			 (json_int_t)hist_tree_bytes(hfd, name), "undone_by",
+			 (json_int_t)info_bytes(hfd, name), "undone_by",
 			 json_object_get(doc, "undone_by"), "undo_of", undo_of);
 }
 
@@ -430,6 +488,7 @@ int history_prune(const char *state, const struct history_limits *lim,
 	unsigned keep_n = lim && lim->keep_n ? lim->keep_n : 20;
 	unsigned days = lim && lim->keep_days ? lim->keep_days : 7;
 	uint64_t cap, total = 0, *ids = NULL, *bytes = NULL;
+	int64_t *times = NULL;
 	time_t now = time(NULL);
 	size_t n = 0;
 
@@ -447,34 +506,32 @@ int history_prune(const char *state, const struct history_limits *lim,
 		return 0;	/* an undo is not finished: touch nothing */
 	}
 	rc = hist_ids(hfd, &ids, &n);
-	if (rc == 0 && n && !(bytes = calloc(n, sizeof(*bytes))))
+	if (rc == 0 && n && (!(bytes = calloc(n, sizeof(*bytes))) ||
+			     !(times = calloc(n, sizeof(*times)))))
 		rc = -ENOMEM;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		char name[40];
 
 		hist_name(name, sizeof(name), ids[i], false);
-		total += bytes[i] = hist_tree_bytes(hfd, name);
+		hist_info_get(hfd, name, &times[i], &bytes[i]);
+		total += bytes[i];
 	}
 	/* oldest first: beyond both the count and the age, or over the cap
 	 * (the newest record always stays) */
 	for (size_t i = n; rc == 0 && i-- > 1;) {
 		char name[40];
-		json_t *doc;
-		bool old;
+		bool old = i >= keep_n && now - (time_t)times[i] > (time_t)days * 86400;
 
-		hist_name(name, sizeof(name), ids[i], false);
-		doc = hist_load(hfd, name);
-		old = i >= keep_n &&
-		      (!doc || now - (time_t)hist_i64(doc, "time") > (time_t)days * 86400);
-		json_decref(doc);
 		if (!old && total <= cap)
 			continue;
+		hist_name(name, sizeof(name), ids[i], false);
 		if ((rc = hist_rm_tree(hfd, name)))
 			break;
 		total -= bytes[i];
 		if (freed)
 			*freed += bytes[i];
 	}
+	free(times);
 	free(ids);
 	free(bytes);
 	close(hfd);
@@ -500,7 +557,7 @@ int history_bytes(const char *state, uint64_t *bytes, unsigned *count)
 		char name[40];
 
 		hist_name(name, sizeof(name), ids[i], false);
-		*bytes += hist_tree_bytes(hfd, name);
+		*bytes += info_bytes(hfd, name);
 	}
 	*count = (unsigned)n;
 	free(ids);

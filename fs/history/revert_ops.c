@@ -276,6 +276,8 @@ static int journal_end(const struct uctx *c, json_t *j)
 		json_decref(doc);
 		if (rc == 0 && renameat(c->hfd, pend, c->hfd, fin))
 			rc = -errno;
+		if (rc == 0)
+			hist_info_put(c->hfd, fin);
 	}
 	json_array_foreach(json_object_get(j, "undone"), i, id) {
 		const char *rec = json_string_value(id);
@@ -286,6 +288,8 @@ static int journal_end(const struct uctx *c, json_t *j)
 		json_object_set_new(doc, "undone_by", json_string(as));
 		rfd = openat(c->hfd, rec, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		rc = rfd < 0 ? -errno : hist_save(rfd, HIST_MANIFEST, doc);
+		if (rc == 0)	/* its objects went back into place */
+			hist_info_put(c->hfd, rec);
 		if (rfd >= 0)
 			close(rfd);
 		json_decref(doc);

@@ -85,6 +85,8 @@ static json_t *status_object(struct txfs *fs, const struct txn_counts *c)
 {
 	char *last = session_last_json(fs);
 	json_t *lc = last ? json_loads(last, 0, NULL) : NULL;
+	uint64_t hbytes;
+	unsigned hcount;
 	json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i}",
 		"transaction", (json_int_t)c->txid,
 		"added", (json_int_t)c->added,
@@ -102,6 +104,12 @@ static json_t *status_object(struct txfs *fs, const struct txn_counts *c)
 	    audit_json_set_bytes(o, "mountpoint", fs->mnt_path) ||
 	    audit_json_set_bytes(o, "state", fs->state_path) ||
 	    json_object_set_new(o, "last_command", lc ? lc : json_null())) {
+		json_decref(o);
+		return NULL;
+	}
+	if (history_bytes(fs->state_path, &hbytes, &hcount) == 0 &&
+	    (json_object_set_new(o, "history_commits", json_integer(hcount)) ||
+	     json_object_set_new(o, "history_bytes", json_integer((json_int_t)hbytes)))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -134,6 +142,8 @@ static void put_path(FILE *f, const char *what, const char *path)
 static int status_text(struct txfs *fs, const struct txn_counts *c, FILE *f)
 {
 	char *note = guard_note(fs);
+	uint64_t hbytes;
+	unsigned hcount;
 
 	fprintf(f, "transaction %llu: %llu added, %llu modified, "
 		"%llu deleted, %llu renamed; %llu need review\n"
@@ -149,6 +159,9 @@ static int status_text(struct txfs *fs, const struct txn_counts *c, FILE *f)
 	put_path(f, "mounted at", fs->mnt_path);
 	put_path(f, "state", fs->state_path);
 	fprintf(f, "pid: %d\n", (int)getpid());
+	if (history_bytes(fs->state_path, &hbytes, &hcount) == 0)
+		fprintf(f, "history: %u commits kept, %llu bytes (txfs history, "
+			"txfs undo)\n", hcount, (unsigned long long)hbytes);
 	if (note)
 		fputs(note, f);
 	free(note);
