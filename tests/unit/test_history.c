@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_history.c - the history's records without a mount (fs/history/):
+ * ids, the retention by count, age and size, the bytes a record holds,
+ * the list's counts (a path one object left and another took is one
+ * modification), and an undo refused by a conflict changing nothing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "history/hist_int.h"
+
+struct fx {
+	char dir[64], state[96], ws[96];
+	int hfd;
+};
+
+/* a final record: manifest (time t), one kept file of size bytes */
+static void record(struct fx *f, uint64_t id, time_t t, size_t bytes,
+		   const char *objects)
+{
+	char name[40], rel[80], *buf = calloc(1, bytes + 1);
+	json_t *doc;
+	int fd;
+
+	hist_name(name, sizeof(name), id, false);
+	assert_int_equal(mkdirat(f->hfd, name, 0700), 0);
+	snprintf(rel, sizeof(rel), "%s/objs", name);
+	assert_int_equal(mkdirat(f->hfd, rel, 0700), 0);
+	snprintf(rel, sizeof(rel), "%s/objs/k1", name);
+	fd = openat(f->hfd, rel, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	memset(buf, 'x', bytes);
+	assert_int_equal(write(fd, buf, bytes), (ssize_t)bytes);
+	fsync(fd);
+	close(fd);
+	free(buf);
+	doc = json_pack("{sisIsss{}so}", "version", 1, "time", (json_int_t)t,
+			"via", "test", "root", "objects",
+			json_loads(objects, 0, NULL));
+	assert_non_null(doc);
+	snprintf(rel, sizeof(rel), "%s", name);
+	fd = openat(f->hfd, rel, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(hist_save(fd, HIST_MANIFEST, doc), 0);
+	close(fd);
+	json_decref(doc);
+	assert_int_equal(hist_info_put(f->hfd, name), 0);
+}
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	int sfd;
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/txfs-hist-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->state, sizeof(f->state), "%s/state", f->dir);
+	snprintf(f->ws, sizeof(f->ws), "%s/ws", f->dir);
+	assert_int_equal(mkdir(f->state, 0700), 0);
+	assert_int_equal(mkdir(f->ws, 0700), 0);
+	sfd = open(f->state, O_RDONLY | O_DIRECTORY);
+	f->hfd = hist_open(sfd, true);
+	close(sfd);
+	assert_true(f->hfd >= 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[128];
+
+	close(f->hfd);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+static void test_ids_and_next(void **state)
+{
+	struct fx *f = *state;
+	uint64_t *ids;
+	size_t n;
+
+	assert_int_equal(hist_next_id(f->hfd), 1);
+	record(f, 1, time(NULL), 10, "[]");
+	record(f, 3, time(NULL), 10, "[]");
+	assert_int_equal(mkdirat(f->hfd, "0000000000000007.pending", 0700), 0);
+	assert_int_equal(hist_next_id(f->hfd), 8);	/* pending ids count */
+	assert_int_equal(hist_ids(f->hfd, &ids, &n), 0);
+	assert_int_equal(n, 2);				/* pending ones do not */
+	assert_int_equal(ids[0], 3);			/* newest first */
+	assert_int_equal(ids[1], 1);
+	free(ids);
+}
+
+static void test_prune_count_age_size(void **state)
+{
+	struct fx *f = *state;
+	struct history_limits lim = { .keep_n = 2, .keep_days = 1,
+				      .max_bytes = 1ULL << 30 };
+	uint64_t freed, bytes;
+	unsigned count;
+	time_t old = time(NULL) - 3 * 86400;
+
+	for (uint64_t id = 1; id <= 4; id++)
+		record(f, id, id <= 3 ? old : time(NULL), 8192, "[]");
+	/* 1 and 2 are old and beyond the last two: pruned; 3 is old but
+	 * among the last two: kept */
+	assert_int_equal(history_prune(f->state, &lim, &freed), 0);
+	assert_int_equal(history_bytes(f->state, &bytes, &count), 0);
+	assert_int_equal(count, 2);
+	assert_true(freed >= 2 * 8192);
+	/* a 1-byte cap: everything but the newest */
+	lim.max_bytes = 1;
+	assert_int_equal(history_prune(f->state, &lim, &freed), 0);
+	assert_int_equal(history_bytes(f->state, &bytes, &count), 0);
+	assert_int_equal(count, 1);
+	assert_true(faccessat(f->hfd, "0000000000000004", F_OK, 0) == 0);
+}
+
+static void test_undo_refused_by_conflict(void **state)
+{
+	struct fx *f = *state;
+	struct undo_opts o = { .state = f->state, .ws = f->ws };
+	char path[160], buf[16] = "";
+	int fd;
+
+	/* the record says a.txt was made with inode 1 and size 99: the file
+	 * there now is another one */
+	record(f, 1, time(NULL), 4, "[{\"type\":\"f\",\"pre\":null,"
+	       "\"post\":[\"a.txt\"],\"post_st\":{\"ino\":1,\"type\":\"f\","
+	       "\"size\":99,\"mtime\":1}}]");
+	snprintf(path, sizeof(path), "%s/a.txt", f->ws);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	assert_int_equal(write(fd, "mine\n", 5), 5);
+	close(fd);
+	assert_int_equal(history_undo(&o), -EBUSY);
+	fd = open(path, O_RDONLY);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 5);	/* untouched */
+	close(fd);
+	assert_string_equal(buf, "mine\n");
+	assert_true(faccessat(f->hfd, HIST_JOURNAL, F_OK, 0) != 0);
+	o.force = true;					/* --force: done */
+	assert_int_equal(history_undo(&o), 0);
+	assert_true(access(path, F_OK) != 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_ids_and_next, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prune_count_age_size, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_undo_refused_by_conflict,
+						setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
