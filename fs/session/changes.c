@@ -88,6 +88,13 @@ static const char *chg_own(struct chg_list *l, char *s)
 
 /* --- where a real path is in a view --------------------------------- */
 
+static int moved_cmp(const void *a, const void *b)
+{
+	const struct chg_moved *x = a, *y = b;
+
+	return strcmp(x->lower, y->lower);
+}
+
 int chg_view_init(struct chg_view *v, const struct plan *p)
 {
 	memset(v, 0, sizeof(*v));
@@ -98,12 +105,17 @@ int chg_view_init(struct chg_view *v, const struct plan *p)
 		if (!S_ISDIR(o->rec.mode) || !o->lower || !o->lower[0] ||
 		    (o->nfinals && !strcmp(o->finals[0], o->lower)))
 			continue;
-		if (!(m = realloc(v->m, (v->nm + 1) * sizeof(*m))))
-			return -ENOMEM;
-		v->m = m;
-		m[v->nm++] = (struct chg_moved){ o->lower,
+		if (v->nm == v->cap) {
+			v->cap = v->cap ? v->cap * 2 : 16;
+			if (!(m = realloc(v->m, v->cap * sizeof(*m))))
+				return -ENOMEM;
+			v->m = m;
+		}
+		v->m[v->nm++] = (struct chg_moved){ o->lower,
 			o->nfinals ? o->finals[0] : NULL, strlen(o->lower) };
 	}
+	if (v->nm > 1)	/* by real path: chg_view_path bsearches */
+		qsort(v->m, v->nm, sizeof(*v->m), moved_cmp);
 	return 0;
 }
 
@@ -113,17 +125,40 @@ void chg_view_free(struct chg_view *v)
 	memset(v, 0, sizeof(*v));
 }
 
+/* The moved folder whose real path is the first len bytes of path. */
+static const struct chg_moved *moved_find(const struct chg_view *v,
+					  const char *path, size_t len)
+{
+	size_t lo = 0, hi = v->nm;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct chg_moved *m = &v->m[mid];
+		int c = strncmp(path, m->lower, len);
+
+		if (c == 0)	/* the entry starts with the prefix */
+			c = m->len == len ? 0 : -1;
+		if (c == 0)
+			return m;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
 const char *chg_view_path(const struct chg_view *v, const char *lower,
 			  struct chg_list *l, int *err)
 {
 	const struct chg_moved *best = NULL;
 	const char *r;
 
-	for (size_t k = 0; k < v->nm; k++)
-		if (!strncmp(lower, v->m[k].lower, v->m[k].len) &&
-		    lower[v->m[k].len] == '/' &&
-		    (!best || v->m[k].len > best->len))
-			best = &v->m[k];
+	/* the deepest moved folder above it: each of its parents, from the
+	 * nearest, looked up (depth x log(moved folders)) */
+	for (const char *e = strrchr(lower, '/'); v->nm && e && !best;
+	     e = e > lower ? memrchr(lower, '/', (size_t)(e - lower)) : NULL)
+		best = moved_find(v, lower, (size_t)(e - lower));
 	if (!best)
 		return lower;
 	if (!best->final)

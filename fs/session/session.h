@@ -67,8 +67,8 @@ struct chg_moved {
 };
 
 struct chg_view {
-	struct chg_moved *m;
-	size_t nm;
+	struct chg_moved *m;	/* sorted by lower */
+	size_t nm, cap;
 };
 
 int chg_view_init(struct chg_view *v, const struct plan *p);

@@ -165,11 +165,10 @@ int chg_similar(struct txfs *fs, struct layer_txn *now, struct chg_list *l)
 
 	for (size_t i = 0; i < l->n; i++) {
 		struct chg *c = &l->v[i];
+		struct stat st;
 
 		if (!S_ISREG(c->type))
 			continue;
-		struct stat st;
-
 		if (c->kind == 'D' && c->real_data && c->lower && c->one_name &&
 		    lower_stat(fs, c->lower, &st) == 0 && st.st_nlink == 1) {
 			if (nd == SIM_MAX_FILES)

@@ -339,6 +339,10 @@ static int resolve(struct txfs *fs, struct layer_txn *t, const char *path,
 	     c = strtok_r(NULL, "/", &save)) {
 		struct tview next;
 
+		if (!strcmp(c, ".") || !strcmp(c, "..")) {
+			rc = -EINVAL;	/* names only: nothing above the root */
+			break;
+		}
 		rc = view_lookup(fs, t, v, c, &next);
 		tview_free(v);
 		if (rc == 0)
