@@ -167,6 +167,9 @@ struct txfs {
 	char commit_via[256];	/* what asked for the next commit, for its
 				 * history record ("txfs run: make") */
 	char hist_line[200];	/* what the last commit kept (history/) */
+	void *hist_later;	/* json_t array: links to make past the
+				 * commit point (history/keep.c) */
+	char hist_pend[40];	/* the pending record they go into */
 
 	/* session/exectree.c: the txfs exec processes whose command runs now */
 	pthread_mutex_t exec_lock;

@@ -298,6 +298,7 @@ int commit_run(struct txfs *fs, struct plan *p, uint64_t txid)
 		history_discard(fs, txid);
 		return rc;
 	}
+	history_link(fs, txid);	/* past the commit point */
 	if ((rc = fault_point(fs, "commit")) ||
 	    (rc = commit_apply(fs, p, txid, "commit")) ||
 	    (rc = fault_point(fs, "commit")))
@@ -345,6 +346,8 @@ int txn_recover(struct txfs *fs, const char **what)
 			"staged changes are kept";
 		return stage_remove(fs, 0);
 	}
+	if (rc == 0)
+		history_link(fs, h.txid);
 	if (rc == 0 && (rc = commit_apply(fs, &p, h.txid, "recover")) == 0)
 		rc = is_partial(&p) ? finalize_partial(fs, &p) :
 				      finalize(fs, h.txid);

@@ -558,6 +558,7 @@ static int serve(struct txfs *fs)
 
 static void cleanup(struct txfs *fs)
 {
+	history_free(fs);
 	sock_stop(fs);
 	hup_stop(fs);
 	offload_stop(fs);

@@ -50,6 +50,11 @@ struct plan;
  * an error (a full disk) the commit goes on without history and
  * history_kept() says why. */
 void history_capture(struct txfs *fs, struct plan *p, uint64_t txid);
+/* Right after the commit point (and in a recovery, before the journal is
+ * applied): the hard links history_capture wrote down, made now (a link
+ * changes a file's ctime: before the commit point it would turn a failed
+ * commit's retry into conflicts). */
+void history_link(struct txfs *fs, uint64_t txid);
 /* After the commit applied: record what every path became and make the
  * record final (<txid>.pending -> <txid>), then prune. Safe to call again
  * (recovery) and when nothing was captured. */
@@ -60,6 +65,8 @@ void history_finish(struct txfs *fs, uint64_t txid);
 void history_settle(struct txfs *fs, uint64_t next_txid);
 /* The commit was discarded before its commit point: drop what was kept. */
 void history_discard(struct txfs *fs, uint64_t txid);
+/* What history keeps in memory between a capture and its links (exit). */
+void history_free(struct txfs *fs);
 /* A line for the commit report: "history: N objects kept (B bytes)" or
  * why nothing was kept; NULL before any commit. Static storage of fs. */
 const char *history_kept(struct txfs *fs);

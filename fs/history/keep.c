@@ -34,28 +34,51 @@ struct cap {
 	struct txfs *fs;
 	int objs;		/* pending/objs */
 	json_t *objects, *names;
+	json_t *later;		/* [name, path, ino]: links after the commit point */
 	uint64_t bytes, nkept;
 	unsigned nnames;
 };
 
-/* Keep the real non-folder at path as objs/name: a hard link, or a copy
- * on another file system. */
-static int keep_link(struct cap *c, const char *path, const char *name)
+/* Keep the real non-folder at path as objs/name with a hard link - made
+ * after the commit point (history_link), since a link changes the file's
+ * ctime, which is how a later commit sees a conflict: a commit that stops
+ * before its commit point must leave the real files as they were. Here
+ * only what to link is written down (into the manifest and c->later). */
+static int keep_later(struct cap *c, const char *path, const char *name,
+		      const struct stat *st, json_t *entry)
+{
+	json_t *l = json_pack("[ssI]", name, path, (json_int_t)st->st_ino);
+
+	if (!l || json_array_append_new(c->later, l) ||
+	    json_object_set_new(entry, "link_from", json_string(path)) ||
+	    json_object_set_new(entry, "link_ino", json_integer((json_int_t)st->st_ino)))
+		return -ENOMEM;
+	c->bytes += (uint64_t)st->st_blocks * 512;
+	return 0;
+}
+
+/* Make one link written down by keep_later: objs/name -> path, if path is
+ * still the object (ino); a copy on another file system. Done before, or
+ * the object gone (a replay past its step): nothing. */
+static int link_one(struct txfs *fs, int objs, const char *name,
+		    const char *path, uint64_t ino)
 {
 	const char *base;
-	int pfd = hist_parent(c->fs->rootfd, path, &base, false), rc = 0;
 	struct stat st;
+	int pfd, rc = 0;
 
+	if (fstatat(objs, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return 0;
+	if (lower_stat(fs, path, &st) || (uint64_t)st.st_ino != ino)
+		return 0;
+	pfd = hist_parent(fs->rootfd, path, &base, false);
 	if (pfd < 0)
 		return pfd;
-	unlinkat(c->objs, name, 0);
-	if (linkat(pfd, base, c->objs, name, 0)) {
+	if (linkat(pfd, base, objs, name, 0)) {
 		rc = -errno;
 		if (rc == -EXDEV || rc == -EPERM || rc == -EMLINK)
-			rc = hist_copy(pfd, base, c->objs, name);
+			rc = hist_copy(pfd, base, objs, name);
 	}
-	if (rc == 0 && fstatat(c->objs, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-		c->bytes += (uint64_t)st.st_blocks * 512;
 	close(pfd);
 	return rc;
 }
@@ -215,7 +238,7 @@ static int capture_pre(struct cap *c, struct plan *p, const struct cobj *o,
 		 * outside) would show as one more st_nlink there: a copy */
 		snprintf(name, sizeof(name), "k%llx", (unsigned long long)o->tino);
 		rc = keep_how(o) == 'l' && st.st_nlink == 1 ?
-			     keep_link(c, o->lower, name) :
+			     keep_later(c, o->lower, name, &st, obj) :
 			     keep_copy(c, o->lower, name);
 	} else {
 		return 0;
@@ -278,6 +301,7 @@ static const struct cobj *find_obj(const struct plan *p, uint64_t tino)
 static int capture_name(struct cap *c, struct plan *p, const char *path)
 {
 	const struct cobj *o;
+	json_t *entry;
 	char name[32];
 	struct stat st;
 	int rc;
@@ -289,11 +313,16 @@ static int capture_name(struct cap *c, struct plan *p, const char *path)
 		return json_array_append_new(c->names, json_pack("{ssss}", "path",
 					     path, "link", o->finals[0])) ? -ENOMEM : 0;
 	snprintf(name, sizeof(name), "n%x", c->nnames++);
-	rc = st.st_nlink > 1 ? keep_copy(c, path, name) : keep_link(c, path, name);
-	if (rc)
+	entry = json_pack("{ssss}", "path", path, "keep", name);
+	if (!entry)
+		return -ENOMEM;
+	rc = st.st_nlink > 1 ? keep_copy(c, path, name) :
+			       keep_later(c, path, name, &st, entry);
+	if (rc) {
+		json_decref(entry);
 		return rc == -ENOENT ? 0 : rc;
-	return json_array_append_new(c->names, json_pack("{ssss}", "path", path,
-					 "keep", name)) ? -ENOMEM : 0;
+	}
+	return json_array_append_new(c->names, entry) ? -ENOMEM : 0;
 }
 
 /* Is path the old place of an object the plan keeps already? */
@@ -357,6 +386,8 @@ void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 	int hfd, dfd = -1, rc;
 
 	fs->hist_line[0] = 0;
+	json_decref(fs->hist_later);
+	fs->hist_later = NULL;
 	if (fs->opts.no_history)
 		return;
 	hfd = hist_open(fs->statefd, true);
@@ -375,6 +406,7 @@ void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 	}
 	c.objects = json_array();
 	c.names = json_array();
+	c.later = json_array();
 	doc = json_pack("{sisIsIsssoso}", "version", 1, "txid", (json_int_t)txid,
 			"time", (json_int_t)time(NULL), "via",
 			fs->commit_via[0] ? fs->commit_via : "txfs commit",
@@ -395,7 +427,13 @@ void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 		rc = hist_save(dfd, HIST_MANIFEST, doc);
 	if (rc == 0 && (fsync(dfd) || fsync(hfd)))
 		rc = -errno;
+	if (rc == 0) {	/* the links, once past the commit point */
+		json_decref(fs->hist_later);
+		fs->hist_later = json_incref(c.later);
+		snprintf(fs->hist_pend, sizeof(fs->hist_pend), "%s", pend);
+	}
 out:
+	json_decref(c.later);
 	if (c.objs >= 0)
 		close(c.objs);
 	if (dfd >= 0)
@@ -415,6 +453,65 @@ out:
 	}
 	if (hfd >= 0)
 		close(hfd);
+}
+
+static json_t *find_pending(int hfd, uint64_t txid, char *pend, size_t n);
+
+/* The links of the pending record of commit txid (in memory since the
+ * capture, or read back from its manifest after a crash). */
+static json_t *later_of(struct txfs *fs, int hfd, uint64_t txid, char *pend,
+			size_t n)
+{
+	json_t *doc, *l = json_array(), *o;
+	size_t i;
+
+	if (fs->hist_later) {
+		snprintf(pend, n, "%s", fs->hist_pend);
+		json_decref(l);
+		return json_incref(fs->hist_later);
+	}
+	if (!l || !(doc = find_pending(hfd, txid, pend, n))) {
+		json_decref(l);
+		return NULL;
+	}
+	json_array_foreach(json_object_get(doc, "objects"), i, o)
+		if (hist_str(o, "link_from"))
+			json_array_append_new(l, json_pack("[ssI]", hist_str(o, "keep"),
+				hist_str(o, "link_from"), (json_int_t)hist_i64(o, "link_ino")));
+	json_array_foreach(json_object_get(doc, "names"), i, o)
+		if (hist_str(o, "link_from"))
+			json_array_append_new(l, json_pack("[ssI]", hist_str(o, "keep"),
+				hist_str(o, "link_from"), (json_int_t)hist_i64(o, "link_ino")));
+	json_decref(doc);
+	return l;
+}
+
+void history_link(struct txfs *fs, uint64_t txid)
+{
+	int hfd = hist_open(fs->statefd, false), objs;
+	char pend[40], rel[64];
+	json_t *l, *e;
+	size_t i;
+
+	if (hfd < 0)
+		return;
+	l = later_of(fs, hfd, txid, pend, sizeof(pend));
+	snprintf(rel, sizeof(rel), "%s/objs", pend);
+	objs = l ? openat(hfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	json_array_foreach(l, i, e)
+		if (objs >= 0 && link_one(fs, objs, json_string_value(json_array_get(e, 0)),
+					  json_string_value(json_array_get(e, 1)),
+					  (uint64_t)json_integer_value(json_array_get(e, 2))))
+			fprintf(stderr, "txfs: history: %s not kept\n",
+				json_string_value(json_array_get(e, 1)));
+	if (objs >= 0) {
+		fsync(objs);
+		close(objs);
+	}
+	json_decref(l);
+	json_decref(fs->hist_later);
+	fs->hist_later = NULL;
+	close(hfd);
 }
 
 /* What path is now: the record undo checks before it touches it. */
@@ -574,6 +671,12 @@ void history_settle(struct txfs *fs, uint64_t next_txid)
 		history_finish(fs, done[i]);
 	free(done);
 	history_discard(fs, 0);
+}
+
+void history_free(struct txfs *fs)
+{
+	json_decref(fs->hist_later);
+	fs->hist_later = NULL;
 }
 
 const char *history_kept(struct txfs *fs)
