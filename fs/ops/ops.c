@@ -94,7 +94,8 @@ static void reply_negative(fuse_req_t req, bool whiteout)
  *    S_NOSEC and stops asking GETXATTR security.capability before every
  *    WRITE (only once after each attribute refresh), and sends no GETATTR
  *    before a chown; the daemon clears set-uid/set-gid on WRITE, O_TRUNC,
- *    truncate and chown when the kernel says the caller lacks CAP_FSETID
+ *    truncate and fallocate when the kernel says the caller lacks
+ *    CAP_FSETID, and on every chown of a non-folder (killpriv.c's rules)
  *    (W1 tar x: 11.39 -> 10.16 requests a file; W3: GETXATTR 10.2 -> 7.1
  *    per cc -c; bench/results/2026-11-24-requests-2.md).
  * Not taken, and why:

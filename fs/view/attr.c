@@ -56,6 +56,35 @@ static int setattr_guard(struct txfs *fs, uint64_t tino, int valid,
 	return rc;
 }
 
+/*
+ * FUSE_HANDLE_KILLPRIV_V2 (killpriv.c): which rule a SETATTR asks for.
+ * The kernel sets FATTR_KILL_SUIDGID (libfuse's FUSE_SET_ATTR_KILL_SUID)
+ * on every chown/chgrp of a non-folder, and on a truncate by a caller
+ * without CAP_FSETID; O_TRUNC's open passes its own flag in c. What the
+ * VFS strips before asking, a SETATTR with nothing to set, is its
+ * file_remove_privs (fallocate by a caller without CAP_FSETID) or a
+ * chown(-1, -1): the chown rule covers both (it takes what the write
+ * rule takes from a caller without CAP_FSETID). Folders keep their bits.
+ */
+static bool setattr_kill(struct tview *v, const struct stat *a, int valid,
+			 const struct req_ctx *c)
+{
+	const int own = FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID;
+	gid_t newgid = valid & FUSE_SET_ATTR_GID ? a->st_gid : v->rec.gid;
+
+	if (S_ISDIR(v->rec.mode))
+		return false;
+	if ((valid & own) && (valid & FUSE_SET_ATTR_KILL_SUID))
+		return killpriv_chown(c, v->rec.gid, newgid, &v->rec.mode);
+	if (!S_ISREG(v->rec.mode))
+		return false;
+	if ((valid & FUSE_SET_ATTR_KILL_SUID) || c->kill_suidgid)
+		return killpriv_write(c, v->rec.gid, &v->rec.mode);
+	if ((valid & ~FUSE_SET_ATTR_CTIME) == 0)
+		return killpriv_chown(c, v->rec.gid, v->rec.gid, &v->rec.mode);
+	return false;
+}
+
 int do_setattr(struct txfs *fs, uint64_t tino, const struct stat *a,
 	       int valid, const struct req_ctx *c, struct tview *v)
 {
@@ -83,9 +112,8 @@ int do_setattr(struct txfs *fs, uint64_t tino, const struct stat *a,
 	}
 	if (valid & FUSE_SET_ATTR_MODE)
 		v->rec.mode = (v->rec.mode & S_IFMT) | (a->st_mode & 07777);
-	else if (fs->killpriv && S_ISREG(v->rec.mode) &&
-		 ((valid & FUSE_SET_ATTR_KILL_SUID) || (c && c->kill_suidgid)))
-		killed = killpriv_mode(&v->rec.mode);	/* chown, truncate */
+	else if (fs->killpriv && c)
+		killed = setattr_kill(v, a, valid, c);
 	if (valid & FUSE_SET_ATTR_UID)
 		v->rec.uid = a->st_uid;
 	if (valid & FUSE_SET_ATTR_GID)

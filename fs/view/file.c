@@ -506,7 +506,8 @@ int file_write(struct txfs *fs, struct fhandle *fh, const char *buf,
 	    (rc = write_range(fs, fh, t, &v, buf, size, (uint64_t)off, c)))
 		goto out;
 	touch_mc(&v.rec);
-	killed = c && c->kill_suidgid && killpriv_mode(&v.rec.mode);
+	killed = c && c->kill_suidgid &&
+		 killpriv_write(c, v.rec.gid, &v.rec.mode);
 	rc = layer_inode_update(t, v.tino, &v.rec);
 out:
 	tview_free(&v);

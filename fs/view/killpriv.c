@@ -11,9 +11,13 @@
  * daemon clears the bits itself (include/uapi/linux/fuse.h):
  *   - WRITE with FUSE_WRITE_KILL_SUIDGID (the writer lacks CAP_FSETID),
  *   - OPEN with O_TRUNC and FUSE_OPEN_KILL_SUIDGID (same condition),
- *   - SETATTR with FATTR_KILL_SUIDGID (chown of a non-folder: always;
- *     truncate: when the caller lacks CAP_FSETID);
- * set-uid always, set-gid only with group execute (the VFS rule).
+ *   - SETATTR with FATTR_KILL_SUIDGID (chown of a non-folder: always,
+ *     root included; truncate: when the caller lacks CAP_FSETID),
+ *   - an empty SETATTR: what file_remove_privs leaves of its own kill
+ *     (fallocate by a caller without CAP_FSETID) and chown(-1, -1);
+ * which bits go follows the VFS (killpriv_write, killpriv_chown below):
+ * set-uid always, set-gid with group execute, and set-gid without it
+ * from a caller outside the file's group lacking CAP_FSETID.
  * security.capability is still removed by the kernel (REMOVEXATTR) when
  * its GETXATTR finds one; attr.c lets that removal through.
  *
@@ -30,11 +34,13 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
 #include <linux/fuse.h>
 
 #include "view.h"
@@ -134,17 +140,106 @@ int killpriv_install(struct txfs *fs)
 	return fuse_session_custom_io(fs->se, &io, fuse_session_fd(fs->se));
 }
 
-/* The VFS rule: set-uid always, set-gid only with group execute. */
-bool killpriv_mode(uint32_t *mode)
-{
-	uint32_t m = *mode & ~(uint32_t)S_ISUID;
+/* What the kernel's rules need to know of the caller: is it in group g1,
+ * in g2 (its fsgid or a supplementary group), does it hold CAP_FSETID.
+ * Read from /proc/PID/status only when a set-gid bit without group
+ * execute makes it matter; unreadable (the caller is gone, or in a pid
+ * namespace the mount cannot see): the fsgid alone, no capability, so
+ * the bits go rather than stay. */
+struct kp_caller {
+	bool in1, in2, fsetid;
+};
 
-	if ((m & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
-		m &= ~(uint32_t)S_ISGID;
+static void kp_caller(const struct req_ctx *c, gid_t g1, gid_t g2,
+		      struct kp_caller *k)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	k->in1 = c->gid == g1;
+	k->in2 = c->gid == g2;
+	k->fsetid = false;
+	if (c->pid <= 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)c->pid);
+	if (!(f = fopen(path, "re")))
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		if (!strncmp(line, "Groups:", 7)) {
+			char *p = line + 7, *end;
+
+			for (;;) {
+				unsigned long g = strtoul(p, &end, 10);
+
+				if (end == p)
+					break;
+				k->in1 |= g == g1;
+				k->in2 |= g == g2;
+				p = end;
+			}
+		} else if (!strncmp(line, "CapEff:", 7)) {
+			unsigned long long e = strtoull(line + 7, NULL, 16);
+
+			k->fsetid = (e >> CAP_FSETID) & 1;
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+static bool kp_set(uint32_t *mode, uint32_t m)
+{
 	if (m == *mode)
 		return false;
 	*mode = m;
 	return true;
+}
+
+#define KP_SGX ((uint32_t)(S_ISGID | S_IXGRP))
+
+/*
+ * WRITE, truncate, OPEN with O_TRUNC, fallocate: the kernel asks only for
+ * a caller without CAP_FSETID, of a regular file (setattr_should_drop_
+ * suidgid, fs/attr.c): set-uid goes; set-gid goes with group execute, and
+ * without it when the caller is not in the file's group.
+ */
+bool killpriv_write(const struct req_ctx *c, gid_t gid, uint32_t *mode)
+{
+	uint32_t m = *mode & ~(uint32_t)S_ISUID;
+	struct kp_caller k;
+
+	if ((m & KP_SGX) == KP_SGX)
+		m &= ~(uint32_t)S_ISGID;
+	else if (m & S_ISGID) {
+		kp_caller(c, gid, gid, &k);
+		if (!k.in1)
+			m &= ~(uint32_t)S_ISGID;
+	}
+	return kp_set(mode, m);
+}
+
+/*
+ * chown and chgrp of anything but a folder, by every caller, root with
+ * CAP_FSETID included (chown_common, notify_change, setattr_prepare):
+ * set-uid goes; set-gid goes with group execute, and without it when the
+ * caller lacks CAP_FSETID and is outside the group the file had, or,
+ * when the mode changes anyway (a bit went), outside the group it gets.
+ */
+bool killpriv_chown(const struct req_ctx *c, gid_t gid, gid_t newgid,
+		    uint32_t *mode)
+{
+	uint32_t m = *mode & ~(uint32_t)S_ISUID;
+	struct kp_caller k;
+
+	if ((m & KP_SGX) == KP_SGX)
+		m &= ~(uint32_t)S_ISGID;
+	else if (m & S_ISGID) {
+		kp_caller(c, gid, newgid, &k);
+		if (!k.fsetid && (!k.in1 || ((*mode & S_ISUID) && !k.in2)))
+			m &= ~(uint32_t)S_ISGID;
+	}
+	return kp_set(mode, m);
 }
 
 /*

@@ -401,8 +401,13 @@ char *guard_note(struct txfs *fs);
 #define TXFS_FI_KILL ((int)(1u << 31))
 
 int killpriv_install(struct txfs *fs);
-/* Clear set-uid, and set-gid with group execute; true if *mode changed. */
-bool killpriv_mode(uint32_t *mode);
+/* The kernel's rules for the bits a kill clears (killpriv.c); true if
+ * *mode changed. _write: the kernel asked (WRITE, truncate, O_TRUNC,
+ * fallocate: the caller lacks CAP_FSETID); _chown: chown or chgrp of a
+ * non-folder, every caller; gid: the file's group before, newgid after. */
+bool killpriv_write(const struct req_ctx *c, gid_t gid, uint32_t *mode);
+bool killpriv_chown(const struct req_ctx *c, gid_t gid, gid_t newgid,
+		    uint32_t *mode);
 /* Mark the kernel's attributes of node stale (after a WRITE cleared bits). */
 void killpriv_notify(struct txfs *fs, uint64_t node);
 

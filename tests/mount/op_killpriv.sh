@@ -59,6 +59,66 @@ both 'echo t > fx && chmod 4777 fx && $NOF -c "truncate -s 0 fx"; stat -c "%n %a
 both 'echo q > fs && chmod 4777 fs && $NOF -c "truncate -s 2 fs"; stat -c "%n %a %s" fs'
 both 'echo r > fro && chmod 4555 fro && $NOF -c "echo no >> fro" 2>/dev/null; echo rc=$?; stat -c "%n %a" fro'
 
+# The kernel's rules case by case (Linux 6.x fs/attr.c: setattr_should_
+# drop_suidgid for write, truncate, O_TRUNC and fallocate by a caller
+# without CAP_FSETID; chown_common + notify_change + setattr_prepare for
+# chown and chgrp by every caller): one file per mode, the same operation
+# on each, in the mount and in the plain directory; the modes must match.
+# MODE:GID is a file of group GID (root's pass: a group root is not in).
+# kp OP WHO: WHO is fsetid (the caller holds CAP_FSETID: root) or
+# nofsetid (it lacks it: root through capsh, or the ordinary user).
+cat >"$T/kp" <<'KP'
+op=$1 who=$2
+run=(bash -c)
+[ "$who" = nofsetid ] && read -ra run <<<"$NOF -c"
+for spec in $KP_MODES; do
+	m=${spec%%:*} g=
+	[ "$spec" != "$m" ] && g=${spec#*:}
+	f=$op.$who.$m${g:+.$g}
+	rm -rf "$f"
+	case $op in
+	fifo*) mkfifo "$f" ;;
+	dir*) mkdir "$f" ;;
+	*) echo data >"$f" ;;
+	esac
+	[ -n "$g" ] && chgrp "$g" "$f"
+	chmod "$m" "$f"
+	case $op in
+	write) "${run[@]}" "echo more >> $f" ;;
+	truncate) "${run[@]}" "truncate -s 2 $f" ;;
+	ftruncate) "${run[@]}" "python3 -c 'import os, sys; os.ftruncate(os.open(sys.argv[1], os.O_WRONLY), 1)' $f" ;;
+	otrunc) "${run[@]}" ": > $f" ;;
+	fallocate) "${run[@]}" "fallocate -l 8192 $f" ;;
+	keepsize) "${run[@]}" "fallocate -n -l 16384 $f" ;;
+	punch) "${run[@]}" "fallocate -p -o 0 -l 1 $f" ;;
+	chown | fifo-chown | dir-chown) "${run[@]}" "chown $KP_OWNER $f" ;;
+	chgrp | fifo-chgrp | dir-chgrp) "${run[@]}" "chgrp $KP_GROUP $f" ;;
+	chgrp0) "${run[@]}" "chgrp 0 $f" ;;
+	chown-same) "${run[@]}" "chown $(stat -c %u:%g "$f") $f" ;;
+	chown-none) "${run[@]}" "python3 -c 'import os, sys; os.chown(sys.argv[1], -1, -1)' $f" ;;
+	dir-write) "${run[@]}" "echo x > $f/f; truncate -s 0 $f/f" ;;
+	esac
+done
+stat -c '%n %a %u %g' "$op.$who".* | sort
+KP
+if is_root; then
+	export KP_MODES='4755 2775 2745 6777 6745 6555 0755 2775:1234 2745:1234 6745:1234 6755:1234' KP_OWNER=1234 KP_GROUP=1234
+	whos='fsetid nofsetid'
+else
+	# the ordinary user owns its files, is in their group, can only
+	# give them to itself and its own group
+	export KP_MODES='4755 2775 2745 6777 6745 6555 0755' KP_OWNER=$(id -u) KP_GROUP=$(id -g)
+	whos=nofsetid
+fi
+for who in $whos; do
+	for op in write truncate ftruncate otrunc fallocate keepsize punch \
+		chown chgrp chown-same chown-none fifo-chown fifo-chgrp \
+		dir-chown dir-chgrp dir-write; do
+		both "bash $T/kp $op $who"
+	done
+	is_root && both "bash $T/kp chgrp0 $who"
+done
+
 # folders keep their set-gid bit (it is inheritance there, not privilege)
 both 'mkdir -p gdir && chmod 2775 gdir && echo f > gdir/f && stat -c "%n %a" gdir gdir/f'
 
