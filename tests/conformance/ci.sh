@@ -331,6 +331,11 @@ run_um() {	# run_um MODE --ov|--ov=0
 	# every daemon it started, goes when the run ends
 	TXFS_UM_LOG=$d/mounts TXFS_UM_OPTS=$(mode_opts "$mode") timeout -k 30 1200 unshare -m --propagation private \
 		bash -c '
+		# the copies of every other FUSE mount this namespace got at its
+		# birth go at once: a copy held here would keep another test'"'"'s
+		# daemon from exiting at its unmount for as long as this runs
+		awk "\$3 ~ /^fuse/ { print \$2 }" /proc/self/mounts | sort -r |
+			while read -r m; do umount -l "$m" 2>/dev/null; done
 		mount --bind "$1/sbin" /usr/local/sbin || exit 1
 		end() {
 			for f in $(find "$1/base" -name daemon.pid 2>/dev/null); do
