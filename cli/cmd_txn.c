@@ -324,7 +324,7 @@ int cmd_rollback(int argc, char **argv)
 {
 	struct copts o;
 
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		if (!strncmp(argv[i], "--command", 9)) {
 			if (copts_parse(argc, argv, &o, "") ||
 			    argc - o.first != 1 || !o.command) {
