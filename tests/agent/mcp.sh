@@ -83,7 +83,7 @@ body() {
 	git_ws
 	before=$(snap "$WS")
 	mount_ws --no-ctl-verbs
-	relay < <(timeout -k 5 120 "$PY" "$T/bin/mcp_client.py" noctl "$WS" "$TXFS_BIN" \
+	relay < <(SLEEPER="$SLEEPER" timeout -k 5 120 "$PY" "$T/bin/mcp_client.py" noctl "$WS" "$TXFS_BIN" \
 		"${AS[@]}" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$HOME_DECOY" LC_ALL=C \
 		ASAN_OPTIONS="$ASAN_OPTIONS" UBSAN_OPTIONS="$UBSAN_OPTIONS" 2>&1 || echo "FAIL: mcp_client.py noctl exited $?")
 	umount_ws

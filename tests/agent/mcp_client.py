@@ -509,6 +509,22 @@ def noctl(c, ws, txfs, runner):
     check(r.get("error", {}).get("code") == -32602 and "--tools" in r["error"]["message"],
           "--tools: log not offered", r)
     check(c2.close() == 0, "--tools: the server exits 0")
+    # the client closes stdin while a command runs: stopped, rolled back
+    sleeper = os.environ["SLEEPER"]
+    c3 = Client(runner + [txfs, "mcp", ws])
+    handshake(c3)
+    c3.start("tools/call", {"name": "exec", "arguments": {
+        "argv": ["sh", "-c", "echo e > eof.txt; exec %s 123" % sleeper]}})
+    end = time.monotonic() + 15
+    while not pgrep(sleeper + " 123") and time.monotonic() < end:
+        time.sleep(0.2)
+    check(bool(pgrep(sleeper + " 123")), "stdin closed: the command ran")
+    check(c3.close() == 0 and not pgrep(sleeper + " 123"),
+          "stdin closed while a command runs: the server stops it and exits 0")
+    sc = c.call("status")["result"].get("structuredContent", {})
+    check(sc.get("last_command", {}).get("outcome") == "rolled-back" and
+          shows(c, "eof.txt") is False, "stdin closed: the command rolled back",
+          sc.get("last_command"))
     p = subprocess.run(runner + [txfs, "mcp", "--tools", "status,bogus", ws],
                        capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
     check(p.returncode == 2 and "txfs: mcp: --tools: no tool 'bogus'" in p.stderr,
