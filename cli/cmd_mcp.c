@@ -380,6 +380,10 @@ int cmd_mcp(int argc, char **argv)
 			"savepoint, rollback, commit, log, exec)", bad);
 		return 2;
 	}
+	if (!m.offered) {
+		cli_err(0, "mcp: --tools: the list names no tool");
+		return 2;
+	}
 	arg = i < argc ? argv[i] : NULL;
 	if (!realpath(arg ? arg : (getcwd(cwd, sizeof(cwd)) ? cwd : "."),
 		      m.mnt)) {
