@@ -83,6 +83,9 @@ int mcp_exec_start(struct mcp *m, struct mcp_job *j);
 int mcp_exec_step(struct mcp *m, struct mcp_job *j, double now);
 /* The exec result of an ended job. */
 json_t *mcp_exec_result(struct mcp_job *j);
+/* s (n bytes) with its first and last MCP_OUT_HALF bytes kept, the cut
+ * said; malloc'd. */
+char *mcp_capped(const char *s, size_t n, const char *name);
 /* SIGTERM the command (it stops its tree and rolls back). */
 void mcp_exec_stop(struct mcp_job *j, double now);
 /* Its descriptors to poll; returns how many it filled (at most 4). */

@@ -67,6 +67,19 @@ static char *cap_text(const struct mcp_cap *c, const char *name)
 	return fclose(f) ? (free(s), NULL) : s;
 }
 
+char *mcp_capped(const char *s, size_t n, const char *name)
+{
+	struct mcp_cap *c = calloc(1, sizeof(*c));
+	char *t;
+
+	if (!c)
+		return NULL;
+	cap_add(c, s, n);
+	t = cap_text(c, name);
+	free(c);
+	return t;
+}
+
 int mcp_exec_start(struct mcp *m, struct mcp_job *j)
 {
 	json_t *argv_j = json_object_get(j->args, "argv"), *v;

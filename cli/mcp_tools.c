@@ -502,6 +502,13 @@ json_t *mcp_run_tool(struct mcp *m, const struct mcp_tool *t, json_t *args)
 	if (asprintf(&text, "%s%s", o.out ? o.out : "",
 		     bad && o.err ? o.err : "") < 0)
 		text = NULL;
+	if (text && strlen(text) > MCP_OUT_CAP && !sc) {
+		/* a diff or a log for a model: its ends (paths narrow a diff) */
+		char *c = mcp_capped(text, strlen(text), t->name);
+
+		free(text);
+		text = c;
+	}
 	r = mcp_text_result(text, bad, sc);
 	free(text);
 	free(o.out);

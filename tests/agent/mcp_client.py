@@ -435,6 +435,14 @@ def features(c, ws, txfs, runner):
     check(not r["result"]["isError"] and shows(c, "after-help.txt") is False and
           shows(c, "x.txt"), "rollback to savepoint --help: only what came after it", r)
 
+    # a diff past 64 KiB keeps its ends
+    c.call("exec", {"argv": ["sh", "-c", "seq 1 40000 > big.txt"]})
+    r = c.call("diff", {})
+    t = items(r)[0] if items(r) else ""
+    check(not r["result"]["isError"] and "bytes cut here: diff was" in t and
+          len(t) < 65536 + 200 and t.rstrip().endswith("+40000"),
+          "diff over 64 KiB: capped, its first and last 32 KiB", len(t))
+
     # invalid arguments of every tool: -32602 before anything runs
     n0, st0 = last_cmd(c)
     bad = [("status", {"x": 1}), ("log", {"n": 1}), ("commit", {"force": True}),
