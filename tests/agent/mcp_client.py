@@ -375,6 +375,19 @@ def features(c, ws, txfs, runner):
           "running" in prog[0].get("message", ""),
           "exec of 5 s: notifications/progress with its token, increasing", prog)
 
+    # a savepoint waits for the running exec, told by progress
+    c.notes.clear()
+    e_id = c.start("tools/call", {"name": "exec", "arguments": {"argv": [sleeper, "4"]}})
+    s_id = c.start("tools/call", {"name": "savepoint", "arguments": {"name": "queued"},
+                                  "_meta": {"progressToken": "q"}})
+    a, b = c.recv_answer(30), c.recv_answer(30)
+    waiting = [n["params"] for n in c.notes if n.get("method") == "notifications/progress"
+               and n["params"].get("progressToken") == "q"]
+    check(a.get("id") == e_id and b.get("id") == s_id and not b["result"]["isError"],
+          "a savepoint called during an exec is done after it, in order", (a, b))
+    check(len(waiting) >= 1 and "waiting" in waiting[0].get("message", ""),
+          "the waiting call gets notifications/progress", waiting)
+
     # timeout
     t0 = time.monotonic()
     r = c.call("exec", {"argv": ["sh", "-c", "echo t > timed.txt; exec %s 60" % sleeper],
