@@ -489,6 +489,15 @@ def features(c, ws, txfs, runner):
               not c.call(name, args)["result"]["isError"],
               "%s %s: valid and done" % (name, json.dumps(args)))
 
+    # rollback and diff of one command by number
+    r = c.call("exec", {"argv": ["sh", "-c", "echo r > by-number.txt"]})
+    k = r["result"]["structuredContent"]["cmd"]
+    r = c.call("diff", {"command": k, "name_status": True})
+    check(items(r)[0].strip() == "A\tby-number.txt", "diff command %d" % k, r)
+    r = c.call("rollback", {"command": k})
+    check(not r["result"]["isError"] and shows(c, "by-number.txt") is False and
+          shows(c, "x.txt"), "rollback command %d: only that command undone" % k, r)
+
     # frame limit: a 5 MiB line gets -32600 and is skipped
     t0 = time.monotonic()
     chunk = "x" * (1 << 20)
