@@ -272,7 +272,7 @@ static void add_text(json_t *content, const char *text)
 json_t *mcp_exec_result(struct mcp_job *j)
 {
 	json_t *rep = j->report ? json_loads(j->report, 0, NULL) : NULL;
-	json_t *content = json_array(), *r;
+	json_t *content = json_array(), *r, *sc;
 	char *out = cap_text(&j->cap[0], "stdout");
 	char *err = cap_text(&j->cap[1], "stderr"), *s = NULL;
 	bool bad;
@@ -315,10 +315,17 @@ json_t *mcp_exec_result(struct mcp_job *j)
 	bad = !rep || j->status != 0 || strcmp(json_string_value(
 		json_object_get(rep, "outcome")) ?: "", "kept");
 	r = json_pack("{s:o,s:b}", "content", content, "isError", bad);
-	if (r && rep)
-		json_object_set_new(r, "structuredContent", rep);
+	/* the structured result holds the output too, first: a client
+	 * that gives its model only structuredContent (Claude Code) must
+	 * not lose it */
+	sc = rep ? json_pack("{s:o,s:o}", "stdout", audit_json_text(
+			     out ? out : ""), "stderr", audit_json_text(
+			     err ? err : "")) : NULL;
+	if (r && sc && !json_object_update(sc, rep))
+		json_object_set_new(r, "structuredContent", sc);
 	else
-		json_decref(rep);
+		json_decref(sc);
+	json_decref(rep);
 	free(out);
 	free(err);
 	return r;

@@ -84,8 +84,8 @@ const struct mcp_tool mcp_tools[] = {
 	  "it) exits 0, else they are rolled back; also when it runs past "
 	  "timeout seconds or the call is cancelled. Returns its stdout and "
 	  "stderr as text (each capped at 64 KiB: the first and last 32 KiB) "
-	  "and the report (exit, outcome, changes, vetoes) as structured "
-	  "content.",
+	  "and the report (exit, outcome, changes, vetoes); the structured "
+	  "content holds both.",
 	  "{\"type\":\"object\",\"properties\":{"
 	  "\"argv\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
 	  "\"minItems\":1,\"maxItems\":4096},"
@@ -101,6 +101,9 @@ const struct mcp_tool mcp_tools[] = {
 	  "back\"}},"
 	  "\"required\":[\"argv\"],\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{"
+	  "\"stdout\":{\"type\":\"string\",\"description\":\"the command's "
+	  "stdout, capped as the text items\"},"
+	  "\"stderr\":{\"type\":\"string\"},"
 	  "\"cmd\":{\"type\":\"integer\"},\"savepoint\":{\"type\":\"string\"},"
 	  "\"exit\":{\"type\":\"integer\"},\"outcome\":{\"type\":\"string\","
 	  "\"enum\":[\"kept\",\"rolled-back\",\"rollback-failed\"]},"
@@ -117,7 +120,8 @@ const struct mcp_tool mcp_tools[] = {
 	  "\"stderr_truncated\":{\"type\":\"boolean\"}},"
 	  "\"required\":[\"cap\",\"stdout_bytes\",\"stderr_bytes\","
 	  "\"stdout_truncated\",\"stderr_truncated\"]}},"
-	  "\"required\":[\"cmd\",\"exit\",\"outcome\",\"output\"]}",
+	  "\"required\":[\"stdout\",\"stderr\",\"cmd\",\"exit\",\"outcome\","
+	  "\"output\"]}",
 	  false, true },
 };
 const size_t mcp_ntools = sizeof(mcp_tools) / sizeof(mcp_tools[0]);

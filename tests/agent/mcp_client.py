@@ -316,8 +316,13 @@ def features(c, ws, txfs, runner):
     sc = res.get("structuredContent", {})
     check(len(it) == 3 and it[0] == "no newline" and it[1] == "stderr:\nwarn",
           "exec: stdout (no final newline) and stderr of a success are separate items", it)
-    check(json.loads(it[-1]) == sc and sc.get("outcome") == "kept" and not res["isError"],
-          "exec: the last item is the structured report as text", it[-1:])
+    rep = {k: v for k, v in sc.items() if k not in ("stdout", "stderr")}
+    check(json.loads(it[-1]) == rep and sc.get("outcome") == "kept" and not res["isError"],
+          "exec: the last item is the report as text", it[-1:])
+    check(list(sc)[:2] == ["stdout", "stderr"] and sc["stdout"] == "no newline" and
+          sc["stderr"] == "warn",
+          "exec: structuredContent holds stdout and stderr first (for clients that "
+          "show the model only that)", sc)
     check(valid(sc, out_schema), "exec: structuredContent is valid against the outputSchema", sc)
     check(sc.get("output") == {"cap": 65536, "stdout_bytes": 10, "stderr_bytes": 4,
                                "stdout_truncated": False, "stderr_truncated": False},
@@ -343,6 +348,8 @@ def features(c, ws, txfs, runner):
           it[1].endswith("END\n") and len(it[1]) < 65536 + 210,
           "exec caps: first and last 32 KiB of each stream, the cut said",
           [len(x) for x in it])
+    check(sc.get("stdout") == it[0] and "stderr:\n" + sc.get("stderr", "") == it[1],
+          "exec caps: structuredContent's stdout and stderr capped the same way")
 
     # cwd
     c.call("exec", {"argv": ["mkdir", "-p", "sub/deeper"]})

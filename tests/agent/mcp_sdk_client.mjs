@@ -68,9 +68,12 @@ async function main() {
   // callTool validates structuredContent against outputSchema (throws)
   let r = await client.callTool({ name: "exec", arguments: {
     argv: ["sh", "-c", "printf hi; echo x > sdk.txt"] } });
-  check(!r.isError && texts(r)[0] === "hi" && r.structuredContent?.outcome === "kept" &&
-    JSON.stringify(JSON.parse(texts(r).at(-1))) === JSON.stringify(r.structuredContent),
-  "SDK callTool exec: stdout as text, the report valid against outputSchema", r);
+  const { stdout, stderr, ...report } = r.structuredContent ?? {};
+  check(!r.isError && texts(r)[0] === "hi" && stdout === "hi" && stderr === "" &&
+    report.outcome === "kept" &&
+    JSON.stringify(JSON.parse(texts(r).at(-1))) === JSON.stringify(report),
+  "SDK callTool exec: stdout as text and in the structured result, valid against " +
+  "outputSchema; the report as text", r);
   r = await client.callTool({ name: "status", arguments: {} });
   check(r.structuredContent?.added === 1, "SDK callTool status: structured, valid", r);
   r = await client.callTool({ name: "exec", arguments: { argv: ["sh", "-c", "exit 4"] } });
