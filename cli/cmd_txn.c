@@ -176,6 +176,9 @@ int cli_request(const char *state, int argc, char **argv, int *err,
 			buf = b;
 		}
 		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;	/* the answer comes (txfs exec: SIGTERM
+					 * during cmd-begin left it begun) */
 		if (n <= 0)
 			break;
 		len += (size_t)n;

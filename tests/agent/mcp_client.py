@@ -429,6 +429,26 @@ def features(c, ws, txfs, runner):
           shows(c, "cancelled.txt") is False,
           "cancellation: the command is rolled back, its file gone", sc.get("last_command"))
 
+    # cancellations at once (while txfs exec begins): nothing left begun
+    _, st0 = last_cmd(c)
+    for delay in (0, 0.05, 0.2, 0.5):
+        rid = c.start("tools/call", {"name": "exec", "arguments": {
+            "argv": ["sh", "-c", "echo e > early.txt; exec %s 124" % sleeper]}})
+        time.sleep(delay)
+        c.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": rid}})
+    end = time.monotonic() + 20
+    while pgrep(sleeper + " 124") and time.monotonic() < end:
+        time.sleep(0.2)
+    r = c.call("log")
+    answered = r.get("id") == c.next_id     # not one of the cancelled
+    _, st1 = last_cmd(c)
+    check(answered and not pgrep(sleeper + " 124") and
+          st1.get("savepoints") == st0.get("savepoints") and
+          st1.get("added") == st0.get("added") and shows(c, "early.txt") is False,
+          "cancellations at once: unanswered, no process, no savepoint left, nothing staged",
+          (st0, st1))
+
     # names and paths that look like options
     _, st0 = last_cmd(c)
     r = c.call("savepoint", {"name": "--help"})
