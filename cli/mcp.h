@@ -78,6 +78,9 @@ int mcp_parse_tools(char *list, unsigned long *mask, const char **bad);
 bool mcp_ctl_verbs(const struct mcp *m);
 
 /* mcp_exec.c */
+/* In a child of the server, before exec: default dispositions, then no
+ * signal blocked. */
+void mcp_child_signals(void);
 int mcp_exec_start(struct mcp *m, struct mcp_job *j);
 /* Read what is ready; reap; time out; 1 when the job has ended. */
 int mcp_exec_step(struct mcp *m, struct mcp_job *j, double now);

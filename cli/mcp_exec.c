@@ -80,6 +80,21 @@ char *mcp_capped(const char *s, size_t n, const char *name)
 	return t;
 }
 
+void mcp_child_signals(void)
+{
+	sigset_t none;
+
+	/* the server's handlers first: a SIGTERM (a cancellation) already
+	 * pending must kill this child, not be taken by a handler it
+	 * inherited and forgotten by the txfs exec it becomes */
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 int mcp_exec_start(struct mcp *m, struct mcp_job *j)
 {
 	json_t *argv_j = json_object_get(j->args, "argv"), *v;
@@ -121,14 +136,11 @@ int mcp_exec_start(struct mcp *m, struct mcp_job *j)
 	}
 	if (j->pid == 0) {
 		int nul = open("/dev/null", O_RDONLY);
-		sigset_t none;
 
 		/* its own group: a ^C meant for the server is the server's
 		 * to pass on (as a cancellation) */
 		setpgid(0, 0);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
+		mcp_child_signals();
 		if (nul < 0 || chdir(real) || dup2(nul, 0) < 0 ||
 		    dup2(p[0][1], 1) < 0 || dup2(p[1][1], 2) < 0 ||
 		    dup2(p[2][1], 3) < 0)

@@ -372,11 +372,8 @@ static int run_txfs(char *const *argv, struct run_out *o)
 	pid = fork();
 	if (pid == 0) {
 		int nul = open("/dev/null", O_RDONLY);
-		sigset_t none;
 
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
+		mcp_child_signals();
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(fo, 1) < 0 ||
 		    dup2(fe, 2) < 0)
 			_exit(125);

@@ -422,8 +422,11 @@ def features(c, ws, txfs, runner):
     while pgrep(sleeper + " 120") and time.monotonic() < end:
         time.sleep(0.2)
     check(not pgrep(sleeper + " 120"), "cancellation: the command's process is gone")
-    r = c.call("log")     # answered after the cancelled exec ended
-    check(r.get("id") == c.next_id, "cancellation: no answer to the cancelled request", r)
+    # a call that changes the transaction waits for the cancelled command
+    # to end (rolled back): the fence before looking
+    r = c.call("savepoint", {"name": "fence1"})
+    check(r.get("id") == c.next_id and not r["result"]["isError"],
+          "cancellation: no answer to the cancelled request", r)
     n, sc = last_cmd(c)
     check(sc.get("last_command", {}).get("outcome") == "rolled-back" and
           shows(c, "cancelled.txt") is False,
@@ -440,11 +443,11 @@ def features(c, ws, txfs, runner):
     end = time.monotonic() + 20
     while pgrep(sleeper + " 124") and time.monotonic() < end:
         time.sleep(0.2)
-    r = c.call("log")
+    r = c.call("savepoint", {"name": "fence2"})    # after they all ended
     answered = r.get("id") == c.next_id     # not one of the cancelled
     _, st1 = last_cmd(c)
     check(answered and not pgrep(sleeper + " 124") and
-          st1.get("savepoints") == st0.get("savepoints") and
+          st1.get("savepoints") == st0.get("savepoints") + 1 and
           st1.get("added") == st0.get("added") and shows(c, "early.txt") is False,
           "cancellations at once: unanswered, no process, no savepoint left, nothing staged",
           (st0, st1))

@@ -99,6 +99,8 @@ async function main() {
   check(e !== "answered", "SDK cancel: callTool rejected", String(e));
   check(await until(() => !pgrep(`${sleeper} 121`), 20000),
     "SDK cancel: the command's process is gone");
+  // a savepoint waits for the cancelled command to end: the fence
+  await client.callTool({ name: "savepoint", arguments: { name: "fence1" } });
   let lc = await lastCommand(client);
   check(lc?.outcome === "rolled-back" && !(await shows(client, "sdk-cancel.txt")),
     "SDK cancel: the command rolled back, its file gone", lc);
@@ -111,6 +113,7 @@ async function main() {
     "SDK timeout 3 s: callTool rejected (request timed out)", String(t));
   check(await until(() => !pgrep(`${sleeper} 122`), 20000),
     "SDK timeout: the command's process is gone");
+  await client.callTool({ name: "savepoint", arguments: { name: "fence2" } });
   lc = await lastCommand(client);
   check(lc?.outcome === "rolled-back" && !(await shows(client, "sdk-timeout.txt")) &&
     (await shows(client, "sdk.txt")),
