@@ -589,8 +589,14 @@ int cmd_diff(int argc, char **argv)
 	}
 	if ((rc = cli_request(state, req[1] ? 2 : 1, req, &err, &out, &len)) ||
 	    err) {
-		cli_err(rc ? rc : -err, "diff %s%s%s", argv[o.first],
-			out && out[0] ? ": " : "", out ? out : "");
+		char *nl = out ? strchr(out, '\n') : NULL;
+
+		if (nl && !nl[1])
+			*nl = '\0';
+		/* the daemon's words say why; errno only when it said none */
+		cli_err(rc ? rc : out && out[0] ? 0 : -err, "diff %s%s%s",
+			argv[o.first], out && out[0] ? ": " : "",
+			out ? out : "");
 		free(out);
 		return 1;
 	}

@@ -47,7 +47,8 @@
 #include "../policy/policy.h"
 
 static const char exec_usage[] =
-"usage: txfs exec [--check CMD] [--json] [--allow-write PATH]...\n"
+"usage: txfs exec [--check CMD] [--json] [--json-fd FD]\n"
+"                 [--allow-write PATH]...\n"
 "                 [--env NAME[=VALUE]]... [--clean-env] [--no-network]\n"
 "                 [--allow-weaker] [--pass-fd N]... [MNT] -- CMD [ARG...]\n"
 "\n"
@@ -58,7 +59,8 @@ static const char exec_usage[] =
 "started, run --check the same way if CMD exited 0, then keep the changes\n"
 "staged (both exited 0) or roll back to cmd-N. Prints what changed and\n"
 "what the policy vetoed (--json: one JSON line on stdout). The exit status\n"
-"is CMD's (or the check's); 125 when txfs failed. --clean-env starts CMD\n"
+"is CMD's (or the check's); 125 when txfs failed. --json-fd FD writes\n"
+"that line to descriptor FD instead (never CMD's). --clean-env starts CMD\n"
 "with only PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TERM, TMPDIR and each\n"
 "--env NAME[=VALUE].\n"
 "CMD gets stdin, stdout, stderr and each --pass-fd N (repeatable), no\n"
@@ -80,6 +82,7 @@ static void on_signal(int sig)
 struct exec_ctx {
 	const char *check;
 	bool json, no_network, allow_weaker, clean_env;
+	int json_fd;		/* --json-fd: the report's descriptor, or -1 */
 	const char *mnt_arg;
 	char **cmd;
 	char mnt[PATH_MAX], state[PATH_MAX], cwd[PATH_MAX];
@@ -125,6 +128,7 @@ static int parse_exec(int argc, char **argv, struct exec_ctx *x)
 	static const struct option lopts[] = {
 		{ "check", required_argument, NULL, 'k' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "json-fd", required_argument, NULL, 'J' },
 		{ "allow-write", required_argument, NULL, 'W' },
 		{ "env", required_argument, NULL, 'e' },
 		{ "clean-env", no_argument, NULL, 'E' },
@@ -143,6 +147,20 @@ static int parse_exec(int argc, char **argv, struct exec_ctx *x)
 		switch (c) {
 		case 'k': x->check = optarg; break;
 		case 'j': x->json = true; break;
+		case 'J': {
+			char *end;
+			long fd = strtol(optarg, &end, 10);
+
+			if (!optarg[0] || *end || fd < 3 || fd > INT_MAX ||
+			    fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0) {
+				cli_err(0, "exec: --json-fd %s: not an open "
+					"descriptor above 2", optarg);
+				return 2;
+			}
+			x->json = true;
+			x->json_fd = (int)fd;
+			break;
+		}
 		case 'W':
 			if (x->nallow < MAX_WRITABLE)
 				x->allow[x->nallow++] = optarg;
@@ -442,7 +460,10 @@ static void report(struct exec_ctx *x, const char *end, int check_status,
 	struct cli_vetoes cv = { 0 };
 
 	if (!o) {
-		fputs(end, x->json ? stdout : stderr);
+		if (x->json_fd >= 0)
+			dprintf(x->json_fd, "%s", end);
+		else
+			fputs(end, x->json ? stdout : stderr);
 		return;
 	}
 	json_object_set_new(o, "check_exit", json_integer(check_status));
@@ -457,7 +478,9 @@ static void report(struct exec_ctx *x, const char *end, int check_status,
 	if (x->json) {
 		char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 
-		if (s)
+		if (s && x->json_fd >= 0)
+			dprintf(x->json_fd, "%s\n", s);
+		else if (s)
 			printf("%s\n", s);
 		free(s);
 		json_decref(o);
@@ -514,7 +537,8 @@ static int setup(struct exec_ctx *x, int argc, char **argv)
 
 int cmd_exec(int argc, char **argv)
 {
-	struct exec_ctx x = { .pt = { .cgfd = -1, .cgparent = -1 } };
+	struct exec_ctx x = { .pt = { .cgfd = -1, .cgparent = -1 },
+			      .json_fd = -1 };
 	char ids[32], v0[32], st[16], *end, *req[5];
 	int rc, status, check_status = -1, lock;
 	double t0 = now_ms(), ms;

@@ -279,7 +279,12 @@ int cli_rollback_command(const char *mnt, const char *n)
 	}
 	rc = cli_request(state, 2, req, &err, &out, &len);
 	if (rc || err) {
-		cli_err(rc ? rc : -err, "rollback %s --command %s%s%s", mnt, n,
+		char *nl = out ? strchr(out, '\n') : NULL;
+
+		if (nl && !nl[1])
+			*nl = '\0';
+		cli_err(rc ? rc : out && out[0] ? 0 : -err,
+			"rollback %s --command %s%s%s", mnt, n,
 			out && out[0] ? ": " : "", out ? out : "");
 		free(out);
 		return 1;

@@ -240,6 +240,9 @@ int cli_request(const char *state, int argc, char **argv, int *err,
 			buf = b;
 		}
 		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;	/* the answer comes (txfs exec: SIGTERM
+					 * during cmd-begin left it begun) */
 		if (n <= 0)
 			break;
 		len += (size_t)n;
@@ -397,7 +400,7 @@ int cmd_rollback(int argc, char **argv)
 {
 	struct copts o;
 
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		if (!strncmp(argv[i], "--command", 9)) {
 			if (copts_parse(argc, argv, &o, "") ||
 			    argc - o.first != 1 || !o.command) {

@@ -172,19 +172,24 @@ static void child(const struct spawn *s, char *const *argv, bool shell,
 static int wait_cmd(const struct spawn *s, pid_t pid)
 {
 	int status = 0, sent = 0;
+	bool woken = false;
 
 	for (;;) {
-		pid_t w = waitpid(pid, &status, 0);
+		pid_t w;
 
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR)
-			return 126 << 8;
-		if (*s->got_signal && sent < 2) {
+		/* a signal taken before the wait (while the supervisor
+		 * started) counts as well as one that interrupts it */
+		if (*s->got_signal && sent < 2 && (woken || !sent)) {
 			kill(-pid, sent ? SIGKILL : SIGTERM);
 			if (!sent++)
 				alarm(5);
 		}
+		w = waitpid(pid, &status, 0);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			return 126 << 8;
+		woken = true;
 	}
 	alarm(0);
 	return status;

@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <seccomp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -607,7 +608,20 @@ int sup_attach(struct sup *s, pid_t child)
 		rc = -errno;
 		goto out;
 	}
-	rc = -pthread_create(&s->thread, NULL, loop, s);
+	{
+		/* our threads take no signal meant for the caller: one
+		 * taken here would not wake its waitpid (spawn.c) */
+		static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE,
+					      SIGILL, SIGTRAP, SIGABRT, SIGSYS };
+		sigset_t mask, old;
+
+		sigfillset(&mask);
+		for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+			sigdelset(&mask, faults[i]);	/* stay deliverable */
+		pthread_sigmask(SIG_BLOCK, &mask, &old);
+		rc = -pthread_create(&s->thread, NULL, loop, s);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 	s->started = rc == 0;
 out:
 	if (pfd >= 0)

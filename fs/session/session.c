@@ -36,8 +36,9 @@
  *   cmd-rollback N             undo command N and every later one: roll
  *                              back to the oldest savepoint cmd-M, M >= N.
  *   control-check VERB         EPERM (and a logged veto) when the policy's
- *                              `control deny` names VERB: txfs mcp asks
- *                              before commit, rollback, savepoint, release.
+ *                              `control deny` names VERB, or the mount has
+ *                              --no-ctl-verbs: txfs mcp asks before commit,
+ *                              rollback, savepoint, release.
  *
  * The savepoint cmd-N of a command whose changes were kept stays open (it
  * is what cmd-rollback returns to); that of a rolled-back command is
@@ -477,18 +478,23 @@ static int cmd_rollback(struct txfs *fs, const char *arg,
 	return rc;
 }
 
-/* May an agent's tool (txfs mcp) use control verb `verb`? The policy's
- * `control deny` decides, as for .txfs/ctl; a refusal is a logged veto. */
+/* May an agent's tool (txfs mcp) use control verb `verb`? Not under
+ * --no-ctl-verbs; else the policy's `control deny` decides, as for
+ * .txfs/ctl; a refusal is a logged veto. */
 static int control_check(struct txfs *fs, const char *verb,
 			 struct txn_report *r)
 {
 	const struct policy *pol = atomic_load(&fs->policy);
 	char why[128];
 
-	if (!pol || !policy_control_denied(pol, verb))
+	if (fs->opts.no_ctl_verbs)
+		snprintf(why, sizeof(why), "the mount refuses control verbs "
+			 "to agents (--no-ctl-verbs)");
+	else if (!pol || !policy_control_denied(pol, verb))
 		return 0;
-	snprintf(why, sizeof(why), "the policy denies it (control deny %s); "
-		 "only the txfs command may do it", verb);
+	else
+		snprintf(why, sizeof(why), "the policy denies it (control "
+			 "deny %s); only the txfs command may do it", verb);
 	txn_refuse(fs, verb, NULL, why, r);
 	return -EPERM;
 }

@@ -7,7 +7,11 @@
 # params, malformed frames, a call after the mount is gone; then the real
 # directory equals the model of session.sh and git fsck passes. A second
 # mount under `control deny commit`: the commit tool is refused, the
-# real directory untouched.
+# real directory untouched. A third: the features of mcp_client.py
+# features (exec output and report, caps, cwd, timeout, progress,
+# cancellation, `--`-looking names, invalid arguments of every tool, the
+# frame limit), the real directory untouched. A fourth under --no-ctl-verbs
+# (and txfs mcp --tools): the control verbs are not offered.
 . "$(dirname "$0")/lib.sh"
 
 require_landlock
@@ -63,6 +67,28 @@ body() {
 	umount_ws
 	check_snap "[$WHO] mcp: control deny commit: real directory unchanged" "$before" "$(snap "$WS")"
 	check_unmounted "[$WHO] mcp denied"
+
+	# exec's output, report, caps, cwd, timeout, progress, cancellation...
+	git_ws
+	before=$(snap "$WS")
+	mount_ws
+	relay < <(SLEEPER="$SLEEPER" timeout -k 5 300 "$PY" "$T/bin/mcp_client.py" features "$WS" "$TXFS_BIN" \
+		"${AS[@]}" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$HOME_DECOY" LC_ALL=C \
+		ASAN_OPTIONS="$ASAN_OPTIONS" UBSAN_OPTIONS="$UBSAN_OPTIONS" 2>&1 || echo "FAIL: mcp_client.py features exited $?")
+	umount_ws
+	check_snap "[$WHO] mcp features: real directory unchanged" "$before" "$(snap "$WS")"
+	check_unmounted "[$WHO] mcp features"
+
+	# --no-ctl-verbs: no control verb offered; --tools
+	git_ws
+	before=$(snap "$WS")
+	mount_ws --no-ctl-verbs
+	relay < <(SLEEPER="$SLEEPER" timeout -k 5 120 "$PY" "$T/bin/mcp_client.py" noctl "$WS" "$TXFS_BIN" \
+		"${AS[@]}" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$HOME_DECOY" LC_ALL=C \
+		ASAN_OPTIONS="$ASAN_OPTIONS" UBSAN_OPTIONS="$UBSAN_OPTIONS" 2>&1 || echo "FAIL: mcp_client.py noctl exited $?")
+	umount_ws
+	check_snap "[$WHO] mcp --no-ctl-verbs: real directory unchanged" "$before" "$(snap "$WS")"
+	check_unmounted "[$WHO] mcp noctl"
 }
 
 for_each_user body

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """mcp_client.py - a scripted MCP client for `txfs mcp` (tests/agent/mcp.sh).
 
-    mcp_client.py session WS TXFS [RUNNER...]
-    mcp_client.py denied  WS TXFS [RUNNER...]
+    mcp_client.py session  WS TXFS [RUNNER...]
+    mcp_client.py denied   WS TXFS [RUNNER...]
+    mcp_client.py features WS TXFS [RUNNER...]
+    mcp_client.py noctl    WS TXFS [RUNNER...]
 
 Starts RUNNER... TXFS mcp WS (RUNNER drops privileges), speaks JSON-RPC 2.0
 over newline-delimited stdio with a timeout on every answer, and prints
@@ -13,12 +15,27 @@ the 20-step session of session.sh through the exec tool, log, diff,
 errors for bad params and unknown tools, malformed frames, commit, and a
 call after the mount is gone. denied: under `control deny commit` the
 commit tool is refused (isError) and the rollback tool still works.
+features: exec's stdout, stderr and report as separate content items, the
+structured report valid against its outputSchema, output without a final
+newline, the 64 KiB caps, cwd, timeout, progress, cancellation (the
+command's process gone, its change rolled back, no answer), read-only
+calls answered while a command runs, `--`-looking names and paths (the
+transaction intact), invalid arguments of every tool (-32602, nothing
+run), reserved cmd-* names, the 4 MiB frame limit. noctl (a mount with
+--no-ctl-verbs): savepoint, rollback, commit neither listed nor callable;
+`txfs mcp --tools` offers only what it names. $SLEEPER: the test's sleep.
 """
 import json
 import os
 import select
 import subprocess
 import sys
+import time
+
+try:
+    import jsonschema
+except ImportError:     # cli/deps/packages.txt [test]: python3-jsonschema
+    jsonschema = None
 
 MAIN1 = '#include <stdio.h>\nint main(void) { puts("hello"); return 0; }'
 TEST = 'echo running > test.log; ./hello | grep -qx "hello, world"'
@@ -71,6 +88,10 @@ class Client:
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.buf = b""
         self.next_id = 0
+        self.notes = []     # notifications received while waiting
+
+    def send(self, msg):
+        self.send_raw(json.dumps(msg))
 
     def send_raw(self, line):
         self.p.stdin.write(line.encode() + b"\n")
@@ -88,22 +109,36 @@ class Client:
         line, self.buf = self.buf.split(b"\n", 1)
         return json.loads(line)
 
-    def request(self, method, params=None):
+    def recv_answer(self, timeout=60):
+        """The next answer; notifications go to self.notes."""
+        end = time.monotonic() + timeout
+        while True:
+            r = self.recv(max(0.1, end - time.monotonic()))
+            if "method" in r and "id" not in r:
+                self.notes.append(r)
+                continue
+            return r
+
+    def start(self, method, params=None):
         self.next_id += 1
         msg = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
         if params is not None:
             msg["params"] = params
-        self.send_raw(json.dumps(msg))
-        r = self.recv()
-        assert r.get("id") == self.next_id, "answer id %r" % r.get("id")
+        self.send(msg)
+        return self.next_id
+
+    def request(self, method, params=None, timeout=60):
+        rid = self.start(method, params)
+        r = self.recv_answer(timeout)
+        assert r.get("id") == rid, "answer id %r, not %r: %r" % (r.get("id"), rid, r)
         assert r.get("jsonrpc") == "2.0"
         return r
 
-    def call(self, name, args=None):
+    def call(self, name, args=None, timeout=60):
         p = {"name": name}
         if args is not None:
             p["arguments"] = args
-        return self.request("tools/call", p)
+        return self.request("tools/call", p, timeout)
 
     def close(self):
         self.p.stdin.close()
@@ -231,12 +266,338 @@ def denied(c, ws, txfs, runner):
     check(not r["result"]["isError"], "rollback tool is not denied", r)
 
 
+def items(r):
+    return [c.get("text", "") for c in r.get("result", {}).get("content", [])]
+
+
+def valid(instance, schema):
+    if jsonschema is None:
+        return False
+    try:
+        jsonschema.validate(instance, schema)
+        return True
+    except jsonschema.ValidationError:
+        return False
+
+
+def pgrep(pattern):
+    return subprocess.run(["pgrep", "-f", pattern], capture_output=True,
+                          text=True, timeout=10).stdout.split()
+
+
+def shows(c, path):
+    """Whether the workspace view (through the exec tool) holds path."""
+    r = c.call("exec", {"argv": ["sh", "-c", 'test -e "$1" && echo yes || echo no',
+                                 "sh", path]})
+    return items(r)[0].strip() == "yes" if items(r) else None
+
+
+def last_cmd(c):
+    sc = c.call("status")["result"].get("structuredContent", {})
+    return (sc.get("last_command") or {}).get("cmd"), sc
+
+
+def features(c, ws, txfs, runner):
+    sleeper = os.environ["SLEEPER"]
+    handshake(c)
+    check(jsonschema is not None, "python3-jsonschema is installed")
+    tools = {t["name"]: t for t in c.request("tools/list")["result"]["tools"]}
+    for t in tools.values():
+        for k in ("inputSchema", "outputSchema"):
+            if k in t:
+                jsonschema.Draft202012Validator.check_schema(t[k])
+    check("outputSchema" in tools["exec"] and "outputSchema" in tools["status"],
+          "tools/list: exec and status have an outputSchema (all schemas are valid)")
+    out_schema = tools["exec"]["outputSchema"]
+
+    # stdout, stderr, report: three items; no final newline stays apart
+    r = c.call("exec", {"argv": ["sh", "-c", "printf 'no newline'; printf 'warn' >&2; echo x > x.txt"]})
+    res, it = r["result"], items(r)
+    sc = res.get("structuredContent", {})
+    check(len(it) == 3 and it[0] == "no newline" and it[1] == "stderr:\nwarn",
+          "exec: stdout (no final newline) and stderr of a success are separate items", it)
+    rep = {k: v for k, v in sc.items() if k not in ("stdout", "stderr")}
+    check(json.loads(it[-1]) == rep and sc.get("outcome") == "kept" and not res["isError"],
+          "exec: the last item is the report as text", it[-1:])
+    check(list(sc)[:2] == ["stdout", "stderr"] and sc["stdout"] == "no newline" and
+          sc["stderr"] == "warn",
+          "exec: structuredContent holds stdout and stderr first (for clients that "
+          "show the model only that)", sc)
+    check(valid(sc, out_schema), "exec: structuredContent is valid against the outputSchema", sc)
+    check(sc.get("output") == {"cap": 65536, "stdout_bytes": 10, "stderr_bytes": 4,
+                               "stdout_truncated": False, "stderr_truncated": False},
+          "exec: output sizes in the report", sc.get("output"))
+    r = c.call("exec", {"argv": ["sh", "-c", "echo failing; exit 3"]})
+    sc = r["result"].get("structuredContent", {})
+    check(r["result"]["isError"] and items(r)[0] == "failing\n" and sc.get("exit") == 3 and
+          sc.get("outcome") == "rolled-back" and valid(sc, out_schema),
+          "exec: a failure: isError, its stdout, exit 3, rolled back, valid report", r["result"])
+
+    # caps: 300,000 bytes of stdout and of stderr
+    gen = ("python3 -c \"import sys; b=b'BEGIN' + b'x' * 299991 + b'END\\n'; "
+           "sys.stdout.buffer.write(b); sys.stderr.buffer.write(b)\"")
+    r = c.call("exec", {"argv": ["sh", "-c", gen]})
+    it, sc = items(r), r["result"].get("structuredContent", {})
+    o = sc.get("output", {})
+    check(o.get("stdout_bytes") == 300000 and o.get("stderr_bytes") == 300000 and
+          o.get("stdout_truncated") and o.get("stderr_truncated"),
+          "exec caps: sizes and truncation in the report", o)
+    check(len(it) == 3 and it[0].startswith("BEGIN") and it[0].endswith("END\n") and
+          "[txfs: 234464 bytes cut here: stdout was 300000 bytes" in it[0] and
+          len(it[0]) < 65536 + 200 and it[1].startswith("stderr:\nBEGIN") and
+          it[1].endswith("END\n") and len(it[1]) < 65536 + 210,
+          "exec caps: first and last 32 KiB of each stream, the cut said",
+          [len(x) for x in it])
+    check(sc.get("stdout") == it[0] and "stderr:\n" + sc.get("stderr", "") == it[1],
+          "exec caps: structuredContent's stdout and stderr capped the same way")
+
+    # cwd
+    c.call("exec", {"argv": ["mkdir", "-p", "sub/deeper"]})
+    r = c.call("exec", {"argv": ["pwd"], "cwd": "sub/deeper"})
+    check(items(r)[0].strip() == os.path.join(ws, "sub/deeper"), "exec cwd: sub/deeper", items(r))
+    c.call("exec", {"argv": ["ln", "-s", "/etc", "escape"]})
+    n0, _ = last_cmd(c)
+    for cwd in ("../", "sub/../..", "escape", "missing"):
+        r = c.call("exec", {"argv": ["sh", "-c", "echo ran > ran.txt"], "cwd": cwd})
+        check(r["result"]["isError"] and "not a folder inside the workspace" in items(r)[0],
+              "exec cwd %r: refused" % cwd, r)
+    check(last_cmd(c)[0] == n0 and shows(c, "ran.txt") is False,
+          "exec cwd outside: nothing ran", last_cmd(c)[0])
+
+    # progress, and read-only calls answered while a command runs
+    c.notes.clear()
+    rid = c.start("tools/call", {"name": "exec", "arguments": {"argv": [sleeper, "5"]},
+                                 "_meta": {"progressToken": "p1"}})
+    t0 = time.monotonic()
+    pr = c.request("ping")
+    st = c.call("status")
+    check(pr.get("result") == {} and "structuredContent" in st.get("result", {}) and
+          time.monotonic() - t0 < 3, "ping and status answered while exec runs")
+    r = c.recv_answer(30)
+    prog = [n["params"] for n in c.notes if n.get("method") == "notifications/progress"]
+    check(r.get("id") == rid and r["result"]["structuredContent"]["outcome"] == "kept",
+          "exec of 5 s: kept", r)
+    check(len(prog) >= 2 and all(p["progressToken"] == "p1" for p in prog) and
+          all(b["progress"] > a["progress"] for a, b in zip(prog, prog[1:])) and
+          "running" in prog[0].get("message", ""),
+          "exec of 5 s: notifications/progress with its token, increasing", prog)
+
+    # a savepoint waits for the running exec, told by progress
+    c.notes.clear()
+    e_id = c.start("tools/call", {"name": "exec", "arguments": {"argv": [sleeper, "4"]}})
+    s_id = c.start("tools/call", {"name": "savepoint", "arguments": {"name": "queued"},
+                                  "_meta": {"progressToken": "q"}})
+    a, b = c.recv_answer(30), c.recv_answer(30)
+    waiting = [n["params"] for n in c.notes if n.get("method") == "notifications/progress"
+               and n["params"].get("progressToken") == "q"]
+    check(a.get("id") == e_id and b.get("id") == s_id and not b["result"]["isError"],
+          "a savepoint called during an exec is done after it, in order", (a, b))
+    check(len(waiting) >= 1 and "waiting" in waiting[0].get("message", ""),
+          "the waiting call gets notifications/progress", waiting)
+
+    # timeout
+    t0 = time.monotonic()
+    r = c.call("exec", {"argv": ["sh", "-c", "echo t > timed.txt; exec %s 60" % sleeper],
+                        "timeout": 2}, timeout=60)
+    sc = r["result"].get("structuredContent", {})
+    check(sc.get("timed_out") is True and sc.get("outcome") == "rolled-back" and
+          r["result"]["isError"] and time.monotonic() - t0 < 20 and
+          any("timed out after 2 s" in x for x in items(r)) and valid(sc, out_schema),
+          "exec timeout 2: stopped, rolled back, said", r["result"])
+    check(shows(c, "timed.txt") is False and not pgrep(sleeper + " 60"),
+          "exec timeout: its change and its process are gone")
+
+    # cancellation
+    c.notes.clear()
+    rid = c.start("tools/call", {"name": "exec", "arguments": {
+        "argv": ["sh", "-c", "echo c > cancelled.txt; exec %s 120" % sleeper]},
+        "_meta": {"progressToken": 9}})
+    end = time.monotonic() + 15
+    while not pgrep(sleeper + " 120") and time.monotonic() < end:
+        time.sleep(0.2)
+    check(bool(pgrep(sleeper + " 120")), "cancellation: the command runs")
+    c.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": rid, "reason": "test"}})
+    end = time.monotonic() + 20
+    while pgrep(sleeper + " 120") and time.monotonic() < end:
+        time.sleep(0.2)
+    check(not pgrep(sleeper + " 120"), "cancellation: the command's process is gone")
+    # a call that changes the transaction waits for the cancelled command
+    # to end (rolled back): the fence before looking
+    r = c.call("savepoint", {"name": "fence1"})
+    check(r.get("id") == c.next_id and not r["result"]["isError"],
+          "cancellation: no answer to the cancelled request", r)
+    n, sc = last_cmd(c)
+    check(sc.get("last_command", {}).get("outcome") == "rolled-back" and
+          shows(c, "cancelled.txt") is False,
+          "cancellation: the command is rolled back, its file gone", sc.get("last_command"))
+
+    # cancellations at once (while txfs exec begins): nothing left begun
+    _, st0 = last_cmd(c)
+    for delay in (0, 0.05, 0.2, 0.5):
+        rid = c.start("tools/call", {"name": "exec", "arguments": {
+            "argv": ["sh", "-c", "echo e > early.txt; exec %s 124" % sleeper]}})
+        time.sleep(delay)
+        c.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": rid}})
+    end = time.monotonic() + 20
+    while pgrep(sleeper + " 124") and time.monotonic() < end:
+        time.sleep(0.2)
+    r = c.call("savepoint", {"name": "fence2"})    # after they all ended
+    answered = r.get("id") == c.next_id     # not one of the cancelled
+    _, st1 = last_cmd(c)
+    check(answered and not pgrep(sleeper + " 124") and
+          st1.get("savepoints") == st0.get("savepoints") + 1 and
+          st1.get("added") == st0.get("added") and shows(c, "early.txt") is False,
+          "cancellations at once: unanswered, no process, no savepoint left, nothing staged",
+          (st0, st1))
+
+    # names and paths that look like options
+    _, st0 = last_cmd(c)
+    r = c.call("savepoint", {"name": "--help"})
+    _, st1 = last_cmd(c)
+    check(not r["result"]["isError"] and "usage" not in items(r)[0] and
+          st1.get("savepoints") == st0.get("savepoints", 0) + 1,
+          "savepoint --help: a savepoint named --help", (items(r), st1.get("savepoints")))
+    r = c.call("rollback", {"savepoint": "--force"})
+    _, st2 = last_cmd(c)
+    check(r["result"]["isError"] and "savepoint" in items(r)[0] and
+          st2.get("added") == st1.get("added") and st2.get("added", 0) >= 2 and
+          shows(c, "x.txt"),
+          "rollback --force: refused as no such savepoint; the transaction intact",
+          (items(r), st2.get("added")))
+    r = c.call("diff", {"paths": ["--stat"]})
+    check(not r["result"]["isError"] and items(r) == [""], "diff paths [--stat]: a path, no diff", r)
+    r = c.call("diff", {"paths": ["x.txt"], "name_status": True})
+    check(items(r)[0].strip() == "A\tx.txt", "diff paths [x.txt]", r)
+    r = c.call("diff", {"since": "--nope"})
+    check(r["result"]["isError"] and "no savepoint --nope" in items(r)[0] and
+          "No such file" not in items(r)[0], "diff since --nope: the daemon's words, no errno", r)
+    c.call("exec", {"argv": ["sh", "-c", "echo y > after-help.txt"]})
+    r = c.call("rollback", {"savepoint": "--help"})
+    check(not r["result"]["isError"] and shows(c, "after-help.txt") is False and
+          shows(c, "x.txt"), "rollback to savepoint --help: only what came after it", r)
+
+    # a diff past 64 KiB keeps its ends
+    c.call("exec", {"argv": ["sh", "-c", "seq 1 40000 > big.txt"]})
+    r = c.call("diff", {})
+    t = items(r)[0] if items(r) else ""
+    check(not r["result"]["isError"] and "bytes cut here: diff was" in t and
+          len(t) < 65536 + 200 and t.rstrip().endswith("+40000"),
+          "diff over 64 KiB: capped, its first and last 32 KiB", len(t))
+
+    # invalid arguments of every tool: -32602 before anything runs
+    n0, st0 = last_cmd(c)
+    bad = [("status", {"x": 1}), ("log", {"n": 1}), ("commit", {"force": True}),
+           ("diff", {"command": "1"}), ("diff", {"since": "a b"}), ("diff", {"paths": []}),
+           ("diff", {"paths": [""]}), ("diff", {"since": "x", "command": 1}),
+           ("diff", {"name_status": 1}),
+           ("savepoint", {"name": "cmd-1"}), ("savepoint", {"name": "cmd-x"}),
+           ("savepoint", {"name": "a b"}), ("savepoint", {"name": ""}),
+           ("savepoint", {"name": "n" * 201}), ("savepoint", {"name": 5}),
+           ("rollback", {"savepoint": "cmd-2"}), ("rollback", {"command": 0}),
+           ("rollback", {"savepoint": "a", "command": 1}),
+           ("exec", {"argv": [1]}), ("exec", {"argv": ["true"], "timeout": 0}),
+           ("exec", {"argv": ["true"], "timeout": "5"}),
+           ("exec", {"argv": ["true"], "timeout": 86401}),
+           ("exec", {"argv": ["true"], "cwd": "/etc"}),
+           ("exec", {"argv": ["true"], "check": ""}),
+           ("exec", {"argv": ["true"], "env": {}})]
+    for name, args in bad:
+        r = c.call(name, args)
+        e = r.get("error", {})
+        check(e.get("code") == -32602 and len(e.get("message", "")) > 8 and
+              not valid(args, tools[name]["inputSchema"]),
+              "%s %s: -32602 (%s), and invalid by its JSON Schema" %
+              (name, json.dumps(args)[:60], e.get("message")), r)
+    n1, st1 = last_cmd(c)
+    check(n1 == n0 and st1.get("savepoints") == st0.get("savepoints") and
+          st1.get("added") == st0.get("added"), "invalid calls ran nothing", (st0, st1))
+    for name, args in [("savepoint", {"name": "cmdx-1"}), ("diff", {"since": "--help"}),
+                       ("exec", {"argv": ["true"], "timeout": 60, "cwd": "sub", "check": "true"})]:
+        check(valid(args, tools[name]["inputSchema"]) and
+              not c.call(name, args)["result"]["isError"],
+              "%s %s: valid and done" % (name, json.dumps(args)))
+
+    # rollback and diff of one command by number
+    r = c.call("exec", {"argv": ["sh", "-c", "echo r > by-number.txt"]})
+    k = r["result"]["structuredContent"]["cmd"]
+    r = c.call("diff", {"command": k, "name_status": True})
+    check(items(r)[0].strip() == "A\tby-number.txt", "diff command %d" % k, r)
+    r = c.call("rollback", {"command": k})
+    check(not r["result"]["isError"] and shows(c, "by-number.txt") is False and
+          shows(c, "x.txt"), "rollback command %d: only that command undone" % k, r)
+
+    # frame limit: a 5 MiB line gets -32600 and is skipped
+    t0 = time.monotonic()
+    chunk = "x" * (1 << 20)
+    for _ in range(5):
+        c.p.stdin.write(chunk.encode())
+    c.p.stdin.write(b"\n")
+    c.p.stdin.flush()
+    r = c.recv_answer(30)
+    check(r.get("error", {}).get("code") == -32600 and r.get("id") is None and
+          "4 MiB" in r["error"].get("message", ""), "a 5 MiB frame: -32600", r)
+    check(c.request("ping").get("result") == {} and time.monotonic() - t0 < 10,
+          "after the long frame the server goes on")
+    big = json.dumps({"jsonrpc": "2.0", "id": 777, "method": "ping",
+                      "params": {"pad": "y" * (3 << 20)}})
+    c.send_raw(big)
+    check(c.recv_answer().get("id") == 777, "a 3 MiB frame is read")
+
+
+def noctl(c, ws, txfs, runner):
+    handshake(c)
+    names = {t["name"] for t in c.request("tools/list")["result"]["tools"]}
+    check(names == {"status", "diff", "log", "exec"},
+          "--no-ctl-verbs: savepoint, rollback, commit not offered", sorted(names))
+    c.call("exec", {"argv": ["sh", "-c", "echo staged > staged.txt"]})
+    for name, args in [("commit", {}), ("rollback", {}), ("savepoint", {"name": "s"})]:
+        r = c.call(name, args)
+        check(r.get("error", {}).get("code") == -32602 and
+              "--no-ctl-verbs" in r["error"].get("message", ""),
+              "--no-ctl-verbs: %s refused" % name, r)
+    sc = c.call("status")["result"].get("structuredContent", {})
+    check(sc.get("added") == 1 and sc.get("ctl_verbs") is False,
+          "--no-ctl-verbs: the change stays staged; status says ctl_verbs false", sc)
+    # --tools
+    c2 = Client(runner + [txfs, "mcp", "--tools", "status,exec", ws])
+    handshake(c2)
+    names = {t["name"] for t in c2.request("tools/list")["result"]["tools"]}
+    check(names == {"status", "exec"}, "--tools status,exec: only those", sorted(names))
+    r = c2.call("log")
+    check(r.get("error", {}).get("code") == -32602 and "--tools" in r["error"]["message"],
+          "--tools: log not offered", r)
+    check(c2.close() == 0, "--tools: the server exits 0")
+    # the client closes stdin while a command runs: stopped, rolled back
+    sleeper = os.environ["SLEEPER"]
+    c3 = Client(runner + [txfs, "mcp", ws])
+    handshake(c3)
+    c3.start("tools/call", {"name": "exec", "arguments": {
+        "argv": ["sh", "-c", "echo e > eof.txt; exec %s 123" % sleeper]}})
+    end = time.monotonic() + 15
+    while not pgrep(sleeper + " 123") and time.monotonic() < end:
+        time.sleep(0.2)
+    check(bool(pgrep(sleeper + " 123")), "stdin closed: the command ran")
+    check(c3.close() == 0 and not pgrep(sleeper + " 123"),
+          "stdin closed while a command runs: the server stops it and exits 0")
+    sc = c.call("status")["result"].get("structuredContent", {})
+    check(sc.get("last_command", {}).get("outcome") == "rolled-back" and
+          shows(c, "eof.txt") is False, "stdin closed: the command rolled back",
+          sc.get("last_command"))
+    p = subprocess.run(runner + [txfs, "mcp", "--tools", "status,bogus", ws],
+                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    check(p.returncode == 2 and "txfs: mcp: --tools: no tool 'bogus'" in p.stderr,
+          "--tools bogus: exit 2, said", (p.returncode, p.stderr))
+
+
 def main():
     mode, ws, txfs = sys.argv[1:4]
     runner = sys.argv[4:]
     c = Client(runner + [txfs, "mcp", ws])
     try:
-        (session if mode == "session" else denied)(c, ws, txfs, runner)
+        {"session": session, "denied": denied, "features": features,
+         "noctl": noctl}[mode](c, ws, txfs, runner)
     except Exception as e:     # a hang or a crash is a failure, not a hang
         fail("%s: %s: %s" % (mode, type(e).__name__, e))
     rc = c.close()
