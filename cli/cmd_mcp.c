@@ -3,7 +3,8 @@
  * cmd_mcp.c - `txfs mcp [--tools LIST] [MNT]`: a Model Context Protocol
  * server on stdio (revision 2025-06-18; JSON-RPC 2.0, one message a line)
  * that gives any MCP client the session mounted at MNT as tools: status,
- * diff, savepoint, rollback, commit, log, exec (mcp_tools.c, mcp_exec.c).
+ * diff, savepoint, rollback, commit, log, exec, history, undo, restore
+ * (mcp_tools.c, mcp_exec.c).
  *
  * One loop polls stdin and the running exec's pipes, so that while a
  * command runs the server still reads: notifications/cancelled stops it
@@ -49,9 +50,10 @@ static const char mcp_usage[] =
 "A Model Context Protocol server (revision " MCP_REVISION ") on stdin and\n"
 "stdout, for the txfs session mounted at MNT (default: the mount holding\n"
 "the current folder). Tools: status, diff, savepoint, rollback, commit,\n"
-"log, exec; --tools LIST (comma-separated) offers only those. savepoint,\n"
-"rollback and commit are not offered when the mount has --no-ctl-verbs,\n"
-"and the policy's `control deny` applies to them. Example client\n"
+"log, exec, history, undo, restore; --tools LIST (comma-separated) offers\n"
+"only those. savepoint, rollback, commit, undo and restore are not\n"
+"offered when the mount has --no-ctl-verbs, and the policy's `control\n"
+"deny` applies to them. Example client\n"
 "configuration: {\"command\": \"txfs\", \"args\": [\"mcp\",\n"
 "\"/path/to/workspace\"]}.\n";
 
@@ -377,7 +379,8 @@ int cmd_mcp(int argc, char **argv)
 	}
 	if (list && mcp_parse_tools(list, &m.offered, &bad)) {
 		cli_err(0, "mcp: --tools: no tool '%s' (status, diff, "
-			"savepoint, rollback, commit, log, exec)", bad);
+			"savepoint, rollback, commit, log, exec, history, undo, "
+			"restore)", bad);
 		return 2;
 	}
 	if (!m.offered) {

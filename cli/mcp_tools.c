@@ -79,6 +79,38 @@ const struct mcp_tool mcp_tools[] = {
 	  "The session's history: each exec command (argv, outcome, exit "
 	  "status, savepoint, changes, vetoes) and the other events.",
 	  NO_ARGS, NULL, false, false },
+	{ "history", "Commits that can be taken back",
+	  "The commits kept in the history, newest first (id, time, what made "
+	  "it, counts, bytes kept); with paths_of an id, that commit's paths "
+	  "(A, M, D, R); with deleted, every deleted path still recoverable "
+	  "and the commit that deleted it.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"paths_of\":{\"type\":\"integer\",\"minimum\":1},"
+	  "\"deleted\":{\"type\":\"boolean\"}},"
+	  "\"not\":{\"required\":[\"paths_of\",\"deleted\"]},"
+	  "\"additionalProperties\":false}", NULL, false, false },
+	{ "undo", "Take commits back",
+	  "Take the real directory back to just before commit id (default: "
+	  "the newest) and every later one; refused with the conflicts when a "
+	  "path changed since (force goes on); dry_run only says what it "
+	  "would do. On this mounted session the undo is staged: commit or "
+	  "roll it back. Refused while changes are staged.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"id\":{\"type\":\"integer\",\"minimum\":1},"
+	  "\"dry_run\":{\"type\":\"boolean\"},"
+	  "\"force\":{\"type\":\"boolean\"}},"
+	  "\"additionalProperties\":false}", NULL, true, true },
+	{ "restore", "Restore paths from before a commit",
+	  "Put paths (files or folders, relative to the workspace) back as "
+	  "they were before commit before (default: the newest commit that "
+	  "changed each), staged in this session.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"paths\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":256,"
+	  "\"items\":{\"type\":\"string\",\"minLength\":1,"
+	  "\"maxLength\":4096,\"pattern\":\"^[^/]\"}},"
+	  "\"before\":{\"type\":\"integer\",\"minimum\":1}},"
+	  "\"required\":[\"paths\"],\"additionalProperties\":false}", NULL,
+	  true, true },
 	{ "exec", "Run a command as a nested transaction",
 	  "Run argv confined in the workspace as one nested transaction: its "
 	  "changes stay staged when it (and check, a shell command run after "
@@ -450,8 +482,27 @@ static void tool_argv(struct mcp *m, const struct mcp_tool *t, json_t *args,
 	argv[n++] = (char *)t->name;
 	if (cmd)
 		snprintf(opt[0], PATH_MAX, "--command=%lld", (long long)cmd);
-	if (!strcmp(t->name, "status"))
+	if (!strcmp(t->name, "status") || !strcmp(t->name, "history"))
 		argv[n++] = "--json";
+	if (!strcmp(t->name, "history") && json_object_get(args, "paths_of")) {
+		snprintf(opt[1], PATH_MAX, "--paths=%lld", (long long)
+			 json_integer_value(json_object_get(args, "paths_of")));
+		argv[n++] = opt[1];
+	}
+	if (!strcmp(t->name, "history") &&
+	    json_is_true(json_object_get(args, "deleted")))
+		argv[n++] = "--deleted";
+	if (!strcmp(t->name, "undo") &&
+	    json_is_true(json_object_get(args, "dry_run")))
+		argv[n++] = "--dry-run";
+	if (!strcmp(t->name, "undo") &&
+	    json_is_true(json_object_get(args, "force")))
+		argv[n++] = "--force";
+	if (!strcmp(t->name, "restore") && json_object_get(args, "before")) {
+		snprintf(opt[1], PATH_MAX, "--before=%lld", (long long)
+			 json_integer_value(json_object_get(args, "before")));
+		argv[n++] = opt[1];
+	}
 	if (!strcmp(t->name, "diff") &&
 	    json_is_true(json_object_get(args, "name_status")))
 		argv[n++] = "--name-status";
@@ -467,6 +518,11 @@ static void tool_argv(struct mcp *m, const struct mcp_tool *t, json_t *args,
 		argv[n++] = (char *)str(args, "name");
 	if (!strcmp(t->name, "rollback") && str(args, "savepoint"))
 		argv[n++] = (char *)str(args, "savepoint");
+	if (!strcmp(t->name, "undo") && json_object_get(args, "id")) {
+		snprintf(opt[0], PATH_MAX, "%lld", (long long)
+			 json_integer_value(json_object_get(args, "id")));
+		argv[n++] = opt[0];
+	}
 	json_array_foreach(json_object_get(args, "paths"), i, v)
 		if (n + 1 < max)
 			argv[n++] = (char *)json_string_value(v);

@@ -29,6 +29,7 @@ static const char *const op_names[POLICY_OP__COUNT] = {
 
 const char *const control_verbs[] = {
 	"commit", "rollback", "savepoint", "release",
+	"undo", "restore",	/* txfs mcp's history tools (not .txfs/ctl) */
 };
 const size_t control_verb_count =
 	sizeof(control_verbs) / sizeof(control_verbs[0]);

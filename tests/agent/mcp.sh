@@ -89,6 +89,20 @@ body() {
 	umount_ws
 	check_snap "[$WHO] mcp --no-ctl-verbs: real directory unchanged" "$before" "$(snap "$WS")"
 	check_unmounted "[$WHO] mcp noctl"
+
+	# the history tools: history, undo (staged), restore
+	git_ws
+	echo keep >"$WS/keep.txt" && as_owner "$WS/keep.txt" 2>/dev/null || chown "$(stat -c %u:%g "$WS")" "$WS/keep.txt"
+	before=$(snap "$WS")
+	mount_ws
+	relay < <(timeout -k 5 200 "$PY" "$T/bin/mcp_client.py" history "$WS" "$TXFS_BIN" \
+		"${AS[@]}" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$HOME_DECOY" LC_ALL=C \
+		ASAN_OPTIONS="$ASAN_OPTIONS" UBSAN_OPTIONS="$UBSAN_OPTIONS" 2>&1 || echo "FAIL: mcp_client.py history exited $?")
+	umount_ws
+	[ "$(cat "$WS/keep.txt" 2>/dev/null)" = keep ] && [ ! -e "$WS/new.txt" ] &&
+		ok "[$WHO] mcp history: the real directory has keep.txt back, new.txt gone" ||
+		fail "[$WHO] mcp history: $(ls "$WS")"
+	check_unmounted "[$WHO] mcp history"
 }
 
 for_each_user body

@@ -23,7 +23,9 @@ calls answered while a command runs, `--`-looking names and paths (the
 transaction intact), invalid arguments of every tool (-32602, nothing
 run), reserved cmd-* names, the 4 MiB frame limit. noctl (a mount with
 --no-ctl-verbs): savepoint, rollback, commit neither listed nor callable;
-`txfs mcp --tools` offers only what it names. $SLEEPER: the test's sleep.
+`txfs mcp --tools` offers only what it names. history: a commit listed by
+the history tool, undone (staged) and committed, a path restored, bad
+arguments refused. $SLEEPER: the test's sleep.
 """
 import json
 import os
@@ -172,7 +174,8 @@ def session(c, ws, txfs, runner):
     r = c.request("tools/list")
     tools = {t["name"]: t for t in r["result"]["tools"]}
     check(set(tools) == {"status", "diff", "savepoint", "rollback", "commit",
-                         "log", "exec"}, "tools/list: the 7 tools", sorted(tools))
+                         "log", "exec", "history", "undo", "restore"},
+          "tools/list: the 10 tools", sorted(tools))
     check(all(t["inputSchema"].get("type") == "object" and t.get("description")
               for t in tools.values()),
           "tools/list: each has a description and an object inputSchema")
@@ -549,10 +552,12 @@ def features(c, ws, txfs, runner):
 def noctl(c, ws, txfs, runner):
     handshake(c)
     names = {t["name"] for t in c.request("tools/list")["result"]["tools"]}
-    check(names == {"status", "diff", "log", "exec"},
-          "--no-ctl-verbs: savepoint, rollback, commit not offered", sorted(names))
+    check(names == {"status", "diff", "log", "exec", "history"},
+          "--no-ctl-verbs: savepoint, rollback, commit, undo, restore not offered",
+          sorted(names))
     c.call("exec", {"argv": ["sh", "-c", "echo staged > staged.txt"]})
-    for name, args in [("commit", {}), ("rollback", {}), ("savepoint", {"name": "s"})]:
+    for name, args in [("commit", {}), ("rollback", {}), ("savepoint", {"name": "s"}),
+                       ("undo", {}), ("restore", {"paths": ["x"]})]:
         r = c.call(name, args)
         check(r.get("error", {}).get("code") == -32602 and
               "--no-ctl-verbs" in r["error"].get("message", ""),
@@ -591,13 +596,57 @@ def noctl(c, ws, txfs, runner):
           "--tools bogus: exit 2, said", (p.returncode, p.stderr))
 
 
+def history(c, ws, txfs, runner):
+    """the history tools: a commit through MCP, listed; undo staged on the
+    mount and committed; restore of one path; bad arguments refused"""
+    handshake(c)
+    c.call("exec", {"argv": ["sh", "-c", "rm -f keep.txt; echo new > new.txt"]})
+    r = c.call("commit")
+    check(not r["result"].get("isError"), "history: the commit tool commits", r)
+    r = c.call("history")
+    recs = json.loads(text(r) or "[]")
+    check(len(recs) >= 1 and recs[0].get("deleted") == 1 and recs[0].get("added") == 1,
+          "history: the newest record counts 1 added, 1 deleted", recs[:1])
+    rid = recs[0]["id"] if recs else 1
+    r = c.call("history", {"paths_of": rid})
+    paths = {p["path"]: p["status"] for p in json.loads(text(r) or "[{}]")[0].get("paths", [])}
+    check(paths.get("keep.txt") == "D" and paths.get("new.txt") == "A",
+          "history paths_of: D keep.txt, A new.txt", paths)
+    r = c.call("history", {"deleted": True})
+    check("keep.txt" in text(r), "history deleted: keep.txt can come back", text(r))
+    r = c.call("undo", {"dry_run": True})
+    check(not r["result"].get("isError") and "would restore keep.txt" in text(r) and
+          not shows(c, "keep.txt"), "undo dry_run: says, changes nothing", text(r))
+    r = c.call("undo")
+    check(not r["result"].get("isError") and shows(c, "keep.txt") and not shows(c, "new.txt"),
+          "undo: staged on the mount (keep.txt back, new.txt gone)", text(r))
+    r = c.call("undo")
+    check(r["result"].get("isError") and "staged changes" in text(r),
+          "undo while changes are staged: refused", text(r))
+    r = c.call("commit")
+    check(not r["result"].get("isError"), "the staged undo commits", text(r))
+    c.call("exec", {"argv": ["sh", "-c", "rm -f keep.txt"]})
+    c.call("commit")
+    r = c.call("restore", {"paths": ["keep.txt"]})
+    check(not r["result"].get("isError") and shows(c, "keep.txt"),
+          "restore keep.txt: staged on the mount", text(r))
+    r = c.call("commit")
+    check(not r["result"].get("isError"), "the staged restore commits", text(r))
+    for name, args in [("history", {"paths_of": 0}), ("history", {"x": 1}),
+                       ("undo", {"id": "1"}), ("restore", {}),
+                       ("restore", {"paths": ["/etc/passwd"]})]:
+        r = c.call(name, args)
+        check(r.get("error", {}).get("code") == -32602,
+              "%s %s: -32602" % (name, json.dumps(args)), r)
+
+
 def main():
     mode, ws, txfs = sys.argv[1:4]
     runner = sys.argv[4:]
     c = Client(runner + [txfs, "mcp", ws])
     try:
         {"session": session, "denied": denied, "features": features,
-         "noctl": noctl}[mode](c, ws, txfs, runner)
+         "noctl": noctl, "history": history}[mode](c, ws, txfs, runner)
     except Exception as e:     # a hang or a crash is a failure, not a hang
         fail("%s: %s: %s" % (mode, type(e).__name__, e))
     rc = c.close()
