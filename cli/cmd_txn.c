@@ -483,7 +483,7 @@ int cmd_log(int argc, char **argv)
 
 int cmd_recover(int argc, char **argv)
 {
-	char msg[1024] = "";
+	char msg[8192] = "";	/* with up to 10 lines of steps not applied */
 	int rc;
 
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {

@@ -140,6 +140,11 @@ struct plan {
 				 * plans do not) */
 	struct place *whiteouts;	/* layer whiteouts (dir, name) */
 	size_t nwh, whcap;
+	/* steps that could not apply after the commit point because the
+	 * real directory changed underneath (apply.c): "path: what: why" */
+	char **missed;
+	size_t nmissed;
+	bool journaled;		/* commit_run passed the commit point */
 };
 
 /* Build the plan from transaction t. -EBUSY with p->conflicts filled when
@@ -165,6 +170,15 @@ int plan_steps(struct plan *p);
  * p->conflicts filled if any changed underneath. */
 int plan_conflicts(struct plan *p);
 struct cobj *plan_obj(struct plan *p, uint64_t tino);
+/* Add "path: why" to p->conflicts. */
+int plan_add_conflict(struct plan *p, const char *path, const char *why);
+/* places.c: before the commit point, check every place a step puts a name
+ * at against the real directory: its folder is a real folder (no
+ * symlink) or one the plan makes, and the name is free or taken by what
+ * the plan moves away. Otherwise a conflict: -EBUSY, or with force the
+ * object and what the plan puts below it are dropped (left as the real
+ * directory has them, listed in p->conflicts) and the steps rebuilt. */
+int plan_check_places(struct plan *p, bool force);
 /* Regular files whose new content goes through the staging folder (or
  * in place, CS_PATCH): new ones, and real ones whose data changed. A
  * predicate on the object alone, here so that stage.c needs no plan.c. */
@@ -212,12 +226,18 @@ int patch_apply(struct txfs *fs, struct layer_txn *t, const struct cstep *s,
 int patch_fsync(struct txfs *fs, const struct cstep *s);
 
 /* Prepare, journal (the commit point), apply and finalize a plan built
- * in write transaction p->t (which this commits). */
+ * in write transaction p->t (which this commits). Steps the real
+ * directory's changes made impossible are in p->missed (the rest is
+ * committed); p->journaled says whether it passed the commit point. */
 int commit_run(struct txfs *fs, struct plan *p, uint64_t txid);
 
 /* commit.c: finish or discard an interrupted commit (at mount, or txfs
- * recover). *what says which, for the report. */
-int txn_recover(struct txfs *fs, const char **what);
+ * recover). *what says which, for the report; *missed (when not NULL, the
+ * caller frees it) lists the steps the real directory's changes made
+ * impossible, one "  path: what: why" line each, at most 10 and a count. */
+int txn_recover(struct txfs *fs, const char **what, char **missed);
+/* The same lines for p->missed (NULL if none). */
+char *commit_missed_text(const struct plan *p);
 
 /* Fault injection: TXFS_FAULT=commit:N stops the daemon at the Nth step
  * of a commit, commit-eio:N makes it fail with EIO there, recover:N stops

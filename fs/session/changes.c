@@ -73,6 +73,8 @@ void changes_count(struct plan *p, struct txn_counts *c, FILE *out,
 
 		if (o->tino == (uint64_t)p->fs->root_ino)
 			continue;
+		if (o->skip && p->commit)
+			continue;	/* a forced commit leaves it */
 		if (!o->lower && !o->nfinals)
 			continue;	/* born and gone in this transaction */
 		if (!o->lower)

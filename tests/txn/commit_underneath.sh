@@ -81,9 +81,11 @@ forced() {
 	underneath "$how" || { fail "$name: the change underneath failed"; return 1; }
 	lst "$W" -mox >"$T/u$n.real"
 	check_cli "$name: txfs commit refuses" 1 commit "$M"
+	[ -n "${TXFS_SHOW:-}" ] && printf '%s\n' "$CERR"
 	check_lst "$name: the real directory is unchanged by the refused commit" "$W" "$T/u$n.real" -mox
 	[ -e "$W/.txfs.staging" ] && fail "$name: .txfs.staging left after the refused commit"
 	check_cli "$name: txfs commit --force" 0 commit --force "$M"
+	[ -n "${TXFS_SHOW:-}" ] && printf "%s\n%s\n" "$COUT" "$CERR"
 	case $COUT in
 	*"left as the real directory has them"*src*) ok "$name: the report names src as left" ;;
 	*) fail "$name: the report should name src as left as the real directory has it: $COUT" ;;
@@ -115,6 +117,7 @@ crashed() {
 	underneath "$how" || { fail "$name: the change underneath failed"; return 1; }
 	cli_run recover "$S"
 	check_eq "$name: txfs recover exits 0 ($CERR)" 0 "$CRC"
+	[ -n "${TXFS_SHOW:-}" ] && printf '%s\n' "$COUT"
 	case $COUT in
 	*"passed its commit point"*"not applied"*src*) ok "$name: the report says completed and names src as not applied" ;;
 	*) fail "$name: txfs recover should report completion and src not applied: $COUT" ;;
