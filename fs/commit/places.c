@@ -41,6 +41,17 @@ struct pathset {
 	size_t n;
 };
 
+/* A folder the plan makes at final path f: src is the real folder an
+ * ATTACH moves there (with its real subtree), NULL for a MKDIR. */
+struct made {
+	const char *f, *src;
+};
+
+struct madeset {
+	struct made *v;
+	size_t n;
+};
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -72,7 +83,7 @@ static bool makes_name(enum cstep_kind k)
 }
 
 /* The folders the plan makes, and the real paths it detaches. */
-static int collect(struct plan *p, struct pathset *made, struct pathset *gone)
+static int collect(struct plan *p, struct madeset *made, struct pathset *gone)
 {
 	made->v = calloc(p->nsteps + 1, sizeof(*made->v));
 	gone->v = calloc(p->nsteps + 1, sizeof(*gone->v));
@@ -85,60 +96,93 @@ static int collect(struct plan *p, struct pathset *made, struct pathset *gone)
 
 		if (s->kind == CS_DETACH)
 			gone->v[gone->n++] = s->a;
-		else if (s->kind == CS_MKDIR ||
-			 (s->kind == CS_ATTACH && o && S_ISDIR(o->rec.mode)))
-			made->v[made->n++] = s->a;
+		else if (s->kind == CS_MKDIR)
+			made->v[made->n++] = (struct made){ s->a, NULL };
+		else if (s->kind == CS_ATTACH && o && S_ISDIR(o->rec.mode))
+			made->v[made->n++] = (struct made){ s->a, o->lower };
 	}
 	qsort(made->v, made->n, sizeof(*made->v), cmp_str);
 	qsort(gone->v, gone->n, sizeof(*gone->v), cmp_str);
 	return 0;
 }
 
-/* Is folder dir (a relative path) one the steps can put names in? */
-static bool folder_ok(struct plan *p, const struct pathset *made,
-		      const char *dir)
+/*
+ * Where folder f (a final path) is in the real directory now: below the
+ * nearest folder the plan makes at or above f, the same place below that
+ * folder's real source (an ATTACHed folder brings its real subtree).
+ * *real is malloc'ed; NULL when f is, or is inside, a folder the plan
+ * makes new (nothing real to check). 0 or -ENOMEM.
+ */
+static int real_of(const struct madeset *made, const char *f, char **real)
 {
-	int fd;
+	char *copy = strdup(f), *slash;
+	const struct made *m = NULL;
 
-	if (!dir[0] || set_has(made, dir))
-		return true;
-	fd = lower_open(p->fs, dir, O_PATH | O_DIRECTORY);
-	if (fd < 0)
-		return false;	/* gone, a file, or a symlink on the way */
-	close(fd);
-	return true;
+	*real = NULL;
+	if (!copy)
+		return -ENOMEM;
+	for (;;) {
+		const char *key = copy;
+
+		m = made->n ? bsearch(&key, made->v, made->n, sizeof(*made->v),
+				      cmp_str) : NULL;
+		if (m || !(slash = strrchr(copy, '/')))
+			break;
+		*slash = '\0';
+	}
+	free(copy);
+	if (!m)
+		*real = strdup(f);
+	else if (!m->src)
+		return 0;
+	else if (asprintf(real, "%s%s", m->src, f + strlen(m->f)) < 0)
+		*real = NULL;
+	return *real ? 0 : -ENOMEM;
 }
 
-/* Why the name path of step s cannot be made, or NULL. */
-static const char *place_problem(struct plan *p, const struct pathset *made,
-				 const struct pathset *gone,
-				 const struct cstep *s, char *path)
+/* Why the name path of step s cannot be made (*why), or NULL. */
+static int place_problem(struct plan *p, const struct madeset *made,
+			 const struct pathset *gone, const struct cstep *s,
+			 const char *path, const char **why)
 {
-	char *slash = strrchr(path, '/');
+	static const char *no_folder = "its folder is gone, not a folder, "
+				       "or a symlink in the real directory";
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path)) : strdup("");
+	char *real = NULL, *name = NULL;
 	struct stat st;
-	bool ok;
-	int rc;
+	int rc = dir ? real_of(made, dir, &real) : -ENOMEM, fd;
 
-	if (slash)
-		*slash = '\0';
-	ok = folder_ok(p, made, slash ? path : "");
-	if (slash)
-		*slash = '/';
-	if (!ok)
-		return "its folder is gone, not a folder, or a symlink in the "
-		       "real directory";
-	rc = lower_stat(p->fs, path, &st);
-	if (rc == -ENOENT)
-		return NULL;
+	*why = NULL;
+	if (rc || !real)
+		goto out;	/* inside a folder the plan makes new */
+	if (real[0]) {
+		fd = lower_open(p->fs, real, O_PATH | O_DIRECTORY);
+		if (fd < 0) {	/* gone, a file, or a symlink on the way */
+			*why = no_folder;
+			goto out;
+		}
+		close(fd);
+	}
+	if (!(name = path_join(real, slash ? slash + 1 : path))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = lower_stat(p->fs, name, &st);
 	if (rc == -ENOTDIR || rc == -ELOOP)
-		return "its folder is gone, not a folder, or a symlink in the "
-		       "real directory";
-	if (rc)
-		return "its name cannot be checked in the real directory";
-	if ((uint64_t)st.st_ino == s->tino || set_has_at_or_above(gone, path))
-		return NULL;	/* the object itself, or what moves away */
-	return "the name was taken in the real directory since the "
-	       "transaction staged it";
+		*why = no_folder;
+	else if (rc && rc != -ENOENT)
+		*why = "its name cannot be checked in the real directory";
+	else if (rc == 0 && (uint64_t)st.st_ino != s->tino &&
+		 !set_has_at_or_above(gone, name))
+		*why = "the name was taken in the real directory since the "
+		       "transaction staged it";
+	rc = 0;	/* free, the object itself, or what moves away first */
+out:
+	free(name);
+	free(real);
+	free(dir);
+	return rc;
 }
 
 static bool at_or_below(const char *path, const char *dir)
@@ -174,7 +218,8 @@ static int restep(struct plan *p)
 /* One pass; *dropped counts the objects dropped (force). */
 static int check_pass(struct plan *p, bool force, size_t *dropped)
 {
-	struct pathset made, gone;
+	struct madeset made;
+	struct pathset gone;
 	int rc = collect(p, &made, &gone);
 
 	*dropped = 0;
@@ -190,8 +235,8 @@ static int check_pass(struct plan *p, bool force, size_t *dropped)
 			rc = -ENOMEM;
 			break;
 		}
-		why = place_problem(p, &made, &gone, s, path);
-		if (why && force) {
+		rc = place_problem(p, &made, &gone, s, path, &why);
+		if (rc == 0 && why && force) {
 			char *line = NULL;
 
 			if (asprintf(&line, "%s: left as the real directory "
@@ -202,7 +247,7 @@ static int check_pass(struct plan *p, bool force, size_t *dropped)
 			free(line);
 			drop(p, o, path);
 			++*dropped;
-		} else if (why) {
+		} else if (rc == 0 && why) {
 			rc = plan_add_conflict(p, path, why);
 			drop(p, o, path);	/* refused: only its subtree's
 						 * own conflicts are left out */
