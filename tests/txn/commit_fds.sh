@@ -46,7 +46,7 @@ txfs_mount || exit 1
 pid=$(daemon_pid)
 t 30 prlimit --pid "$pid" --nofile=256:256 || { fail "prlimit on the daemon"; exit 1; }
 check_eq "the daemon's limit is 256" "256 256" "$(prlimit --pid "$pid" --nofile -o SOFT,HARD --noheadings | tr -s ' ' | sed 's/^ //')"
-fds() { ls "/proc/$pid/fd" 2>/dev/null | wc -l; }
+fds() { ls "/proc/$pid/fd" 2>/dev/null | wc -l; }	# 0: not readable
 
 t 120 "$PY" -c "$CHANGE" "$MNT" || fail "the change in the mount (first time)"
 check_ctl "roll the first run back" OK rollback
@@ -54,8 +54,13 @@ t 120 "$PY" -c "$CHANGE" "$MNT" || fail "the change in the mount (again)"
 stat "$MNT"/p/* "$MNT"/r/* >/dev/null 2>&1	# every node known
 echo "# the daemon holds $(fds) descriptors before the commit"
 check_ctl "commit 2,200 objects with a limit of 256 descriptors" OK commit
-[ "$(fds)" -lt 256 ] && ok "the daemon holds $(fds) descriptors after the commit" ||
-	fail "the daemon holds $(fds) descriptors after the commit"
+if [ "$(fds)" = 0 ]; then
+	echo "# /proc/$pid/fd is not readable here: descriptors not counted"
+elif [ "$(fds)" -le 128 ]; then
+	ok "the daemon holds $(fds) descriptors after the commit (at most half the limit)"
+else
+	fail "the daemon holds $(fds) descriptors after the commit (more than half the limit)"
+fi
 txfs_umount || exit 1
 check_tree "the real directory equals the model" "$WS" "$T/model"
 [ -e "$WS/.txfs.staging" ] && fail "staging folder left"

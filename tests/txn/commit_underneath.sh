@@ -11,9 +11,9 @@
 #  - `txfs commit` (no --force) refuses and changes nothing;
 #  - `txfs commit --force` exits 0, commits what it can (keep/k.txt) and
 #    reports each staged change it left, as the real directory has it;
-#  - after a crash past the commit point, `txfs recover` terminates with
-#    exit 0 and a true report (completed, naming what it could not
-#    apply), and so does the next mount;
+#  - after a crash past the commit point, and a crash of the first
+#    recovery (TXFS_FAULT=recover:6), `txfs recover` terminates with exit
+#    0 and a true report (completed, naming what it could not apply);
 #  - no .txfs.staging is left, the workspace mounts again, nothing staged.
 . "$(dirname "$0")/txnlib.sh"
 
@@ -115,6 +115,10 @@ crashed() {
 	crash_wait_dead || { fail "$name: the daemon did not die at commit:5 ($r)"; return 1; }
 	force_detach "$M" "$S"
 	underneath "$how" || { fail "$name: the change underneath failed"; return 1; }
+	# a crash of the recovery itself, a few steps on (past the steps
+	# that cannot apply): the next recovery still ends
+	TXFS_FAULT=recover:6 cli_run recover "$S"
+	check_eq "$name: a recovery stopped by TXFS_FAULT=recover:6 dies ($CERR)" 99 "$CRC"
 	cli_run recover "$S"
 	check_eq "$name: txfs recover exits 0 ($CERR)" 0 "$CRC"
 	[ -n "${TXFS_SHOW:-}" ] && printf '%s\n' "$COUT"
@@ -125,6 +129,7 @@ crashed() {
 	[ "$how" = symlink ] && { [ "$(readlink "$W/src")" = "$DECOY" ] && [ "$(readlink "$W/nd")" = "$DECOY" ]; } &&
 		ok "$name: src and nd are still the symlinks" ||
 		{ [ "$how" = symlink ] && fail "$name: src or nd are not the symlinks any more"; }
+	[ "$how" = removed ] && check_eq "$name: nd/sub/x committed" x "$(cat "$W/nd/sub/x" 2>&1)"
 	after "$name"
 }
 
