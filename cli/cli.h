@@ -43,6 +43,11 @@ int cli_log_grouped(char *text, bool json);
 int cli_rollback_command(const char *mnt, const char *n);
 /* The state folder of the mount MNT (from MNT/<ctl>/status.json). */
 int cli_find_state(const char *mnt, const char *ctl, char *out, size_t size);
+/* Print why cli_find_state(mnt, ctl) failed with rc, as
+ * "txfs: PREFIXMNT: not a txfs mount (...)": with an errno only where one
+ * is the cause (not for a missing or foreign status file). */
+void cli_err_find_state(int rc, const char *prefix, const char *mnt,
+			const char *ctl);
 /* One request to the daemon whose state folder is `state` (see
  * fs/session/sock.c): *err its errno (0 ok), *out its text (malloc'd). */
 int cli_request(const char *state, int argc, char **argv, int *err,

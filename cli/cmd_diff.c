@@ -352,7 +352,7 @@ int cmd_diff(int argc, char **argv)
 		return 2;
 	}
 	if ((rc = cli_find_state(argv[o.first], o.ctl, state, sizeof(state)))) {
-		cli_err(rc, "diff %s: not a txfs mount", argv[o.first]);
+		cli_err_find_state(rc, "diff ", argv[o.first], o.ctl);
 		return 1;
 	}
 	snprintf(sp, sizeof(sp), "%s", o.command ? o.command : "");
@@ -362,7 +362,8 @@ int cmd_diff(int argc, char **argv)
 	}
 	if ((rc = cli_request(state, req[1] ? 2 : 1, req, &err, &out, &len)) ||
 	    err) {
-		cli_err(rc ? rc : -err, "diff %s%s%s", argv[o.first],
+		cli_err(rc ? rc : out && out[0] ? 0 : -err, "diff %s%s%s",
+			argv[o.first],
 			out && out[0] ? ": " : "", out ? out : "");
 		free(out);
 		return 1;

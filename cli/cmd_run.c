@@ -552,7 +552,9 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGALRM, &sa, NULL);
 	if (chdir("/") || (rc = mount_ws(&r))) {	/* our own cwd must
 						 * not pin the real folder */
-		cli_err(rc, "run: mount %s", r.ws);
+		/* -EIO: txfs mount failed and said why (no errno here) */
+		cli_err(rc == -EIO ? 0 : rc ? rc : errno, "run: mount %s%s",
+			r.ws, rc == -EIO ? " failed" : "");
 		policy_allow_write_free(r.pol_allow, r.npol_allow);
 		sup_lists_free(&r.sup);
 		return 1;

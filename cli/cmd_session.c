@@ -274,12 +274,14 @@ int cli_rollback_command(const char *mnt, const char *n)
 		return 2;
 	}
 	if ((rc = cli_find_state(mnt, ".txfs", state, sizeof(state)))) {
-		cli_err(rc, "rollback %s: not a txfs mount", mnt);
+		cli_err_find_state(rc, "rollback ", mnt, ".txfs");
 		return 1;
 	}
 	rc = cli_request(state, 2, req, &err, &out, &len);
 	if (rc || err) {
-		cli_err(rc ? rc : -err, "rollback %s --command %s%s%s", mnt, n,
+		/* the daemon's words say why: no errno after them */
+		cli_err(rc ? rc : out && out[0] ? 0 : -err,
+			"rollback %s --command %s%s%s", mnt, n,
 			out && out[0] ? ": " : "", out ? out : "");
 		free(out);
 		return 1;
