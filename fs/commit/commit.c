@@ -303,6 +303,20 @@ int commit_run(struct txfs *fs, struct plan *p, uint64_t txid)
 	return is_partial(p) ? finalize_partial(fs, p) : finalize(fs, txid);
 }
 
+bool txn_journal_pending(struct txfs *fs)
+{
+	struct layer_txn *t;
+	const void *v;
+	size_t len;
+	bool pending;
+
+	if (layer_begin(fs->layer, false, &t))
+		return false;
+	pending = layer_meta_get(t, "journal", &v, &len) == 0;
+	layer_txn_end(t);
+	return pending;
+}
+
 #define MISSED_SHOWN 10
 
 char *commit_missed_text(const struct plan *p)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * commit.h - the commit plan (plan.c), its journal and application
- * (commit.c, patch.c), and the transaction verbs (txn.c).
+ * commit.h - the commit plan (plan.c, steps.c, places.c), its journal and
+ * application (commit.c, stage.c, apply.c, patch.c), and the transaction
+ * verbs (txn.c).
  *
  * How a regular file's new content reaches the real directory:
  *
@@ -151,8 +152,9 @@ struct plan {
  * the real directory changed underneath (unless force). */
 int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
 	       bool force);
-/* The same for a plan that will be committed: the steps may patch real
- * files in place (CS_PATCH), which plan_build never chooses. */
+/* places.c: the same for a plan that will be committed: the steps may
+ * patch real files in place (CS_PATCH), which plan_build never chooses,
+ * and every place they make a name at is checked (plan_check_places). */
 int plan_build_commit(struct txfs *fs, struct layer_txn *t, struct plan *p,
 		      bool force);
 /* plan_build(force) without the steps: what the merged view is (objects
@@ -160,6 +162,10 @@ int plan_build_commit(struct txfs *fs, struct layer_txn *t, struct plan *p,
  * savepoint, which list changes and execute nothing. */
 int plan_view(struct txfs *fs, struct layer_txn *t, struct plan *p);
 void plan_free(struct plan *p);
+/* The objects and their final places, conflicts checked (or with force,
+ * the vanished ones dropped); no steps. commit: may choose CS_PATCH. */
+int plan_objects(struct txfs *fs, struct layer_txn *t, struct plan *p,
+		 bool force, bool commit);
 /* Partial commit: keep only the objects at or below paths, and what they
  * need (new or moved folders above them, with everything below those),
  * then rebuild the steps. -ENOENT if nothing matches. */
@@ -236,6 +242,9 @@ int commit_run(struct txfs *fs, struct plan *p, uint64_t txid);
  * caller frees it) lists the steps the real directory's changes made
  * impossible, one "  path: what: why" line each, at most 10 and a count. */
 int txn_recover(struct txfs *fs, const char **what, char **missed);
+/* Is a commit that passed its commit point waiting for its recovery (it
+ * stopped, and completing it at once failed)? */
+bool txn_journal_pending(struct txfs *fs);
 /* The same lines for p->missed (NULL if none). */
 char *commit_missed_text(const struct plan *p);
 

@@ -272,3 +272,17 @@ int plan_check_places(struct plan *p, bool force)
 	} while (dropped);
 	return !force && p->nconflicts > before ? -EBUSY : 0;
 }
+
+int plan_build_commit(struct txfs *fs, struct layer_txn *t, struct plan *p,
+		      bool force)
+{
+	int rc = plan_objects(fs, t, p, force, true), places;
+
+	/* refused: the places are checked too, so that every conflict is
+	 * listed at once */
+	if (rc && rc != -EBUSY)
+		return rc;
+	if ((places = plan_steps(p)) == 0)
+		places = plan_check_places(p, force);
+	return rc ? rc : places;
+}

@@ -385,8 +385,8 @@ static int drop_vanished(struct plan *p)
 
 /* The objects and their final places (no steps); commit: the plan will
  * be committed, so its steps may patch real files in place. */
-static int plan_objects(struct txfs *fs, struct layer_txn *t, struct plan *p,
-			bool force, bool commit)
+int plan_objects(struct txfs *fs, struct layer_txn *t, struct plan *p,
+		 bool force, bool commit)
 {
 	int rc;
 
@@ -412,20 +412,6 @@ int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
 	int rc = plan_objects(fs, t, p, force, false);
 
 	return rc ? rc : plan_steps(p);
-}
-
-int plan_build_commit(struct txfs *fs, struct layer_txn *t, struct plan *p,
-		      bool force)
-{
-	int rc = plan_objects(fs, t, p, force, true), places;
-
-	/* refused: the places are checked too, so that every conflict is
-	 * listed at once */
-	if ((rc == 0 || rc == -EBUSY) && (places = plan_steps(p)) == 0)
-		places = plan_check_places(p, force);
-	else if (rc == 0 || rc == -EBUSY)
-		return places;
-	return rc ? rc : places;
 }
 
 int plan_view(struct txfs *fs, struct layer_txn *t, struct plan *p)

@@ -133,6 +133,21 @@ static int commit_end(struct txfs *fs, struct txn_report *r, struct plan *p,
 	return rc;
 }
 
+/* A commit that stopped after its commit point and could not be
+ * completed at once holds the journal (and the layer's data it needs):
+ * nothing is committed or rolled back over it. Called under txlock. */
+static int refuse_pending(struct txfs *fs, struct txn_report *r,
+			  const char *verb)
+{
+	if (fs->opts.salvage || !txn_journal_pending(fs))
+		return 0;
+	report(fs, r, -EBUSY, "%s refused: an earlier commit stopped after "
+	       "its commit point and is not completed yet; nothing was "
+	       "changed: unmount, then `txfs recover %s` (or mounting "
+	       "again) completes it\n", verb, fs->state_path);
+	return -EBUSY;
+}
+
 static void report_missed(struct txfs *fs, struct txn_report *r,
 			  const char *missed)
 {
@@ -269,8 +284,10 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 		layer_txn_end(p.t);
 	p.t = NULL;
 	rc = commit_end(fs, r, &p, rc, &missed);
-	if (rc == 0)
-		rc = relink_nodes(fs, &p);
+	if (rc == 0 && (rc = relink_nodes(fs, &p)))
+		report(fs, r, rc, "the commit is complete, but the mount could "
+		       "not follow it: %s; unmount and mount again\n",
+		       strerror(-rc));	/* never "kept" */
 	plan_free(&p);
 	if (rc) {
 		free(flagged);
@@ -318,7 +335,9 @@ int txn_commit(struct txfs *fs, bool force, struct txn_report *r)
 		return refuse_salvage(fs, r);
 	atomic_fetch_add(&fs->verbs, 1);	/* ends the kept plan */
 	pthread_rwlock_wrlock(&fs->txlock);
-	rc = commit_locked(fs, force, r, &il);
+	rc = refuse_pending(fs, r, "commit");
+	if (rc == 0)
+		rc = commit_locked(fs, force, r, &il);
 	pthread_rwlock_unlock(&fs->txlock);
 	il_send(fs, &il, false, false);
 	if (rc == 0)
@@ -453,8 +472,10 @@ int txn_rollback(struct txfs *fs, const char *savepoint, struct txn_report *r)
 	memset(r, 0, sizeof(*r));
 	atomic_fetch_add(&fs->verbs, 1);	/* ends the kept plan */
 	pthread_rwlock_wrlock(&fs->txlock);
-	rc = savepoint ? rollback_to(fs, savepoint, r, &il) :
-			 rollback_all(fs, r, &il);
+	rc = refuse_pending(fs, r, "rollback");
+	if (rc == 0)
+		rc = savepoint ? rollback_to(fs, savepoint, r, &il) :
+				 rollback_all(fs, r, &il);
 	pthread_rwlock_unlock(&fs->txlock);
 	il_send(fs, &il, true, !savepoint);
 	if (rc == 0 && !savepoint)
@@ -707,8 +728,10 @@ static int commit_some(struct txfs *fs, bool force, char **paths, size_t n,
 		layer_txn_end(p.t);
 	p.t = NULL;
 	rc = commit_end(fs, r, &p, rc, &missed);
-	if (rc == 0)
-		rc = relink_nodes(fs, &p);
+	if (rc == 0 && (rc = relink_nodes(fs, &p)))
+		report(fs, r, rc, "the commit is complete, but the mount could "
+		       "not follow it: %s; unmount and mount again\n",
+		       strerror(-rc));	/* never "kept" */
 	list = rc == 0 && force ? join_lines(p.conflicts, p.nconflicts) : NULL;
 	plan_free(&p);
 	if (rc == 0) {
@@ -745,7 +768,9 @@ int txn_commit_paths(struct txfs *fs, bool force, const char *const *paths,
 	if (rc == 0) {
 		atomic_fetch_add(&fs->verbs, 1);	/* ends the kept plan */
 		pthread_rwlock_wrlock(&fs->txlock);
-		rc = commit_some(fs, force, canon, n, r, &il);
+		rc = refuse_pending(fs, r, "commit");
+		if (rc == 0)
+			rc = commit_some(fs, force, canon, n, r, &il);
 		pthread_rwlock_unlock(&fs->txlock);
 		il_send(fs, &il, false, false);
 	}
