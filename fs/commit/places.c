@@ -151,18 +151,16 @@ static int place_problem(struct plan *p, const struct madeset *made,
 	char *dir = slash ? strndup(path, (size_t)(slash - path)) : strdup("");
 	char *real = NULL, *name = NULL;
 	struct stat st;
-	int rc = dir ? real_of(made, dir, &real) : -ENOMEM, fd;
+	int rc = dir ? real_of(made, dir, &real) : -ENOMEM;
 
 	*why = NULL;
 	if (rc || !real)
 		goto out;	/* inside a folder the plan makes new */
-	if (real[0]) {
-		fd = lower_open(p->fs, real, O_PATH | O_DIRECTORY);
-		if (fd < 0) {	/* gone, a file, or a symlink on the way */
-			*why = no_folder;
-			goto out;
-		}
-		close(fd);
+	/* lstat through lower.c's folder cache (siblings cost one fstatat):
+	 * no symlink on the way, and the folder itself not one */
+	if (real[0] && (lower_stat(p->fs, real, &st) || !S_ISDIR(st.st_mode))) {
+		*why = no_folder;	/* gone, a file, or a symlink */
+		goto out;
 	}
 	if (!(name = path_join(real, slash ? slash + 1 : path))) {
 		rc = -ENOMEM;
