@@ -197,12 +197,32 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
+/* Called once, by the daemon: its soft open-files limit goes up to the
+ * hard one (at most 65,536), so that the default soft limit of 1,024
+ * does not shrink this cache and the pins of a commit (inode.c), which
+ * take shares of it. Never lowered; nothing if it cannot be raised. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	rlim_t want;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 65536 ?
+		       65536 : rl.rlim_max;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+		rl.rlim_cur = want;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int lower_cache_init(struct txfs *fs)
 {
 	struct lower_cache *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return -ENOMEM;
+	raise_nofile();
 	pthread_mutex_init(&c->lock, NULL);
 	for (size_t i = 0; i < LOWER_CACHE; i++)
 		c->e[i].fd = -1;
