@@ -51,6 +51,11 @@ int cli_find_state(const char *mnt, const char *ctl, char *out, size_t size);
  * kernel's /proc/self/mountinfo, never from a .txfs/ in the tree (which an
  * agent could fake); -ENOENT when none does. */
 int cli_mount_of(const char *path, char *mnt, size_t size);
+/* Print why cli_find_state(mnt, ctl) failed with rc, as
+ * "txfs: PREFIXMNT: not a txfs mount (...)": with an errno only where one
+ * is the cause (not for a missing or foreign status file). */
+void cli_err_find_state(int rc, const char *prefix, const char *mnt,
+			const char *ctl);
 /* One request to the daemon whose state folder is `state` (see
  * fs/session/sock.c): *err its errno (0 ok), *out its text (malloc'd). */
 int cli_request(const char *state, int argc, char **argv, int *err,

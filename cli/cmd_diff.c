@@ -579,7 +579,7 @@ int cmd_diff(int argc, char **argv)
 		return 2;
 	}
 	if ((rc = cli_find_state(argv[o.first], o.ctl, state, sizeof(state)))) {
-		cli_err(rc, "diff %s: not a txfs mount", argv[o.first]);
+		cli_err_find_state(rc, "diff ", argv[o.first], o.ctl);
 		return 1;
 	}
 	snprintf(sp, sizeof(sp), "%s", o.command ? o.command : "");

@@ -335,7 +335,8 @@ static char *ask(struct exec_ctx *x, int argc, char **argv)
 	int err = 0, rc = cli_request(x->state, argc, argv, &err, &out, &len);
 
 	if (rc || err) {
-		cli_err(rc ? rc : -err, "exec: %s: %s", argv[0],
+		cli_err(rc ? rc : out && out[0] ? 0 : -err, "exec: %s: %s",
+			argv[0],
 			out && out[0] ? out : "the daemon refused");
 		free(out);
 		return NULL;
@@ -511,13 +512,14 @@ static int setup(struct exec_ctx *x, int argc, char **argv)
 	if (rc)
 		return rc;
 	if ((rc = find_mount(x))) {
-		cli_err(rc, "exec: %s: no txfs mount (give MNT, or run inside "
-			"one)", x->mnt_arg ? x->mnt_arg : "current folder");
+		cli_err(rc == -ENOENT && !x->mnt_arg ? 0 : rc, "exec: %s: no "
+			"txfs mount (give MNT, or run inside one)",
+			x->mnt_arg ? x->mnt_arg : "current folder");
 		return 125;
 	}
 	if (!x->state[0] && (rc = cli_find_state(x->mnt, ".txfs", x->state,
 						 sizeof(x->state)))) {
-		cli_err(rc, "exec: %s: not a txfs mount", x->mnt);
+		cli_err_find_state(rc, "exec: ", x->mnt, ".txfs");
 		return 125;
 	}
 	x->daemon = read_daemon_pid(x->state);

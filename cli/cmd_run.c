@@ -11,7 +11,8 @@
  * The exit status is CMD's, or the check's when CMD succeeded and the
  * check failed (the JSON report says which); 1 when the commit itself was
  * refused (conflicts: the transaction is kept staged in the state folder),
- * 2 for wrong usage. SIGINT and SIGTERM stop CMD (its process group) and
+ * 2 for wrong usage, 125 when CMD was not run because the state folder
+ * holds a transaction kept staged by an earlier mount. SIGINT and SIGTERM stop CMD (its process group) and
  * roll back. After CMD and after the check, every process CMD started is
  * stopped (proctree.c: txfs run is their subreaper) before anything reads
  * or commits the transaction.
@@ -516,6 +517,36 @@ static void tree_stop(struct run_ctx *r)
 	r->stopped += n;
 }
 
+/* txfs run starts from a clean transaction: a layer kept staged by an
+ * earlier txfs mount (or run --keep) is not adopted, listed as CMD's
+ * change, rolled back or committed under its name. 125 (CMD not run) when
+ * one is kept, or when that cannot be read. */
+static int refuse_kept(struct run_ctx *r)
+{
+	const char *st = r->o.state ? " --state " : "";
+	const char *sv = r->o.state ? r->state : "";
+	char *changes;
+	size_t n = 0;
+	int err, rc;
+
+	changes = daemon_text(r, "changes", false, &err);
+	rc = err || !changes || changes[0] ? 125 : 0;
+	for (const char *c = changes; c && *c; c++)
+		n += *c == '\n';
+	if (err || !changes)
+		cli_err(0, "run: cannot read the transaction of %s: %s", r->ws,
+			err ? strerror(err) : "no answer");
+	else if (changes[0])
+		cli_err(0, "run: %s has a transaction kept staged by an earlier "
+			"mount (%zu staged change%s); txfs run starts from a "
+			"clean one and did not run the command. Commit or roll "
+			"it back first: txfs mount%s%s %s, then txfs commit %s "
+			"(or txfs rollback %s), then txfs umount %s", r->ws, n,
+			n == 1 ? "" : "s", st, sv, r->ws, r->ws, r->ws, r->ws);
+	free(changes);
+	return rc;
+}
+
 /* Commit, roll back or keep, per the outcome of CMD and the check. */
 /* "--via=txfs run: CMD ARG..." for the commit's history record. */
 static char *via_text(const struct run_ctx *r, char *buf, size_t size)
@@ -569,16 +600,18 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGALRM, &sa, NULL);
 	if (chdir("/") || (rc = mount_ws(&r))) {	/* our own cwd must
 						 * not pin the real folder */
-		cli_err(rc, "run: mount %s", r.ws);
+		/* -EIO: txfs mount failed and said why (no errno here) */
+		cli_err(rc == -EIO ? 0 : rc ? rc : errno, "run: mount %s%s",
+			r.ws, rc == -EIO ? " failed" : "");
 		policy_allow_write_free(r.pol_allow, r.npol_allow);
 		sup_lists_free(&r.sup);
 		return 1;
 	}
-	if (tree_begin(&r)) {
+	if ((rc = refuse_kept(&r)) || tree_begin(&r)) {
 		umount_ws(&r);
 		policy_allow_write_free(r.pol_allow, r.npol_allow);
 		sup_lists_free(&r.sup);
-		return 1;
+		return rc ? rc : 1;
 	}
 	o.cmd_status = run_confined(&r, r.o.cmd, false);
 	tree_stop(&r);

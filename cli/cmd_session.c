@@ -274,7 +274,7 @@ int cli_rollback_command(const char *mnt, const char *n)
 		return 2;
 	}
 	if ((rc = cli_find_state(mnt, ".txfs", state, sizeof(state)))) {
-		cli_err(rc, "rollback %s: not a txfs mount", mnt);
+		cli_err_find_state(rc, "rollback ", mnt, ".txfs");
 		return 1;
 	}
 	rc = cli_request(state, 2, req, &err, &out, &len);

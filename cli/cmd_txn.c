@@ -151,6 +151,24 @@ int cli_mount_of(const char *path, char *mnt, size_t size)
 	return found ? 0 : -ENOENT;
 }
 
+void cli_err_find_state(int rc, const char *prefix, const char *mnt,
+			const char *ctl)
+{
+	if (rc == -ENOENT || rc == -ENOTDIR)
+		cli_err(0, "%s%s: not a txfs mount (no %s/status.json)", prefix,
+			mnt, ctl);
+	else if (rc == -EIO)
+		cli_err(0, "%s%s: not a txfs mount (%s/status.json or %s/state "
+			"is not txfs's: no state folder in it)", prefix, mnt,
+			ctl, ctl);
+	else if (rc == -ENAMETOOLONG)
+		cli_err(0, "%s%s: the state folder named in %s/state is too "
+			"long a path", prefix, mnt, ctl);
+	else
+		cli_err(rc, "%s%s: cannot read %s/status.json", prefix, mnt,
+			ctl);
+}
+
 /* Is the server on fd our own daemon: same uid as us, or root? A socket
  * swapped in by another user is refused before anything is believed
  * (SO_PEERCRED gives the uid that called listen()). */
@@ -275,8 +293,10 @@ static int mnt_request(const char *what, const char *mnt, const char *ctl,
 	int err = 0, rc = cli_find_state(mnt, ctl, state, sizeof(state));
 
 	if (rc) {
-		cli_err(rc, "%s %s: not a txfs mount (no %s/status.json)", what,
-			mnt, ctl);
+		char prefix[64];
+
+		snprintf(prefix, sizeof(prefix), "%s ", what);
+		cli_err_find_state(rc, prefix, mnt, ctl);
 		return -1;
 	}
 	rc = cli_request(state, argc, argv, &err, out, len);
@@ -550,7 +570,7 @@ int cmd_log(int argc, char **argv)
 
 int cmd_recover(int argc, char **argv)
 {
-	char msg[1024] = "";
+	char msg[8192] = "";	/* with up to 10 lines of steps not applied */
 	int rc;
 
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {

@@ -34,7 +34,7 @@
 static int git_output(const char *ws, const char *const *args, char **out,
 		      size_t *len)
 {
-	const char *argv[16] = { "git", "--no-pager", "-c",
+	const char *argv[24] = { "git", "--no-pager", "-c",
 				 "core.fsmonitor=false", "-c",
 				 "core.hooksPath=/dev/null", "-c",
 				 "safe.directory=*", "-C", ws };
@@ -42,11 +42,16 @@ static int git_output(const char *ws, const char *const *args, char **out,
 	int pfd[2], status;
 	pid_t pid;
 
-	for (; *args && n < 15; args++)
-		argv[n++] = *args;
-	argv[n] = NULL;
 	*out = NULL;
 	*len = 0;
+	/* every argument or none: a log without its -z (once cut off here)
+	 * printed names one a line, read below as one NUL-ended name */
+	for (; *args; args++) {
+		if (n + 1 >= sizeof(argv) / sizeof(argv[0]))
+			return -E2BIG;
+		argv[n++] = *args;
+	}
+	argv[n] = NULL;
 	if (pipe2(pfd, O_CLOEXEC))
 		return -errno;
 	pid = fork();
@@ -146,17 +151,24 @@ int warn_hidden_tracked(const char *ws, const struct policy *p,
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_str);
 	for (size_t i = 0; i < n; i++) {
+		char *q;
+
 		if (i && !strcmp(v[i], v[i - 1]))
 			continue;
 		if (shown++ >= SHOW_MAX)
 			continue;
 		policy_check(p, POLICY_OP_READ, v[i], strlen(v[i]), &verdict);
+		/* one line a name: quoted when it holds a newline, a control
+		 * character or a quote (as in txfs's other output) */
+		q = audit_cquote(v[i], NULL);
 		fprintf(stderr, "txfs: warning: %s:%u hides %s, which git "
 			"tracks in %s: the hide covers the file system only: "
 			"`git show HEAD:%s` still prints it, and `git status` "
 			"in the mount shows it deleted (' D %s'), so `git "
 			"commit -a` there records its deletion\n",
-			policy_file, verdict.line, v[i], ws, v[i], v[i]);
+			policy_file, verdict.line, q ? q : v[i], ws,
+			q ? q : v[i], q ? q : v[i]);
+		free(q);
 	}
 	if (shown > SHOW_MAX)
 		fprintf(stderr, "txfs: warning: ... and %zu more hidden paths "

@@ -29,6 +29,15 @@ static bool exists_at(int dfd, const char *name)
 	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+/* Is name in dfd an object of type fmt (never following a symlink)? */
+static bool is_type_at(int dfd, const char *name, mode_t fmt)
+{
+	struct stat st;
+
+	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       (st.st_mode & S_IFMT) == fmt;
+}
+
 /* rename src (in sfd) to path; done already if src is gone and path is
  * there. */
 static int move_in(struct txfs *fs, int sfd, const char *src,
@@ -125,6 +134,8 @@ static int step_mkdir(struct txfs *fs, const struct cstep *s)
 		return pfd;
 	if (mkdirat(pfd, base, 0700) && errno != EEXIST)
 		rc = -errno;
+	else if (!is_type_at(pfd, base, S_IFDIR))
+		rc = -EEXIST;	/* not a folder there: made underneath */
 	close(pfd);
 	return rc;
 }
@@ -193,6 +204,8 @@ static int step_mknod(struct txfs *fs, const struct layer_inode *rec,
 	if (mknodat(pfd, base, (rec->mode & S_IFMT) | 0600, 0) &&
 	    errno != EEXIST)
 		rc = -errno;
+	else if (!is_type_at(pfd, base, rec->mode & S_IFMT))
+		rc = -EEXIST;	/* something else there: made underneath */
 	close(pfd);
 	return rc;
 }
@@ -273,7 +286,9 @@ static int step_meta(struct txfs *fs, struct layer_txn *t,
 {
 	struct timespec tv[2] = { ts_of(rec->atime_ns), ts_of(rec->mtime_ns) };
 	const char *base;
-	int pfd, fd, rc = 0;
+	char proc[64];
+	struct stat st;
+	int pfd, fd = -1, rc = 0;
 	bool lnk = S_ISLNK(rec->mode);
 
 	if (s->a[0] == '\0') {
@@ -284,20 +299,31 @@ static int step_meta(struct txfs *fs, struct layer_txn *t,
 	}
 	if (pfd < 0)
 		return pfd;
+	/* the object itself, never what a symlink put there underneath
+	 * points at: mode and xattrs are set through this fd */
+	fd = openat(pfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		rc = -errno;
+		goto out;
+	}
+	if ((st.st_mode & S_IFMT) != (rec->mode & S_IFMT)) {
+		rc = S_ISLNK(st.st_mode) ? -ELOOP : -EEXIST;
+		goto out;	/* replaced underneath */
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	if (fchownat(pfd, base, rec->uid, rec->gid, AT_SYMLINK_NOFOLLOW) &&
 	    errno != EPERM)
 		rc = -errno;	/* owners only where permitted */
-	if (rc == 0 && !lnk && fchmodat(pfd, base, rec->mode & 07777, 0))
+	if (rc == 0 && !lnk && chmod(proc, rec->mode & 07777))
 		rc = -errno;
 	if (rc == 0 && !lnk && (!(rec->flags & LI_LOWER) ||
-				(rec->flags & LI_XATTRS))) {
-		fd = openat(pfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		rc = fd < 0 ? -errno : step_xattrs(t, s->tino, fd);
-		if (fd >= 0)
-			close(fd);
-	}
+				(rec->flags & LI_XATTRS)))
+		rc = step_xattrs(t, s->tino, fd);
 	if (rc == 0 && utimensat(pfd, base, tv, AT_SYMLINK_NOFOLLOW))
 		rc = -errno;
+out:
+	if (fd >= 0)
+		close(fd);
 	close(pfd);
 	return rc;
 }
@@ -377,33 +403,114 @@ static int apply_step(struct txfs *fs, struct layer_txn *t, int sfd,
 	return -EINVAL;
 }
 
+/*
+ * After the commit point a step can find the real directory changed
+ * underneath by someone else (a folder removed, replaced by a file or by
+ * a symlink, a name taken): it can never apply, now or on a replay. Such
+ * a step is recorded in p->missed and the commit goes on with the rest,
+ * so that it (and any recovery) ends. Other errors (EIO, ENOSPC, ENOMEM,
+ * EROFS, an injected fault) stop it: the journal stays and a recovery
+ * retries.
+ */
+static bool underneath(int rc)
+{
+	switch (-rc) {
+	case ENOENT: case ENOTDIR: case ELOOP: case EISDIR: case ENOTEMPTY:
+	case EEXIST: case ESTALE: case EXDEV: case EACCES: case EPERM:
+	case EMLINK: case ENAMETOOLONG: case EBUSY: case ETXTBSY:
+		return true;
+	}
+	return false;
+}
+
+static const char *step_what(enum cstep_kind k)
+{
+	switch (k) {
+	case CS_DETACH:	return "not moved away or removed";
+	case CS_MKDIR:	return "folder not made";
+	case CS_ATTACH:
+	case CS_PLACE:	return "not put in place";
+	case CS_COPY:
+	case CS_PATCH:	return "content not written";
+	case CS_SYMLINK: return "symlink not made";
+	case CS_MKNOD:	return "not made";
+	case CS_LINK:	return "hard link not made";
+	case CS_META:	return "mode, owner, times not set";
+	case CS_CLEAN:	return "staging folder not removed";
+	case CS_SYNC:
+	case CS_FSYNC:	return "not synced";
+	case CS_FORGET:	break;
+	}
+	return "not applied";
+}
+
+static int miss(struct plan *p, const struct cstep *s, int rc)
+{
+	const char *path = s->kind == CS_LINK ? s->b : s->a;
+	char *q = audit_cquote(path[0] ? path : ".", ": "), *line, **m;
+
+	if (!q || asprintf(&line, "%s: %s: %s", q, step_what(s->kind),
+			   strerror(-rc)) < 0) {
+		free(q);
+		return -ENOMEM;
+	}
+	free(q);
+	m = realloc(p->missed, (p->nmissed + 1) * sizeof(*m));
+	if (!m) {
+		free(line);
+		return -ENOMEM;
+	}
+	p->missed = m;
+	p->missed[p->nmissed++] = line;
+	return 0;
+}
+
+/* Does the step move something through the staging folder? */
+static bool needs_staging(const struct cstep *s)
+{
+	if (s->kind == CS_DETACH)
+		return s->tino && strcmp(s->b, CS_GONE);
+	return s->kind == CS_ATTACH || s->kind == CS_PLACE ||
+	       s->kind == CS_COPY || s->kind == CS_LINK;
+}
+
 int commit_apply(struct txfs *fs, struct plan *p, uint64_t txid,
 		 const char *phase)
 {
 	struct parent_cache pc = { NULL, -1 };
+	struct cstep clean = { .kind = CS_CLEAN, .a = TXFS_STAGING };
 	struct layer_txn *t;
 	int sfd, rc;
 
 	if ((rc = layer_begin(fs->layer, false, &t)))
 		return rc;
 	sfd = stage_open(fs, txid, true);
-	if (sfd < 0) {
+	if (sfd < 0 && (!underneath(sfd) || (rc = miss(p, &clean, sfd)))) {
 		layer_txn_end(t);
-		return sfd;
+		return rc ? rc : sfd;
 	}
 	for (size_t i = 0; i < p->nsteps; i++) {
-		if ((rc = apply_step(fs, t, sfd, &pc, txid, &p->steps[i],
-				     phase)) ||
-		    (rc = fault_point(fs, phase))) {
+		const struct cstep *s = &p->steps[i];
+
+		rc = sfd < 0 && needs_staging(s) ? -ENOENT :
+		     apply_step(fs, t, sfd, &pc, txid, s, phase);
+		if (rc && underneath(rc) && (rc = miss(p, s, rc)) == 0)
+			parent_cache_drop(&pc);
+		if (rc == 0)
+			rc = fault_point(fs, phase);
+		if (rc) {
 			fprintf(stderr, "txfs: commit step %zu (%d %s): %s\n",
-				i, p->steps[i].kind, p->steps[i].a,
-				strerror(-rc));
+				i, s->kind, s->a, strerror(-rc));
 			break;
 		}
 	}
 	parent_cache_drop(&pc);
-	close(sfd);
+	if (sfd >= 0)
+		close(sfd);
 	layer_txn_end(t);
+	/* the staging folder goes in every outcome that ends the commit */
+	if (rc == 0 && p->nmissed)
+		stage_remove(fs, txid);
 	lower_cache_flush(fs);	/* real paths changed under the cache */
 	return rc;
 }

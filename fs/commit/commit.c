@@ -291,11 +291,14 @@ int commit_run(struct txfs *fs, struct plan *p, uint64_t txid)
 	}
 	rc = layer_commit(p->t);
 	p->t = NULL;
+	p->journaled = rc == 0;	/* committed (only the sync may fail) */
 	if (rc == 0)
 		rc = layer_sync(fs->layer);	/* the commit point */
 	if (rc) {
-		stage_remove(fs, txid);
-		history_discard(fs, txid);
+		if (!p->journaled) {
+			stage_remove(fs, txid);
+			history_discard(fs, txid);
+		}
 		return rc;
 	}
 	history_link(fs, txid);	/* past the commit point */
@@ -324,7 +327,39 @@ static void settle_history(struct txfs *fs)
 	history_settle(fs, next);
 }
 
-int txn_recover(struct txfs *fs, const char **what)
+bool txn_journal_pending(struct txfs *fs)
+{
+	struct layer_txn *t;
+	const void *v;
+	size_t len;
+	bool pending;
+
+	if (layer_begin(fs->layer, false, &t))
+		return false;
+	pending = layer_meta_get(t, "journal", &v, &len) == 0;
+	layer_txn_end(t);
+	return pending;
+}
+
+#define MISSED_SHOWN 10
+
+char *commit_missed_text(const struct plan *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!p->nmissed || !(f = open_memstream(&buf, &len)))
+		return NULL;
+	for (size_t i = 0; i < p->nmissed && i < MISSED_SHOWN; i++)
+		fprintf(f, "  %s\n", p->missed[i]);
+	if (p->nmissed > MISSED_SHOWN)
+		fprintf(f, "  ... and %zu more\n", p->nmissed - MISSED_SHOWN);
+	fclose(f);
+	return buf;
+}
+
+int txn_recover(struct txfs *fs, const char **what, char **missed)
 {
 	struct plan p = { .fs = fs };
 	struct layer_txn *t;
@@ -332,6 +367,8 @@ int txn_recover(struct txfs *fs, const char **what)
 	int rc = layer_begin(fs->layer, false, &t);
 
 	*what = NULL;
+	if (missed)
+		*missed = NULL;
 	if (rc)
 		return rc;
 	rc = journal_load(t, &p, &h);
@@ -353,10 +390,17 @@ int txn_recover(struct txfs *fs, const char **what)
 				      finalize(fs, h.txid);
 	if (rc == 0)
 		history_finish(fs, h.txid);
-	plan_free(&p);
-	if (rc == 0)
+	if (rc == 0 && p.nmissed)
+		*what = "an interrupted commit passed its commit point: it was "
+			"completed, except for these steps, not applied because "
+			"the real directory changed underneath (left as it has "
+			"them)";
+	else if (rc == 0)
 		*what = "an interrupted commit passed its commit point: it was "
 			"completed, the real directory now holds the "
 			"committed changes";
+	if (rc == 0 && missed)
+		*missed = commit_missed_text(&p);
+	plan_free(&p);
 	return rc;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * commit.h - the commit plan (plan.c), its journal and application
- * (commit.c, patch.c), and the transaction verbs (txn.c).
+ * commit.h - the commit plan (plan.c, steps.c, places.c), its journal and
+ * application (commit.c, stage.c, apply.c, patch.c), and the transaction
+ * verbs (txn.c).
  *
  * How a regular file's new content reaches the real directory:
  *
@@ -141,14 +142,20 @@ struct plan {
 				 * plans do not) */
 	struct place *whiteouts;	/* layer whiteouts (dir, name) */
 	size_t nwh, whcap;
+	/* steps that could not apply after the commit point because the
+	 * real directory changed underneath (apply.c): "path: what: why" */
+	char **missed;
+	size_t nmissed;
+	bool journaled;		/* commit_run passed the commit point */
 };
 
 /* Build the plan from transaction t. -EBUSY with p->conflicts filled when
  * the real directory changed underneath (unless force). */
 int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
 	       bool force);
-/* The same for a plan that will be committed: the steps may patch real
- * files in place (CS_PATCH), which plan_build never chooses. */
+/* places.c: the same for a plan that will be committed: the steps may
+ * patch real files in place (CS_PATCH), which plan_build never chooses,
+ * and every place they make a name at is checked (plan_check_places). */
 int plan_build_commit(struct txfs *fs, struct layer_txn *t, struct plan *p,
 		      bool force);
 /* plan_build(force) without the steps: what the merged view is (objects
@@ -156,6 +163,10 @@ int plan_build_commit(struct txfs *fs, struct layer_txn *t, struct plan *p,
  * savepoint, which list changes and execute nothing. */
 int plan_view(struct txfs *fs, struct layer_txn *t, struct plan *p);
 void plan_free(struct plan *p);
+/* The objects and their final places, conflicts checked (or with force,
+ * the vanished ones dropped); no steps. commit: may choose CS_PATCH. */
+int plan_objects(struct txfs *fs, struct layer_txn *t, struct plan *p,
+		 bool force, bool commit);
 /* Partial commit: keep only the objects at or below paths, and what they
  * need (new or moved folders above them, with everything below those),
  * then rebuild the steps. -ENOENT if nothing matches. */
@@ -166,6 +177,15 @@ int plan_steps(struct plan *p);
  * p->conflicts filled if any changed underneath. */
 int plan_conflicts(struct plan *p);
 struct cobj *plan_obj(struct plan *p, uint64_t tino);
+/* Add "path: why" to p->conflicts. */
+int plan_add_conflict(struct plan *p, const char *path, const char *why);
+/* places.c: before the commit point, check every place a step puts a name
+ * at against the real directory: its folder is a real folder (no
+ * symlink) or one the plan makes, and the name is free or taken by what
+ * the plan moves away. Otherwise a conflict: -EBUSY, or with force the
+ * object and what the plan puts below it are dropped (left as the real
+ * directory has them, listed in p->conflicts) and the steps rebuilt. */
+int plan_check_places(struct plan *p, bool force);
 /* Regular files whose new content goes through the staging folder (or
  * in place, CS_PATCH): new ones, and real ones whose data changed. A
  * predicate on the object alone, here so that stage.c needs no plan.c. */
@@ -213,12 +233,21 @@ int patch_apply(struct txfs *fs, struct layer_txn *t, const struct cstep *s,
 int patch_fsync(struct txfs *fs, const struct cstep *s);
 
 /* Prepare, journal (the commit point), apply and finalize a plan built
- * in write transaction p->t (which this commits). */
+ * in write transaction p->t (which this commits). Steps the real
+ * directory's changes made impossible are in p->missed (the rest is
+ * committed); p->journaled says whether it passed the commit point. */
 int commit_run(struct txfs *fs, struct plan *p, uint64_t txid);
 
 /* commit.c: finish or discard an interrupted commit (at mount, or txfs
- * recover). *what says which, for the report. */
-int txn_recover(struct txfs *fs, const char **what);
+ * recover). *what says which, for the report; *missed (when not NULL, the
+ * caller frees it) lists the steps the real directory's changes made
+ * impossible, one "  path: what: why" line each, at most 10 and a count. */
+int txn_recover(struct txfs *fs, const char **what, char **missed);
+/* Is a commit that passed its commit point waiting for its recovery (it
+ * stopped, and completing it at once failed)? */
+bool txn_journal_pending(struct txfs *fs);
+/* The same lines for p->missed (NULL if none). */
+char *commit_missed_text(const struct plan *p);
 
 /* Fault injection: TXFS_FAULT=commit:N stops the daemon at the Nth step
  * of a commit, commit-eio:N makes it fail with EIO there, recover:N stops

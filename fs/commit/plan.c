@@ -272,7 +272,7 @@ static int place_obj(struct plan *p, struct cobj *o)
 
 /* --- conflicts ------------------------------------------------------ */
 
-static int add_conflict(struct plan *p, const char *path, const char *why)
+int plan_add_conflict(struct plan *p, const char *path, const char *why)
 {
 	char *line, **c, *q = audit_cquote(path[0] ? path : ".", ": ");
 	int n = q ? asprintf(&line, "%s: %s", q, why) : -1;
@@ -297,19 +297,19 @@ static int check_conflict(struct plan *p, const struct cobj *o)
 	int rc = lower_stat(p->fs, o->lower, &st);
 
 	if (rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP)
-		return add_conflict(p, o->lower, "deleted or replaced in the "
+		return plan_add_conflict(p, o->lower, "deleted or replaced in the "
 				    "real directory");
 	if (rc)
 		return rc;
 	if ((uint64_t)st.st_ino != o->tino ||
 	    (st.st_mode & S_IFMT) != (o->rec.mode & S_IFMT))
-		return add_conflict(p, o->lower, "replaced in the real "
+		return plan_add_conflict(p, o->lower, "replaced in the real "
 				    "directory");
 	/* A folder conflicts only when it is gone or replaced: entries added
 	 * beside ours are no conflict, and a commit's own staging folder
 	 * changes the root's times. Files: any change (ctime). */
 	if (!S_ISDIR(st.st_mode) && ts_ns(st.st_ctim) != o->rec.lower_ctime_ns)
-		return add_conflict(p, o->lower, "changed in the real "
+		return plan_add_conflict(p, o->lower, "changed in the real "
 				    "directory since the transaction "
 				    "touched it");
 	return 0;
@@ -377,7 +377,7 @@ static int drop_vanished(struct plan *p)
 		    (st.st_mode & S_IFMT) == (o->rec.mode & S_IFMT))
 			continue;
 		o->skip = true;
-		rc = add_conflict(p, o->lower, "gone or replaced in the real "
+		rc = plan_add_conflict(p, o->lower, "gone or replaced in the real "
 				  "directory: left as it is there");
 	}
 	return rc ? rc : drop_below_dropped(p);
@@ -385,8 +385,8 @@ static int drop_vanished(struct plan *p)
 
 /* The objects and their final places (no steps); commit: the plan will
  * be committed, so its steps may patch real files in place. */
-static int plan_objects(struct txfs *fs, struct layer_txn *t, struct plan *p,
-			bool force, bool commit)
+int plan_objects(struct txfs *fs, struct layer_txn *t, struct plan *p,
+		 bool force, bool commit)
 {
 	int rc;
 
@@ -410,14 +410,6 @@ int plan_build(struct txfs *fs, struct layer_txn *t, struct plan *p,
 	       bool force)
 {
 	int rc = plan_objects(fs, t, p, force, false);
-
-	return rc ? rc : plan_steps(p);
-}
-
-int plan_build_commit(struct txfs *fs, struct layer_txn *t, struct plan *p,
-		      bool force)
-{
-	int rc = plan_objects(fs, t, p, force, true);
 
 	return rc ? rc : plan_steps(p);
 }
@@ -466,6 +458,9 @@ void plan_free(struct plan *p)
 	for (size_t i = 0; i < p->nwh; i++)
 		free(p->whiteouts[i].name);
 	free(p->whiteouts);
+	for (size_t i = 0; i < p->nmissed; i++)
+		free(p->missed[i]);
+	free(p->missed);
 	memset(p, 0, sizeof(*p));
 }
 

@@ -60,17 +60,29 @@ int stage_parent(struct txfs *fs, const char *path, const char **base)
 
 int stage_open(struct txfs *fs, uint64_t txid, bool create)
 {
-	char rel[64];
+	char name[32];
+	int dfd, fd;
 
-	snprintf(rel, sizeof(rel), TXFS_STAGING "/%llu",
-		 (unsigned long long)txid);
-	if (create) {
-		if (mkdirat(fs->rootfd, TXFS_STAGING, 0700) && errno != EEXIST)
-			return -errno;
-		if (mkdirat(fs->rootfd, rel, 0700) && errno != EEXIST)
-			return -errno;
+	snprintf(name, sizeof(name), "%llu", (unsigned long long)txid);
+	if (create && mkdirat(fs->rootfd, TXFS_STAGING, 0700) &&
+	    errno != EEXIST)
+		return -errno;
+	/* beneath the root, no symlink followed: a symlink or file put at
+	 * .txfs.staging fails here (ELOOP, ENOTDIR), nothing is made
+	 * where it points */
+	dfd = lower_open(fs, TXFS_STAGING, O_PATH | O_DIRECTORY);
+	if (dfd < 0)
+		return dfd;
+	if (create && mkdirat(dfd, name, 0700) && errno != EEXIST) {
+		fd = -errno;
+		close(dfd);
+		return fd;
 	}
-	return lower_open(fs, rel, O_RDONLY | O_DIRECTORY);
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		fd = -errno;
+	close(dfd);
+	return fd;
 }
 
 void stage_name(char *buf, size_t n, char kind, uint64_t tino)

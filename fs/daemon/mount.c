@@ -419,18 +419,21 @@ static int recover_undo(struct txfs *fs, struct report *r)
 static int recover(struct txfs *fs, struct report *r)
 {
 	const char *what = NULL;
+	char *missed = NULL;
 	int rc;
 
 	/* never apply a damaged layer's journal: --salvage is read-only */
 	if (fs->opts.salvage)
 		return 0;
-	if ((rc = txn_recover(fs, &what)))
+	if ((rc = txn_recover(fs, &what, &missed)))
 		return fail(r, rc, "state folder %s: recovery of an interrupted "
 			    "commit failed: %s (nothing was mounted; the journal "
 			    "is kept, run `txfs recover %s` to retry)",
 			    fs->state_path, strerror(-rc), fs->state_path);
 	if (what) {
-		fprintf(stderr, "txfs: recovered: %s\n", what);
+		fprintf(stderr, "txfs: recovered: %s%s%s", what,
+			missed ? ":\n" : "\n", missed ? missed : "");
+		free(missed);
 		if (fs->audit)
 			audit_event(fs->audit, "recover", NULL, NULL);
 	}
@@ -787,7 +790,9 @@ int txfs_recover_state(const char *state, char *msg, size_t size)
 	struct report r = { .fd = -1 };
 	struct layer_ws ws = { 0 };
 	const char *why = NULL, *what = NULL;
+	char *missed = NULL;
 	struct stat st;
+	size_t n;
 	int rc;
 
 	fs.opts.state = state;
@@ -825,7 +830,7 @@ int txfs_recover_state(const char *state, char *msg, size_t size)
 	parse_fault(&fs);
 	if ((rc = itab_init(&fs)))
 		goto out;
-	rc = txn_recover(&fs, &what);
+	rc = txn_recover(&fs, &what, &missed);
 	if (rc == 0) {
 		bool done;
 
@@ -833,8 +838,12 @@ int txfs_recover_state(const char *state, char *msg, size_t size)
 		if (rc == 0 && done && !what)
 			what = "an interrupted undo was completed";
 	}
-	snprintf(msg, size, "%s", rc ? strerror(-rc) : what ? what :
-		 "nothing to recover: no commit was interrupted");
+	snprintf(msg, size, "%s%s%s", rc ? strerror(-rc) : what ? what :
+		 "nothing to recover: no commit was interrupted",
+		 missed ? ":\n" : "", missed ? missed : "");
+	if (missed && (n = strlen(msg)) && msg[n - 1] == '\n')
+		msg[n - 1] = '\0';	/* the caller ends the line */
+	free(missed);
 out:
 	if (rc && !msg[0])
 		snprintf(msg, size, "%s", strerror(-rc));

@@ -15,6 +15,7 @@
 #include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -165,14 +166,27 @@ static int stat_raw(struct txfs *fs, const char *relpath, struct stat *st)
 /*
  * A small cache of folder fds (O_PATH) by real path, so that a lookup in a
  * real folder costs one fstatat instead of open + fstatat + close. It is
- * direct-mapped and bounded (LOWER_CACHE fds: a tree of any size never
- * exhausts the open-files limit) and emptied after every commit, which is
- * when real paths change.
+ * direct-mapped and bounded: at most LOWER_CACHE fds, and at most an
+ * eighth of the open-files limit (nslots, set again at every flush: a
+ * limit lowered on the running daemon, prlimit, is followed), so a tree of
+ * any size never exhausts it. Emptied after every commit, which is when
+ * real paths change.
  */
 struct lower_cache {
 	pthread_mutex_t lock;
+	size_t nslots;	/* in use: e[0, nslots) */
 	struct { char *path; int fd; } e[LOWER_CACHE];
 };
+
+static size_t cache_slots(void)
+{
+	struct rlimit rl;
+	rlim_t n = LOWER_CACHE;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		n = rl.rlim_cur / 8;
+	return n < 4 ? 4 : n > LOWER_CACHE ? LOWER_CACHE : (size_t)n;
+}
 
 static uint64_t hash_str(const char *s)
 {
@@ -183,15 +197,36 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
+/* Called once, by the daemon: its soft open-files limit goes up to the
+ * hard one (at most 65,536), so that the default soft limit of 1,024
+ * does not shrink this cache and the pins of a commit (inode.c), which
+ * take shares of it. Never lowered; nothing if it cannot be raised. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	rlim_t want;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 65536 ?
+		       65536 : rl.rlim_max;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+		rl.rlim_cur = want;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int lower_cache_init(struct txfs *fs)
 {
 	struct lower_cache *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return -ENOMEM;
+	raise_nofile();
 	pthread_mutex_init(&c->lock, NULL);
 	for (size_t i = 0; i < LOWER_CACHE; i++)
 		c->e[i].fd = -1;
+	c->nslots = cache_slots();
 	fs->lcache = c;
 	return 0;
 }
@@ -210,6 +245,7 @@ void lower_cache_flush(struct txfs *fs)
 		c->e[i].path = NULL;
 		c->e[i].fd = -1;
 	}
+	c->nslots = cache_slots();
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -229,10 +265,11 @@ static int cached_stat_at(struct txfs *fs, const char *dir, const char *name,
 			  struct stat *st)
 {
 	struct lower_cache *c = fs->lcache;
-	size_t i = (size_t)(hash_str(dir) % LOWER_CACHE);
+	size_t i;
 	int rc = 0, fd;
 
 	pthread_mutex_lock(&c->lock);
+	i = (size_t)(hash_str(dir) % c->nslots);
 	if (!c->e[i].path || strcmp(c->e[i].path, dir)) {
 		fd = lower_open(fs, dir, O_PATH | O_DIRECTORY);
 		if (fd < 0) {

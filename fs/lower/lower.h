@@ -21,7 +21,8 @@
 int lower_open(struct txfs *fs, const char *relpath, int flags);
 bool lower_has_openat2(int rootfd);
 #define LOWER_CACHE 256
-/* The folder fd cache: made at mount, emptied after every commit. */
+/* The folder fd cache: made at mount (which raises the daemon's soft
+ * open-files limit to the hard one), emptied after every commit. */
 int lower_cache_init(struct txfs *fs);
 void lower_cache_flush(struct txfs *fs);
 void lower_cache_destroy(struct txfs *fs);

@@ -268,6 +268,8 @@ static int plan_changes(struct plan *p, struct chg_list *l)
 
 		if (o->tino == (uint64_t)p->fs->root_ino)
 			continue;
+		if (o->skip && p->commit)
+			continue;	/* a forced commit leaves it */
 		if (!o->lower && !o->nfinals)
 			continue;	/* born and gone in this transaction */
 		if (!o->lower) {

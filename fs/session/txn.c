@@ -108,6 +108,56 @@ static void report_append(struct txfs *fs, struct txn_report *r,
 	pthread_mutex_unlock(&fs->ctl_lock);
 }
 
+/* After commit_run: recover at once what stopped past the commit point;
+ * *missed gets the steps not applied (NULL: none). 0, or the error of a
+ * commit past its commit point that could not be completed now (then
+ * reported here: never as "kept"). */
+static int commit_end(struct txfs *fs, struct txn_report *r, struct plan *p,
+		      int rc, char **missed)
+{
+	const char *what;
+	char *rmissed = NULL;
+
+	*missed = commit_missed_text(p);
+	if (rc == 0 || !p->journaled)
+		return rc;
+	if (txn_recover(fs, &what, &rmissed) == 0) {
+		free(*missed);
+		*missed = rmissed;	/* the replay's list is the whole one */
+		return 0;
+	}
+	report(fs, r, rc, "commit stopped after its commit point: %s; the "
+	       "real directory is partly committed and the journal kept: "
+	       "unmount, then `txfs recover STATE` or the next mount "
+	       "completes it\n", strerror(-rc));
+	return rc;
+}
+
+/* A commit that stopped after its commit point and could not be
+ * completed at once holds the journal (and the layer's data it needs):
+ * nothing is committed or rolled back over it. Called under txlock. */
+static int refuse_pending(struct txfs *fs, struct txn_report *r,
+			  const char *verb)
+{
+	if (fs->opts.salvage || !txn_journal_pending(fs))
+		return 0;
+	report(fs, r, -EBUSY, "%s refused: an earlier commit stopped after "
+	       "its commit point and is not completed yet; nothing was "
+	       "changed: unmount, then `txfs recover %s` (or mounting "
+	       "again) completes it\n", verb, fs->state_path);
+	return -EBUSY;
+}
+
+static void report_missed(struct txfs *fs, struct txn_report *r,
+			  const char *missed)
+{
+	if (!missed)
+		return;
+	report_append(fs, r, "not applied, the real directory changed "
+		      "underneath during the commit (left as it has them):\n");
+	report_append(fs, r, missed);
+}
+
 /* After a commit the real directory is the merged view: every known node
  * now lives at its merged path; nodes whose object became another real
  * inode (born in the layer, or content replaced) are aliased to it. */
@@ -185,7 +235,7 @@ static char *join_paths(const char *paths, size_t n)
 static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 			 struct inval_list *il)
 {
-	char *flagged = NULL, *dropped = NULL, *flag_text;
+	char *flagged = NULL, *dropped = NULL, *flag_text, *missed = NULL;
 	size_t flen = 0;
 	FILE *flagf;
 	struct txn_counts c;
@@ -193,7 +243,6 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 	struct plan p;
 	uint64_t txid;
 	int rc = layer_begin(fs->layer, true, &t);
-	const char *what;
 
 	if (rc)
 		return rc;
@@ -240,14 +289,16 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 	if (p.t)
 		layer_txn_end(p.t);
 	p.t = NULL;
-	if (rc && txn_recover(fs, &what) == 0 && what)
-		rc = 0;	/* passed its commit point: completed now */
-	if (rc == 0)
-		rc = relink_nodes(fs, &p);
+	rc = commit_end(fs, r, &p, rc, &missed);
+	if (rc == 0 && (rc = relink_nodes(fs, &p)))
+		report(fs, r, rc, "the commit is complete, but the mount could "
+		       "not follow it: %s; unmount and mount again\n",
+		       strerror(-rc));	/* never "kept" */
 	plan_free(&p);
 	if (rc) {
 		free(flagged);
 		free(dropped);
+		free(missed);
 		return rc;
 	}
 	flag_text = join_paths(flagged, flen);
@@ -262,6 +313,8 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 			 "has them: " : "");
 	if (dropped)
 		report_append(fs, r, dropped);
+	report_missed(fs, r, missed);
+	free(missed);
 	if (history_kept(fs)) {
 		report_append(fs, r, history_kept(fs));
 		report_append(fs, r, "\n");
@@ -292,7 +345,9 @@ int txn_commit(struct txfs *fs, bool force, struct txn_report *r)
 		return refuse_salvage(fs, r);
 	atomic_fetch_add(&fs->verbs, 1);	/* ends the kept plan */
 	pthread_rwlock_wrlock(&fs->txlock);
-	rc = commit_locked(fs, force, r, &il);
+	rc = refuse_pending(fs, r, "commit");
+	if (rc == 0)
+		rc = commit_locked(fs, force, r, &il);
 	pthread_rwlock_unlock(&fs->txlock);
 	il_send(fs, &il, false, false);
 	if (rc == 0) {
@@ -428,8 +483,10 @@ int txn_rollback(struct txfs *fs, const char *savepoint, struct txn_report *r)
 	memset(r, 0, sizeof(*r));
 	atomic_fetch_add(&fs->verbs, 1);	/* ends the kept plan */
 	pthread_rwlock_wrlock(&fs->txlock);
-	rc = savepoint ? rollback_to(fs, savepoint, r, &il) :
-			 rollback_all(fs, r, &il);
+	rc = refuse_pending(fs, r, "rollback");
+	if (rc == 0)
+		rc = savepoint ? rollback_to(fs, savepoint, r, &il) :
+				 rollback_all(fs, r, &il);
 	pthread_rwlock_unlock(&fs->txlock);
 	il_send(fs, &il, true, !savepoint);
 	if (rc == 0 && !savepoint)
@@ -651,7 +708,7 @@ static int commit_some(struct txfs *fs, bool force, char **paths, size_t n,
 	struct plan p;
 	uint64_t txid;
 	size_t chosen = 0;
-	const char *what;
+	char *missed = NULL, *list;
 	int rc = layer_begin(fs->layer, true, &t);
 
 	if (rc)
@@ -662,7 +719,11 @@ static int commit_some(struct txfs *fs, bool force, char **paths, size_t n,
 			       -ENOENT)
 		report(fs, r, rc, "commit: no staged change at the paths "
 		       "given\n");
-	if (rc == 0 && !force && (rc = plan_conflicts(&p)) == -EBUSY)
+	if (rc == 0 && !force)
+		rc = plan_conflicts(&p);
+	if (rc == 0)
+		rc = plan_check_places(&p, force);
+	if (rc == -EBUSY)
 		report(fs, r, rc, "commit refused: the real directory changed "
 		       "underneath (%s%s); nothing was changed\n",
 		       p.conflicts[0], p.nconflicts > 1 ? ", ..." : "");
@@ -680,18 +741,26 @@ static int commit_some(struct txfs *fs, bool force, char **paths, size_t n,
 	if (p.t)
 		layer_txn_end(p.t);
 	p.t = NULL;
-	if (rc && txn_recover(fs, &what) == 0 && what)
-		rc = 0;
-	if (rc == 0)
-		rc = relink_nodes(fs, &p);
+	rc = commit_end(fs, r, &p, rc, &missed);
+	if (rc == 0 && (rc = relink_nodes(fs, &p)))
+		report(fs, r, rc, "the commit is complete, but the mount could "
+		       "not follow it: %s; unmount and mount again\n",
+		       strerror(-rc));	/* never "kept" */
+	list = rc == 0 && force ? join_lines(p.conflicts, p.nconflicts) : NULL;
 	plan_free(&p);
 	if (rc == 0) {
 		report(fs, r, 0, "committed %zu staged objects at the paths "
 		       "given; the rest stays staged (savepoints were "
-		       "released)\n", chosen);
+		       "released)%s\n", chosen, list ? "; forced past "
+		       "conflicts, left as the real directory has them: " : "");
+		if (list)
+			report_append(fs, r, list);
+		report_missed(fs, r, missed);
 		audit(fs, "commit", "{s:I,s:b,s:I}", "txid", (json_int_t)txid,
 		      "partial", 1, "objects", (json_int_t)chosen);
 	}
+	free(list);
+	free(missed);
 	return rc;
 }
 
@@ -713,7 +782,9 @@ int txn_commit_paths(struct txfs *fs, bool force, const char *const *paths,
 	if (rc == 0) {
 		atomic_fetch_add(&fs->verbs, 1);	/* ends the kept plan */
 		pthread_rwlock_wrlock(&fs->txlock);
-		rc = commit_some(fs, force, canon, n, r, &il);
+		rc = refuse_pending(fs, r, "commit");
+		if (rc == 0)
+			rc = commit_some(fs, force, canon, n, r, &il);
 		pthread_rwlock_unlock(&fs->txlock);
 		il_send(fs, &il, false, false);
 		if (rc == 0)

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -471,19 +472,33 @@ uint64_t ino_to_tino(struct txfs *fs, fuse_ino_t ino)
 	return t;
 }
 
+/* Pins held at most: TXFS_MAX_PINS, and a quarter of the open-files
+ * limit as it is now (prlimit may lower it on the running daemon): a
+ * commit of any size leaves the descriptors the daemon needs. */
+static unsigned max_pins(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur / 4 >= TXFS_MAX_PINS)
+		return TXFS_MAX_PINS;
+	return (unsigned)(rl.rlim_cur / 4);
+}
+
 void itab_pin(struct txfs *fs, uint64_t tino, const char *lower_path)
 {
+	unsigned cap = max_pins();
 	struct tnode *n;
 	int fd;
 
-	if (!itab_known(fs, tino) || fs->npins >= TXFS_MAX_PINS)
+	if (!itab_known(fs, tino) || fs->npins >= cap)
 		return;
 	fd = lower_open(fs, lower_path, O_PATH | O_NOFOLLOW);
 	if (fd < 0)
 		return;
 	pthread_mutex_lock(&fs->itab_lock);
 	n = find(fs, tino);
-	if (n && n->nlookup && !n->pin && fs->npins < TXFS_MAX_PINS) {
+	if (n && n->nlookup && !n->pin && fs->npins < cap) {
 		n->pin = fd + 1;
 		fs->npins++;
 		fd = -1;

@@ -113,7 +113,8 @@ bool itab_known(struct txfs *fs, uint64_t tino);
 /*
  * Before a commit replaces or deletes the real object lower_path: if the
  * kernel holds node tino, keep the object alive with an O_PATH descriptor
- * until the kernel forgets the node (at most TXFS_MAX_PINS at once), so
+ * until the kernel forgets the node (at most TXFS_MAX_PINS at once, and a
+ * quarter of the open-files limit), so
  * the file system cannot give its inode number to a file created later,
  * which would otherwise be taken for this node (aliases, shown ids).
  */

@@ -32,6 +32,12 @@ int cli_find_state(const char *mnt, const char *ctl, char *out, size_t size)
 	return -ENOENT;
 }
 
+void cli_err_find_state(int rc, const char *prefix, const char *mnt,
+			const char *ctl)
+{
+	(void)rc, (void)prefix, (void)mnt, (void)ctl;
+}
+
 int cli_request(const char *state, int argc, char **argv, int *err,
 		char **out, size_t *outlen)
 {

@@ -1,0 +1,46 @@
+#!/bin/bash
+# Error messages say what failed and why, with an errno only where errno
+# is the cause (issue 23, 4): `txfs rollback MNT --command N` with nothing
+# to undo, `txfs diff --command N` of a command that does not exist, the
+# commands given a folder that is not a txfs mount (no control folder, or
+# one whose status.json is not txfs's), `txfs exec` outside any mount:
+# each exits non-zero and its stderr ends without ': No such file or
+# directory', ': Input/output error' or ': Success'.
+. "$(dirname "$0")/txnlib.sh"
+
+# no_suffix WHAT: CERR (the last cli_run) has no lying errno suffix.
+no_suffix() {
+	if grep -qE ': (No such file or directory|Input/output error|Success)$' <<<"$CERR"; then
+		fail "$1: an errno suffix that is not the cause: $CERR"
+	else
+		ok "$1: no errno suffix that is not the cause ($(head -c 160 <<<"$CERR"))"
+	fi
+}
+
+fixture
+txfs_mount || exit 1
+in_mnt 'echo x > new.txt'
+check_cli "rollback --command 99 with nothing to undo fails" 1 rollback "$MNT" --command 99
+case $CERR in *"nothing to undo"*) ok "it says nothing to undo" ;; *) fail "rollback --command 99: $CERR" ;; esac
+no_suffix "rollback --command 99"
+cli_run diff --command 99 "$MNT"
+[ "$CRC" != 0 ] && ok "diff --command 99 fails" || fail "diff --command 99 exits 0"
+no_suffix "diff --command 99"
+txfs_umount || exit 1
+
+mkdir -p "$T/plain" "$T/fake/.txfs"
+echo '{"not": "txfs"}' >"$T/fake/.txfs/status.json"
+for cmd in status diff commit rollback; do
+	cli_run $cmd "$T/plain"
+	check_eq "$cmd of a plain folder: exit 1" 1 "$CRC"
+	case $CERR in *"not a txfs mount (no .txfs/status.json)") ok "$cmd of a plain folder: says so" ;; *) fail "$cmd of a plain folder: $CERR" ;; esac
+	no_suffix "$cmd of a plain folder"
+	cli_run $cmd "$T/fake"
+	check_eq "$cmd of a folder with a foreign status.json: exit 1" 1 "$CRC"
+	case $CERR in *"not a txfs mount ("*"not txfs's"*) ok "$cmd of a foreign status.json: says so" ;; *) fail "$cmd of a foreign status.json: $CERR" ;; esac
+	no_suffix "$cmd of a foreign status.json"
+done
+CERR=$(cd "$T/plain" && t 30 "$TXFS" exec -- true 2>&1 >/dev/null)
+case $CERR in *"no txfs mount"*) ok "exec outside a mount says so" ;; *) fail "exec outside a mount: $CERR" ;; esac
+no_suffix "exec outside a mount"
+txn_finish
