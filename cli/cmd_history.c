@@ -279,8 +279,9 @@ static int run_undo(int argc, char **argv, bool restore)
 	rc = history_undo(&u);
 	if (rc == -EBUSY && !mounted && !o.force) {
 		/* conflicts printed, or the state folder is locked */
-		cli_err(0, "%s: refused (the conflicts above; --force overrides), "
-			"or the workspace is mounted: run it on the mount", who);
+		cli_err(0, "%s: refused (the conflicts above%s), or the "
+			"workspace is mounted: run it on the mount", who,
+			restore ? "" : "; --force overrides");
 		return 1;
 	}
 	if (rc == -ESRCH) {

@@ -472,6 +472,15 @@ static int setup(struct run_ctx *r, int argc, char **argv)
 	add_writable(r, "/dev/shm");
 	if ((rc = add_allowed(r)))
 		return rc;
+	/* the state folder (the layer, the history, the audit log) is never
+	 * where the command may write: /tmp, $TMPDIR, /dev/shm included */
+	for (size_t i = 0; i < r->nwritable; i++)
+		if (cli_allow_write_check(r->writable[i], r->state) == -EPERM) {
+			cli_err(0, "run: the state folder %s is inside %s, which "
+				"the command may write: give another --state (or "
+				"TMPDIR)", r->state, r->writable[i]);
+			return 2;
+		}
 	r->so = (struct sup_opts){
 		.workspace = r->ws, .writable = r->writable, .n_writable = r->nwritable,
 		.connect_allow = (const char *const *)r->sup.connect,

@@ -132,8 +132,8 @@ static bool is_touched(struct plan_u *u, const char *path)
 static void conflict(struct plan_u *u, const char *path, const char *why,
 		     const char *rec)
 {
-	json_array_append_new(u->conflicts, json_sprintf("%s: %s (commit %s)",
-							 path, why, rec));
+	json_array_append_new(u->conflicts, json_sprintf("%s: %s (commit %llu)",
+							 path, why, strtoull(rec, NULL, 16)));
 }
 
 /* 1. what changed since record rec (undo only) */
@@ -176,6 +176,30 @@ static void check(struct plan_u *u, json_t *doc, const char *rec)
 static int add_op(struct plan_u *u, json_t *op)
 {
 	return op && json_array_append_new(u->ops, op) == 0 ? 0 : -ENOMEM;
+}
+
+/* Can path's folders be reached (or made) without a symlink: every one
+ * that exists is a real folder? Checked before the commit point, so that
+ * no op of the journal meets a symlink swapped in (ELOOP). */
+static bool way_ok(struct plan_u *u, const char *path)
+{
+	char *p = strdup(path), *slash;
+	const char *base;
+	int fd = -ENOENT;
+
+	/* the nearest folder on the way that exists: reached beneath the
+	 * root with no symlink (hist_parent: ELOOP, ENOTDIR otherwise) */
+	while (p && fd == -ENOENT) {
+		fd = hist_parent(u->c.root, p, &base, false);
+		if (fd == -ENOENT && (slash = strrchr(p, '/')))
+			*slash = 0;
+		else if (fd == -ENOENT)
+			break;
+	}
+	free(p);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 || fd == -ENOENT;
 }
 
 /* The object now at path, as the inverse record keeps it. */
@@ -274,6 +298,27 @@ static int save_patch(struct plan_u *u, json_t *obj, json_t *inv)
 	return rc;
 }
 
+/* The whole current content of path into U (a hard-linked file an undo
+ * copies into), as keep k<n> of the inverse. */
+static int save_whole(struct plan_u *u, const char *path, json_t *inv)
+{
+	char name[32];
+	const char *base;
+	int pfd, rc;
+
+	if (u->udir < 0)
+		return 0;	/* staged or dry run */
+	snprintf(name, sizeof(name), "k%x", u->npatch++);
+	pfd = hist_parent(u->c.root, path, &base, false);
+	if (pfd < 0)
+		return pfd;
+	rc = hist_copy(pfd, base, u->c.uobjs, name);
+	close(pfd);
+	if (rc == 0)
+		json_object_set_new(inv, "keep", json_string(name));
+	return rc;
+}
+
 static int cmp_deep(const void *a, const void *b)
 {
 	const char *x = json_string_value(json_array_get(*(json_t *const *)a, 1));
@@ -355,6 +400,11 @@ static int plan_record(struct plan_u *u, json_t *doc, const char *rec)
 			any = true;
 			if (depth(pre) != d)
 				continue;
+			if (!way_ok(u, pre)) {
+				conflict(u, pre, "a folder on its way is now a symlink or "
+					 "not a folder", rec);
+				continue;
+			}
 			json_object_set_new(u->touched, pre, json_true());
 			if (same_inode(obj) && strcmp(p0, pre)) {
 				if (u->restore) {
@@ -371,6 +421,18 @@ static int plan_record(struct plan_u *u, json_t *doc, const char *rec)
 					rc = add_op(u, json_pack("[ssssOI]", "patch", rec, keep,
 						pre, json_object_get(obj, "ranges"),
 						(json_int_t)hist_i64(obj, "size")));
+			} else if (same_inode(obj) && !u->restore && keep &&
+				   keep[0] == 'k') {
+				/* a hard-linked file whose content the commit
+				 * copied into the same inode: copied back into
+				 * it (every name sees it); the undo's record
+				 * keeps the content of now */
+				inv = inverse(u, p0, pre);
+				rc = save_whole(u, pre, inv);
+				json_array_append_new(u->inv, inv);
+				if (rc == 0)
+					rc = add_op(u, json_pack("[ssss]", "copyin", rec,
+								 keep, pre));
 			} else if (same_inode(obj) && !u->restore) {
 				/* changed in place (metadata): the undo's record
 				 * keeps what it is now */
@@ -438,7 +500,8 @@ static void print_op(json_t *op, bool dry)
 
 	if (!strcmp(k, "aside"))
 		printf("%s %s\n", dry ? "would remove " : "removed ", a);
-	else if (!strcmp(k, "take") || !strcmp(k, "patch") || !strcmp(k, "link"))
+	else if (!strcmp(k, "take") || !strcmp(k, "patch") || !strcmp(k, "link") ||
+		 !strcmp(k, "copyin"))
 		printf("%s %s\n", dry ? "would restore" : "restored", d);
 	else if (!strcmp(k, "move"))
 		printf("%s %s -> %s\n", dry ? "would move   " : "moved   ", a, b);

@@ -128,6 +128,50 @@ static int op_link(const struct uctx *c, const char *from, const char *to)
 	return rc;
 }
 
+/* Copy a kept content into the existing file at path (the same inode:
+ * its other names see it too); idempotent. */
+static int op_copyin(const struct uctx *c, const char *rec, const char *name,
+		     const char *path)
+{
+	int objs = record_objs(c->hfd, rec), src = -1, dst = -1, pfd, rc = 0;
+	const char *base;
+	char buf[65536];
+	ssize_t n;
+	off_t off = 0;
+
+	if (objs < 0)
+		return objs;
+	pfd = hist_parent(c->root, path, &base, false);
+	if (pfd >= 0) {
+		src = openat(objs, name, O_RDONLY | O_CLOEXEC);
+		dst = openat(pfd, base, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (pfd < 0 || src < 0 || dst < 0) {
+		rc = pfd < 0 ? pfd : -errno;
+		goto out;
+	}
+	while ((n = pread(src, buf, sizeof(buf), off)) > 0) {
+		if (pwrite(dst, buf, (size_t)n, off) != n) {
+			rc = errno ? -errno : -EIO;
+			break;
+		}
+		off += n;
+	}
+	if (n < 0)
+		rc = -errno;
+	if (rc == 0 && fsync(dst))
+		rc = -errno;
+out:
+	if (dst >= 0)
+		close(dst);
+	if (src >= 0)
+		close(src);
+	if (pfd >= 0)
+		close(pfd);
+	close(objs);
+	return rc;
+}
+
 static int op_mkdir(const struct uctx *c, const char *path, mode_t mode)
 {
 	const char *base;
@@ -220,6 +264,8 @@ int undo_op(const struct uctx *c, json_t *op)
 		return op_move(c, arg(op, 1), arg(op, 2));
 	if (!strcmp(k, "link"))
 		return op_link(c, arg(op, 1), arg(op, 2));
+	if (!strcmp(k, "copyin"))
+		return op_copyin(c, arg(op, 1), arg(op, 2), arg(op, 3));
 	if (!strcmp(k, "mkdir"))
 		return op_mkdir(c, arg(op, 1),
 				(mode_t)json_integer_value(json_array_get(op, 2)));
@@ -317,9 +363,13 @@ int undo_replay(const struct uctx *c, json_t *j)
 			_exit(99);
 		}
 		if ((rc = undo_op(c, op))) {
-			fprintf(stderr, "txfs: undo: %s %s: %s\n", arg(op, 0),
-				arg(op, 1), strerror(-rc));
-			return rc;
+			fprintf(stderr, "txfs: undo: %s %s: %s%s\n", arg(op, 0),
+				arg(op, 1), strerror(-rc), rc == -EIO || rc == -ENOSPC ||
+				rc == -ENOMEM ? "" : " (the real directory changed: "
+				"not applied, the rest goes on)");
+			if (rc == -EIO || rc == -ENOSPC || rc == -ENOMEM)
+				return rc;	/* the journal stays: retry */
+			rc = 0;
 		}
 	}
 	return journal_end(c, j);

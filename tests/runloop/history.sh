@@ -240,7 +240,38 @@ crash_body() {
 	ok "a crash at each of the $((n - 1)) steps of an undo: recover finishes it"
 }
 
+# what an attacker tried (issue 23's review): a hard-linked file's undo,
+# a restore through a folder swapped for a symlink, the state in /tmp
+attack_body() {
+	local out
+	ws_fixture
+	as_run sh -c "echo original >'$WS/hl1' && ln '$WS/hl1' '$WS/hl2'"
+	run_txfs -- sh -c 'echo CHANGED >hl1'
+	check_rc "a run that changes a hard-linked file" 0
+	hist undo "$WS"
+	[ "$(cat "$WS/hl1")" = original ] && [ "$(cat "$WS/hl2")" = original ] &&
+		[ "$(stat -c %h "$WS/hl1")" = 2 ] && ok "undo of a hard-linked file: both names, one inode" ||
+		fail "undo of a hard-linked file: hl1 '$(cat "$WS/hl1")' hl2 '$(cat "$WS/hl2")'"
+	ws_fixture
+	out=$T/out$SEQ && mkdir -p "$out" && as_owner "$out"
+	run_txfs -- rm dir/b.txt
+	run_txfs -- sh -c "rm -rf dir && ln -s '$out' dir"
+	hist restore --before 1 "$WS" dir/b.txt
+	check_hrc "restore through a folder now a symlink outside: refused" 1
+	grep -q 'a folder on its way is now a symlink' <<<"$HERR" && ok "the conflict says why" || fail "$HERR"
+	[ -z "$(ls -A "$out")" ] && ok "nothing written outside" || fail "outside: $(ls -A "$out")"
+	as_run "$TXFS_BIN" mount --state "$STATE" "$WS" && as_run "$TXFS_BIN" umount "$WS" &&
+		ok "the workspace mounts after the refused restore" || fail "not mountable"
+	ws_fixture
+	STATE=/tmp/txfs-hist-state.$$
+	run_txfs -- true
+	check_rc "txfs run with its state folder in /tmp (writable to the command): refused" 2
+	[ ! -e /tmp/txfs-hist-state.$$/history ] && ok "nothing was run" || fail "a state was made in /tmp"
+	rm -rf /tmp/txfs-hist-state.$$
+}
+
 for_each_user body
+for_each_user attack_body
 as_user root
 [ "$(id -u)" = 0 ] && as_user test
 echo "# ---- crashes, as $WHO"
