@@ -100,6 +100,7 @@ struct exec_ctx {
 	bool have_globs;	/* sup filled from cmd-begin's answer */
 	int pass_fds[SPAWN_MAX_PASS_FD];	/* --pass-fd, ascending */
 	size_t npass;
+	char ws_real[PATH_MAX];	/* the real directory, if not at mnt */
 };
 
 static int add_path(struct exec_ctx *x, const char *path, bool must)
@@ -117,10 +118,36 @@ static int add_path(struct exec_ctx *x, const char *path, bool must)
 			"inside the state folder %s", path, x->state);
 		return -EPERM;
 	}
+	/* a real directory mounted elsewhere (MNT is not the workspace
+	 * itself) is reachable by its own path: never where the command may
+	 * write, or it would change the real files past the mount */
+	if (x->ws_real[0] && strcmp(path, x->mnt) &&
+	    cli_allow_write_check(path, x->ws_real) == -EPERM) {
+		cli_err(0, "exec: the real directory %s is inside %s, which the "
+			"command may write, so it could change it past the mount "
+			"at %s: mount the workspace in place (txfs mount %s)",
+			x->ws_real, path, x->mnt, x->ws_real);
+		return -EPERM;
+	}
 	if (x->nwritable == MAX_WRITABLE)
 		return -E2BIG;
 	x->writable[x->nwritable++] = path;
 	return 0;
+}
+
+/* The real directory of the mount, when it is mounted elsewhere. */
+static void load_ws_real(struct exec_ctx *x)
+{
+	char path[PATH_MAX + 32];
+	json_t *o;
+	const char *ws;
+
+	snprintf(path, sizeof(path), "%s/.txfs/status.json", x->mnt);
+	o = json_load_file(path, JSON_DISABLE_EOF_CHECK, NULL);
+	ws = json_string_value(json_object_get(o, "workspace"));
+	if (ws && strcmp(ws, x->mnt) && strlen(ws) < sizeof(x->ws_real))
+		memcpy(x->ws_real, ws, strlen(ws) + 1);
+	json_decref(o);
 }
 
 static int parse_exec(int argc, char **argv, struct exec_ctx *x)
@@ -523,6 +550,7 @@ static int setup(struct exec_ctx *x, int argc, char **argv)
 		return 125;
 	}
 	x->daemon = read_daemon_pid(x->state);
+	load_ws_real(x);
 	if (add_path(x, x->mnt, false) || add_path(x, "/tmp", false) ||
 	    add_path(x, getenv("TMPDIR"), false) ||
 	    add_path(x, "/dev/shm", false))

@@ -13,7 +13,7 @@
 #
 # Environment: TXFS (the txfs binary), TXFS_TOOLS (directory of fsop and
 # difftest), TXFS_SRC (source root), TXFS_KEEP=1 keeps the temp dir,
-# TXFS_TEST_TMP (the base of temp dirs; default: one per txfs binary in /tmp),
+# TXFS_TEST_TMP (the base of temp dirs; default: one per txfs binary in /var/tmp),
 # TXFS_TEST_MOUNT_OPTS (extra -o options for every txfs_mount: A/B runs).
 #
 # Safety: everything happens in a fresh temp dir $T. An EXIT/INT/TERM trap
@@ -44,10 +44,12 @@ FSTYPE=${TXFS_TEST_FSTYPE:-fuse.txfs}
 export LC_ALL=C
 
 # The base of all temp dirs: TXFS_TEST_TMP (tests/run sets one per run),
-# else one per txfs binary (so per build dir) and user under $TMPDIR or /tmp.
+# else one per txfs binary (so per build dir) and user under /var/tmp: not
+# /tmp or $TMPDIR, which txfs exec and txfs run leave writable to the
+# command (a real directory there, mounted elsewhere, is refused by exec).
 # The suite's last test looks for leftover mounts under it and nowhere else.
 if [ -z "${TXFS_TEST_TMP:-}" ]; then
-	TXFS_TEST_TMP=${TMPDIR:-/tmp}/txfs-tests-$(id -u)-$(printf '%s' "$TXFS" | sha256sum | cut -c1-8)
+	TXFS_TEST_TMP=/var/tmp/txfs-tests-$(id -u)-$(printf '%s' "$TXFS" | sha256sum | cut -c1-8)
 	mkdir -p "$TXFS_TEST_TMP"
 fi
 T=$(mktemp -d "$TXFS_TEST_TMP/txfs-mt.$NAME.XXXXXX") || {
