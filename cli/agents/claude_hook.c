@@ -610,6 +610,29 @@ static int post(const char *state, const char *event, const char *id,
 	return rc;
 }
 
+/* Is the file a tool writes (Write, Edit, MultiEdit: file_path;
+ * NotebookEdit: notebook_path) inside the mount? Relative paths are the
+ * cwd's. A path that does not exist yet is judged by its folder. */
+static bool path_inside(json_t *in, const char *cwd, const char *mnt)
+{
+	const char *f = json_string_value(json_object_get(in, "file_path"));
+	char abs[PATH_MAX * 2], real[PATH_MAX], *slash;
+	size_t n = strlen(mnt);
+
+	if (!f)
+		f = json_string_value(json_object_get(in, "notebook_path"));
+	if (!f)
+		return true;	/* no file named (Bash: its cwd is checked) */
+	snprintf(abs, sizeof(abs), "%s%s%s", f[0] == '/' ? "" : cwd,
+		 f[0] == '/' ? "" : "/", f);
+	while (!realpath(abs, real)) {	/* the nearest existing folder */
+		if (!(slash = strrchr(abs, '/')) || slash == abs)
+			return false;
+		*slash = 0;
+	}
+	return !strncmp(real, mnt, n) && (real[n] == '/' || real[n] == 0);
+}
+
 int main(int argc, char **argv)
 {
 	static const char *args[][2] = {
@@ -630,9 +653,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	ev = json_loadf(stdin, JSON_DISABLE_EOF_CHECK, &jerr);
-	if (!json_is_object(ev)) {
+	if (!json_is_object(ev)) {	/* fail closed: 2 blocks the call */
 		say("hook: bad hook input: %s", jerr.text);
-		return 1;
+		return 2;
 	}
 	event = json_string_value(json_object_get(ev, "hook_event_name"));
 	id = json_string_value(json_object_get(ev, "tool_use_id"));
@@ -662,6 +685,13 @@ int main(int argc, char **argv)
 		say("%s: no control folder %s/" CTL "/state of the daemon: %s",
 		    mnt, mnt, strerror(-rc));
 		return strcmp(args[i][0], "pre") ? 1 : 2;
+	}
+	if (!strcmp(args[i][0], "pre") &&
+	    !path_inside(json_object_get(ev, "tool_input"), cwd, mnt)) {
+		say("%s call blocked: its file is outside the txfs mount %s, "
+		    "where its change could not be rolled back", tool, mnt);
+		json_decref(ev);
+		return 2;
 	}
 	if (!strcmp(args[i][0], "pre"))
 		rc = pre(state, id, tool,

@@ -139,6 +139,19 @@ body() {
 	check_eq "[$u] Stop: exit 0" 0 "$HRC"
 	grep -q '1 added, 1 modified' <<<"$HOUT" && ok "[$u] Stop prints the status" || fail "[$u] Stop output: $HOUT"
 	grep -q 'txfs undo ' <<<"$HOUT" && ok "[$u] Stop says how to undo a commit" || fail "[$u] Stop output: $HOUT"
+	# a Write whose file is outside the mount (cwd inside), and input that
+	# is not JSON: blocked (exit 2), no savepoint taken
+	local sp0 outp
+	sp0=$(savepoints)
+	outp=$("$PY" -c 'import json,sys; print(json.dumps({"session_id": "sess-1",
+  "transcript_path": "/nonexistent/t.jsonl", "cwd": sys.argv[1],
+  "hook_event_name": "PreToolUse", "tool_name": "Write", "tool_use_id": "toolu_out",
+  "tool_input": {"file_path": sys.argv[2] + "/victim.txt", "content": "x"}}))' "$WS" "$HOME_DECOY")
+	hook PreToolUse "$outp"
+	check_eq "[$u] a Write outside the mount: blocked" 2 "$HRC"
+	hook PreToolUse "not json {"
+	check_eq "[$u] input that is not JSON: blocked (fails closed)" 2 "$HRC"
+	check_eq "[$u] no savepoint left by the blocked calls" "$sp0" "$(savepoints)"
 
 	# 6. PermissionDenied after PreToolUse: no orphan savepoint
 	hook PreToolUse "$(payload PreToolUse Bash toolu_06)"
