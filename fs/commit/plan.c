@@ -25,6 +25,7 @@
  * changed in part, which PATCH writes in place (patch.c; when, see
  * commit.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -291,6 +292,64 @@ int plan_add_conflict(struct plan *p, const char *path, const char *why)
 }
 
 /* Was the real object changed by someone else since we first touched it? */
+/* Is the real path of o strictly below that of folder d? */
+static bool lower_below(const struct cobj *o, const struct cobj *d)
+{
+	size_t l = strlen(d->lower);
+
+	return o->lower && !strncmp(o->lower, d->lower, l) && o->lower[l] == '/';
+}
+
+/* A real folder the transaction removes: every name in it must be an
+ * object of the plan (removed or moved by the transaction too). *name
+ * (malloc'd): the first that is not, else NULL. */
+static int gone_dir_stranger(struct plan *p, const struct cobj *o, char **name)
+{
+	int fd = lower_open(p->fs, o->lower, O_RDONLY | O_DIRECTORY), rc = 0;
+	struct dirent *e;
+	DIR *d;
+
+	*name = NULL;
+	if (fd < 0)
+		return fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP ? 0 : fd;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return -errno;
+	}
+	while (!*name && (e = readdir(d))) {
+		const struct cobj *c = plan_obj(p, (uint64_t)e->d_ino);
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (c && c->lower && lower_below(c, o) &&
+		    !strcmp(c->lower + strlen(o->lower) + 1, e->d_name))
+			continue;	/* the transaction's own */
+		if (!(*name = strdup(e->d_name)))
+			rc = -ENOMEM;
+	}
+	closedir(d);
+	return rc;
+}
+
+/* The folder is the conflict (--force then leaves it, with what is in
+ * it, as the real directory has it). */
+static int check_gone_dir(struct plan *p, const struct cobj *o, bool drop)
+{
+	char *name, *why;
+	int rc = gone_dir_stranger(p, o, &name);
+
+	if (rc || !name)
+		return rc;
+	if (asprintf(&why, "holds %s, made in the real directory since; the "
+		     "transaction removes the folder%s", name,
+		     drop ? ": left as it is there" : "") < 0)
+		why = NULL;
+	rc = why ? plan_add_conflict(p, o->lower, why) : -ENOMEM;
+	free(why);
+	free(name);
+	return rc;
+}
+
 static int check_conflict(struct plan *p, const struct cobj *o)
 {
 	struct stat st;
@@ -307,7 +366,12 @@ static int check_conflict(struct plan *p, const struct cobj *o)
 				    "directory");
 	/* A folder conflicts only when it is gone or replaced: entries added
 	 * beside ours are no conflict, and a commit's own staging folder
-	 * changes the root's times. Files: any change (ctime). */
+	 * changes the root's times - unless the transaction removes the
+	 * folder: what was made in it underneath would go with it, never
+	 * seen by anyone (nor kept by the history). Files: any change
+	 * (ctime). */
+	if (S_ISDIR(st.st_mode) && o->nfinals == 0)
+		return check_gone_dir(p, o, false);
 	if (!S_ISDIR(st.st_mode) && ts_ns(st.st_ctim) != o->rec.lower_ctime_ns)
 		return plan_add_conflict(p, o->lower, "changed in the real "
 				    "directory since the transaction "
@@ -315,13 +379,6 @@ static int check_conflict(struct plan *p, const struct cobj *o)
 	return 0;
 }
 
-/* Is the real path of o strictly below that of folder d? */
-static bool lower_below(const struct cobj *o, const struct cobj *d)
-{
-	size_t l = strlen(d->lower);
-
-	return o->lower && !strncmp(o->lower, d->lower, l) && o->lower[l] == '/';
-}
 
 /*
  * What was below a dropped folder cannot be placed either. Only the
@@ -374,8 +431,16 @@ static int drop_vanished(struct plan *p)
 			continue;
 		if (lower_stat(p->fs, o->lower, &st) == 0 &&
 		    (uint64_t)st.st_ino == o->tino &&
-		    (st.st_mode & S_IFMT) == (o->rec.mode & S_IFMT))
+		    (st.st_mode & S_IFMT) == (o->rec.mode & S_IFMT)) {
+			size_t before = p->nconflicts;
+
+			if (!S_ISDIR(st.st_mode) || o->nfinals ||
+			    (rc = check_gone_dir(p, o, true)) ||
+			    p->nconflicts == before)
+				continue;
+			o->skip = true;	/* it holds what is not ours */
 			continue;
+		}
 		o->skip = true;
 		rc = plan_add_conflict(p, o->lower, "gone or replaced in the real "
 				  "directory: left as it is there");

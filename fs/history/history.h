@@ -67,7 +67,7 @@ void history_settle(struct txfs *fs, uint64_t next_txid);
 void history_discard(struct txfs *fs, uint64_t txid);
 /* What history keeps in memory between a capture and its links (exit). */
 void history_free(struct txfs *fs);
-/* A line for the commit report: "history: N objects kept (B bytes)" or
+/* A line for the commit report: "history: N objects saved, B bytes" or
  * why nothing was kept; NULL before any commit. Static storage of fs. */
 const char *history_kept(struct txfs *fs);
 

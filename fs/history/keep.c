@@ -443,11 +443,11 @@ out:
 		if (hfd >= 0)
 			hist_rm_tree(hfd, pend);
 		snprintf(fs->hist_line, sizeof(fs->hist_line),
-			 "history: nothing kept (%s): this commit cannot be "
+			 "history: nothing saved (%s): this commit cannot be "
 			 "undone", strerror(-rc));
 	} else {
 		snprintf(fs->hist_line, sizeof(fs->hist_line),
-			 "history: %llu objects kept, %llu bytes (txfs undo takes "
+			 "history: %llu objects saved, %llu bytes (txfs undo takes "
 			 "the commit back)", (unsigned long long)c.nkept,
 			 (unsigned long long)c.bytes);
 	}

@@ -2,7 +2,8 @@
 # Conflicts: the workspace is mounted at a separate MNT and the real
 # directory is changed directly underneath a staged change: a file edited,
 # deleted, replaced by a folder, replaced by a symlink, and a file the
-# transaction deleted edited. Each time: echo commit > .txfs/ctl fails with
+# transaction deleted edited, a file made in a folder the transaction
+# removes. Each time: echo commit > .txfs/ctl fails with
 # EBUSY and ctl lists the path; `txfs commit MNT` exits 1 and lists it on
 # stderr; the real directory is byte-identical to before the attempt and
 # the layer intact; then `txfs commit --force MNT` exits 0 and the path in
@@ -84,6 +85,10 @@ conflict_case "replaced by a symlink underneath" big.bin \
 	'"$FSOP" pwrite big.bin 100 mine' 'rm big.bin && ln -s file.txt big.bin' real
 conflict_case "deleted in the mount, edited underneath" dir/sub/deep.txt \
 	'rm dir/sub/deep.txt' 'echo theirs >> dir/sub/deep.txt' absent
+# a file made underneath in a folder the transaction removes: never lost
+# with it (issue 23's review); --force leaves the folder, with it
+conflict_case "made underneath in a folder the mount removes" dir/sub \
+	'rm -rf dir/sub' 'echo precious > dir/sub/precious' real
 # a staged folder (times changed) replaced underneath, its staged file
 # (edited) moved into the new folder: the forced commit leaves both as the
 # real directory has them
