@@ -150,7 +150,7 @@ static int step_copy(struct txfs *fs, int sfd, const struct cstep *s)
 	src = openat(sfd, name, O_RDONLY | O_CLOEXEC);
 	if (src < 0)
 		return errno == ENOENT ? 0 : -errno;
-	dst = lower_open(fs, s->a, O_WRONLY | O_TRUNC);
+	dst = commit_open_writable(fs, s->a, O_TRUNC);	/* 0444 before META */
 	buf = malloc(BS);
 	if (dst < 0 || !buf || fstat(src, &st)) {
 		rc = dst < 0 ? dst : -ENOMEM;

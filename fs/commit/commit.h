@@ -229,6 +229,10 @@ bool patch_fits(struct plan *p, const struct cobj *o);
  * Calls fault_point(fs, phase) between its writes. */
 int patch_apply(struct txfs *fs, struct layer_txn *t, const struct cstep *s,
 		const char *phase);
+/* Open real file path for writing (O_WRONLY | flags); a read-only file
+ * the commit makes writable (its CS_META sets the mode after) gets u+w
+ * first. fd or -errno. */
+int commit_open_writable(struct txfs *fs, const char *path, int flags);
 /* Apply a CS_FSYNC step. */
 int patch_fsync(struct txfs *fs, const struct cstep *s);
 

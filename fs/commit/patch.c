@@ -137,11 +137,11 @@ static int write_past_end(int fd, const char *data, size_t len, off_t off)
  * journal's CS_META of the first run set the layer's mode already; it
  * gets u+w for the patch and its mode back from the same CS_META, which
  * runs after this step. */
-static int open_for_patch(struct txfs *fs, const char *path)
+int commit_open_writable(struct txfs *fs, const char *path, int flags)
 {
 	char proc[64];
 	struct stat st;
-	int fd = lower_open(fs, path, O_WRONLY), pfd;
+	int fd = lower_open(fs, path, O_WRONLY | flags), pfd;
 
 	if (fd != -EACCES)
 		return fd;
@@ -152,7 +152,7 @@ static int open_for_patch(struct txfs *fs, const char *path)
 	if (fstat(pfd, &st) || chmod(proc, (st.st_mode & 07777) | S_IWUSR))
 		fd = -errno;
 	else
-		fd = lower_open(fs, path, O_WRONLY);
+		fd = lower_open(fs, path, O_WRONLY | flags);
 	close(pfd);
 	return fd;
 }
@@ -202,7 +202,7 @@ int patch_apply(struct txfs *fs, struct layer_txn *t, const struct cstep *s,
 		return rc;
 	rec = v.rec;
 	lv = rec.lower_valid < rec.size ? rec.lower_valid : rec.size;
-	fd = open_for_patch(fs, s->a);
+	fd = commit_open_writable(fs, s->a, 0);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st)) {

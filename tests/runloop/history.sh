@@ -252,6 +252,18 @@ attack_body() {
 	[ "$(cat "$WS/hl1")" = original ] && [ "$(cat "$WS/hl2")" = original ] &&
 		[ "$(stat -c %h "$WS/hl1")" = 2 ] && ok "undo of a hard-linked file: both names, one inode" ||
 		fail "undo of a hard-linked file: hl1 '$(cat "$WS/hl1")' hl2 '$(cat "$WS/hl2")'"
+	# a read-only hard-linked file made writable and written (CS_COPY
+	# before its mode is set): committed whole, as an ordinary user too
+	ws_fixture
+	as_run sh -c "echo o >'$WS/ro' && chmod 444 '$WS/ro' && ln '$WS/ro' '$WS/ro2'"
+	run_txfs -- sh -c 'chmod 644 ro && echo new >ro'
+	check_rc "a run that writes a 0444 hard-linked file" 0
+	grep -q 'not applied' <<<"$ERR" && fail "the commit left a step out: $ERR"
+	[ "$(cat "$WS/ro")" = new ] && [ "$(cat "$WS/ro2")" = new ] &&
+		ok "both names hold the committed bytes" || fail "ro '$(cat "$WS/ro")' ro2 '$(cat "$WS/ro2")'"
+	hist undo "$WS"
+	[ "$(cat "$WS/ro2")" = o ] && [ "$(stat -c %a "$WS/ro")" = 444 ] &&
+		ok "its undo: the old bytes and mode" || fail "undo: ro2 '$(cat "$WS/ro2")' mode $(stat -c %a "$WS/ro")"
 	ws_fixture
 	out=$T/out$SEQ && mkdir -p "$out" && as_owner "$out"
 	run_txfs -- rm dir/b.txt
