@@ -13,11 +13,14 @@ for d in $(seq 0 $(((n - 1) / per))); do
 done
 echo "# ulimit -n here: $(ulimit -n); files: $(find "$WS" -type f | wc -l)"
 txfs_mount || exit 1
-check_eq "find lists every real file" "$(find "$WS" -type f | wc -l)" "$(t 300 find "$MNT" -path "$MNT/.txfs" -prune -o -type f -print | wc -l)"
 t 300 find "$MNT" -path "$MNT/.txfs" -prune -o -type f -print0 >"$T/list"
+check_eq "find lists every real file" "$(find "$WS" -type f | wc -l)" "$(tr -cd '\0' <"$T/list" | wc -c)"
 check_run "stat of every file" bash -c "xargs -0 stat -c %i <'$T/list' >/dev/null"
+# One pass opens 25,000 files, more than the limit: a daemon that kept an
+# fd per inode, or leaked one per open, fails here already (a second pass
+# right after it, as there was, proved nothing more and cost 1/5 of the
+# test); the pass after the remount below reads them all again.
 check_run "open and read every file" bash -c "xargs -0 cat <'$T/list' >/dev/null"
-check_run "a second pass (cached or not) works too" bash -c "xargs -0 cat <'$T/list' >/dev/null"
 check_eq "content read back" "content of d7" "$(t 10 cat "$MNT/d7/f1")"
 check_run "a change in every directory" bash -c 'for d in "$MNT"/d*; do echo changed >> "$d/f2"; done'
 check_run "one more file in every directory" bash -c 'for d in "$MNT"/d*; do : > "$d/new"; done'

@@ -49,6 +49,7 @@ check_eq "the 4 KiB written are read back" "$(sha256sum <"$T/patch")" "$(t 30 "$
 check_eq "the bytes around the write are the real file's" \
 	"$("$FSOP" pread "$WS/huge.bin" $((off - 70000)) 70000 | sha256sum) $("$FSOP" pread "$WS/huge.bin" $((off + 4096)) 70000 | sha256sum)" \
 	"$(t 30 "$FSOP" pread "$MNT/huge.bin" $((off - 70000)) 70000 | sha256sum) $(t 30 "$FSOP" pread "$MNT/huge.bin" $((off + 4096)) 70000 | sha256sum)"
-want=$({ head -c $off "$WS/huge.bin"; cat "$T/patch"; tail -c +$((off + 4096 + 1)) "$WS/huge.bin"; } | sha256sum)
-check_eq "the whole file through the mount = real file with the 4 KiB patched in" "$want" "$(t 120 sha256sum <"$MNT/huge.bin")"
+# (cmp, not two sha256sum of 1 GiB: the same answer at memory speed)
+t 120 cmp -s "$MNT/huge.bin" <({ head -c $off "$WS/huge.bin"; cat "$T/patch"; tail -c +$((off + 4096 + 1)) "$WS/huge.bin"; })
+check_eq "the whole file through the mount = real file with the 4 KiB patched in" 0 "$?"
 finish

@@ -6,7 +6,14 @@
 #include "sha256.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#include <immintrin.h>
+#define HAVE_SHANI 1
+#endif
 
 static const uint32_t K[64] = {
 	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,
@@ -53,6 +60,87 @@ static void block(struct sha256 *s, const unsigned char *p)
 	s->h[4] += e; s->h[5] += f; s->h[6] += g; s->h[7] += h;
 }
 
+#ifdef HAVE_SHANI
+/*
+ * The same compression with the x86 SHA extensions (SHA-NI), which most
+ * x86 machines of the last years have: about 8 times faster than block()
+ * above. The suite hashes every file of every tree it compares (tens of
+ * MiB per listing in the crash loops), so this is most of their CPU time.
+ * The state is kept as ABEF/CDGH, as sha256rnds2 wants it.
+ */
+__attribute__((target("sha,sse4.1")))
+static void blocks_shani(uint32_t h[8], const unsigned char *p, size_t nblocks)
+{
+	const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL,
+					     0x0405060700010203ULL);
+	__m128i tmp, st0, st1, save0, save1, msg, w[4];
+
+	tmp = _mm_loadu_si128((const __m128i *)&h[0]);
+	st1 = _mm_loadu_si128((const __m128i *)&h[4]);
+	tmp = _mm_shuffle_epi32(tmp, 0xb1);		/* CDAB */
+	st1 = _mm_shuffle_epi32(st1, 0x1b);		/* EFGH */
+	st0 = _mm_alignr_epi8(tmp, st1, 8);		/* ABEF */
+	st1 = _mm_blend_epi16(st1, tmp, 0xf0);		/* CDGH */
+	for (; nblocks > 0; nblocks--, p += 64) {
+		save0 = st0;
+		save1 = st1;
+		for (int g = 0; g < 16; g++) {
+			/* w[g & 3] .. w[(g + 3) & 3]: words 4g-16 .. 4g-1 */
+			if (g < 4) {
+				w[g] = _mm_shuffle_epi8(_mm_loadu_si128(
+					(const __m128i *)(p + 16 * g)), bswap);
+			} else {
+				tmp = _mm_sha256msg1_epu32(w[g & 3], w[(g + 1) & 3]);
+				tmp = _mm_add_epi32(tmp, _mm_alignr_epi8(w[(g + 3) & 3],
+									 w[(g + 2) & 3], 4));
+				w[g & 3] = _mm_sha256msg2_epu32(tmp, w[(g + 3) & 3]);
+			}
+			msg = _mm_add_epi32(w[g & 3],
+					    _mm_loadu_si128((const __m128i *)&K[4 * g]));
+			st1 = _mm_sha256rnds2_epu32(st1, st0, msg);
+			msg = _mm_shuffle_epi32(msg, 0x0e);
+			st0 = _mm_sha256rnds2_epu32(st0, st1, msg);
+		}
+		st0 = _mm_add_epi32(st0, save0);
+		st1 = _mm_add_epi32(st1, save1);
+	}
+	tmp = _mm_shuffle_epi32(st0, 0x1b);		/* FEBA */
+	st1 = _mm_shuffle_epi32(st1, 0xb1);		/* DCHG */
+	st0 = _mm_blend_epi16(tmp, st1, 0xf0);		/* DCBA */
+	st1 = _mm_alignr_epi8(st1, tmp, 8);		/* HGFE */
+	_mm_storeu_si128((__m128i *)&h[0], st0);
+	_mm_storeu_si128((__m128i *)&h[4], st1);
+}
+
+static int have_shani(void)
+{
+	static int have = -1;
+	unsigned a, b, c, d;
+
+	/* TXFS_TEST_SHA256_PORTABLE=1: block() only (to compare the two) */
+	if (have < 0) {
+		const char *e = getenv("TXFS_TEST_SHA256_PORTABLE");
+		have = !(e && *e == '1') &&
+		       __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_1) &&
+		       __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_SHA);
+	}
+	return have;
+}
+#endif
+
+/* n whole blocks */
+static void blocks(struct sha256 *s, const unsigned char *p, size_t n)
+{
+#ifdef HAVE_SHANI
+	if (have_shani()) {
+		blocks_shani(s->h, p, n);
+		return;
+	}
+#endif
+	for (; n > 0; n--, p += 64)
+		block(s, p);
+}
+
 void sha256_init(struct sha256 *s)
 {
 	static const uint32_t iv[8] = {
@@ -77,11 +165,12 @@ void sha256_update(struct sha256 *s, const void *data, size_t n)
 		n -= take;
 		if (s->fill < 64)
 			return;
-		block(s, s->buf);
+		blocks(s, s->buf, 1);
 		s->fill = 0;
 	}
-	for (; n >= 64; p += 64, n -= 64)
-		block(s, p);
+	blocks(s, p, n / 64);
+	p += n - n % 64;
+	n %= 64;
 	memcpy(s->buf, p, n);
 	s->fill = n;
 }

@@ -52,15 +52,25 @@ delete_all() {
 	done
 }
 
-# every real name resolves with its content, from the mount
+# every real name resolves with its content, from the mount (each file
+# opened and read through the mount and compared byte for byte with the
+# real one, in one process: two cats a file were 3/4 of the test's time)
 all_back() {
-	local what=$1 bad=0 f
-	while read -r f; do
-		[ "$(cat "$MNT/$f" 2>/dev/null)" = "$(cat "$WS/$f")" ] || {
-			bad=$((bad + 1))
-			[ $bad -le 3 ] && echo "    not back: $f"
-		}
-	done <"$T/files"
+	local what=$1 bad
+	bad=$(cd "$WS" && t 120 "$PY" -c '
+import sys
+mnt, bad = sys.argv[1], 0
+for f in open(sys.argv[2]).read().splitlines():
+    try:
+        with open(mnt + "/" + f, "rb") as m:
+            back = m.read() == open(f, "rb").read()
+    except OSError as e:
+        back = False
+    if not back:
+        bad += 1
+        if bad <= 3:
+            print("    not back: " + f, file=sys.stderr)
+print(bad)' "$MNT" "$T/files")
 	check_eq "$what: every one of the $nfiles real files resolves with its content" 0 "$bad"
 }
 

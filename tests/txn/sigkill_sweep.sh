@@ -1,18 +1,28 @@
 #!/bin/bash
-# SIGKILL sweep: ROUNDS (default 200) commits of a small change set (16
+# SIGKILL sweep: ROUNDS (default 40) commits of a small change set (16
 # files: new, modified, deleted, renamed, a renamed folder, and a sparse
 # 4 MiB real file written in two places, which commit patches in place)
 # each killed with
 # SIGKILL after a random delay of 0-30 ms (TXFS_SWEEP_MAX_MS) after the
-# commit was started (seeded: TXFS_SEED, default 20240601), then recovered (odd rounds: txfs recover STATE, then mount;
-# even rounds: mount directly) and checked: the real directory is exactly
-# the before or the after tree; before -> the mount shows the staged
-# changes and a plain commit succeeds; after -> nothing is staged.
+# commit was started, then recovered (odd rounds: txfs recover STATE, then
+# mount; even rounds: mount directly) and checked: the real directory is
+# exactly the before or the after tree; before -> the mount shows the
+# staged changes and a plain commit succeeds; after -> nothing is staged.
+#
+# This is the random sample beyond the fault points: every fault point of
+# a commit is crashed at once, deterministically, by crash_commit,
+# crash_patch and crash_patch_only (TXFS_FAULT=commit:N), so the sweep
+# needs no more rounds than it takes to land kills in each phase (before,
+# inside before and after the commit point, after: about 60% of the kills
+# land inside, see the counts it prints). The delays come from a new seed
+# each run, printed first, so that runs differ and a failing run can be
+# replayed: TXFS_SEED=S (and TXFS_SWEEP_ROUNDS=N for more rounds).
 . "$(dirname "$0")/txnlib.sh"
-ROUNDS=${TXFS_SWEEP_ROUNDS:-200}
-SEED=${TXFS_SEED:-20240601}
+ROUNDS=${TXFS_SWEEP_ROUNDS:-40}
+SEED=${TXFS_SEED:-$(( $(date +%s%N) / 1000 % 1000000000 ))}
 MAXMS=${TXFS_SWEEP_MAX_MS:-30}
 RANDOM=$SEED
+echo "# seed $SEED (replay: TXFS_SEED=$SEED TXFS_SWEEP_ROUNDS=$ROUNDS)"
 CRASH_TPL=$T/tpl
 mkdir -p "$CRASH_TPL/src/lib" "$CRASH_TPL/docs" "$CRASH_TPL/old"
 for i in 1 2 3 4 5 6; do echo "module $i" >"$CRASH_TPL/src/m$i.c"; done
@@ -60,9 +70,9 @@ for r in $(seq 1 "$ROUNDS"); do
 	*) kind=$CLASS-idle ;;
 	esac
 	seen[$kind]=$((${seen[$kind]:-0} + 1))
-	[ "$CLASS" = before ] || [ "$CLASS" = after ] || echo "# round $r: delay ${delay}ms -> $CLASS"
+	[ "$CLASS" = before ] || [ "$CLASS" = after ] || echo "# round $r: delay ${delay}ms -> $CLASS (seed $SEED)"
 	crash_done
-	if [ $((r % 50)) = 0 ]; then
+	if [ $((r % 10)) = 0 ]; then
 		echo "# $r rounds in $(( $(date +%s) - start ))s: $(for k in "${!seen[@]}"; do printf '%s=%s ' "$k" "${seen[$k]}"; done)"
 	fi
 done

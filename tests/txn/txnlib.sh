@@ -385,11 +385,20 @@ crash_recover_check() {
 		c=$(t 30 cat "$M/$CTL/changes")
 		[ -z "$c" ] || fail "$what: committed, but still staged: $(head -c 200 <<<"$c")"
 	fi
-	if [ "${CRASH_FAST:-0}" = 1 ]; then
-		# Sweeps: the daemon takes about a second to exit after an
-		# unmount; it has nothing left to do, so kill it instead.
+	# The daemon takes up to a second to exit after an unmount, which
+	# adds up over a loop of crashes; it has nothing left to do, so a
+	# clean unmount is checked once per way of recovering and outcome
+	# (CRASH_FAST unset or auto), or never (1, the sweeps), or after
+	# every crash (0); else the daemon is killed and the mount detached.
+	local key="$how:$CLASS"
+	case ${CRASH_FAST:-auto} in
+	0) CRASH_UMOUNTED=() ;;
+	1) CRASH_UMOUNTED[$key]=1 ;;
+	esac
+	if [ -n "${CRASH_UMOUNTED[$key]:-}" ]; then
 		force_detach "$M" "$S"
 	else
+		CRASH_UMOUNTED[$key]=1
 		txfs_umount "$M" "$S" || force_detach "$M" "$S"
 	fi
 	if [ "$CLASS" = before ]; then
@@ -400,6 +409,9 @@ crash_recover_check() {
 	fi
 	return 0
 }
+
+# crash_recover_check's clean unmounts so far, by "how:class"
+declare -A CRASH_UMOUNTED=()
 
 # mounts_at DIR: how many mounts are stacked at DIR.
 mounts_at() {
