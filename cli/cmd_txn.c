@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mountinfo.h"
 #include "policy.h"
 #include "../fs/mount.h"
 
@@ -87,68 +88,10 @@ int cli_find_state(const char *mnt, const char *ctl, char *out,
 	return rc;
 }
 
-/* Undo mountinfo's octal escapes (\040 for a space, \011, \012, \134)
- * in place. */
-static void mi_unescape(char *s)
-{
-	char *o = s;
-
-	for (; *s; s++, o++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
-		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*o = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
-				    (s[3] - '0'));
-			s += 3;
-		} else {
-			*o = *s;
-		}
-	}
-	*o = '\0';
-}
-
-/* The nearest fuse.txfs mount that holds PATH (absolute, resolved), from
- * the kernel's /proc/self/mountinfo (the topmost of several on one
- * mount point): never from a file in the tree, which the agent could
- * have written (a fake sub/.txfs/). -ENOENT when none does. */
+/* The nearest fuse.txfs mount that holds PATH (mountinfo.h). */
 int cli_mount_of(const char *path, char *mnt, size_t size)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char *line = NULL;
-	size_t cap = 0, best = 0;
-	bool found = false;
-
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		char *sp, *mp, *sep, *type;
-		size_t l;
-
-		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS...] - TYPE ... */
-		sp = line;
-		for (int i = 0; i < 4 && sp; i++)
-			sp = strchr(sp, ' ') ? strchr(sp, ' ') + 1 : NULL;
-		sep = sp ? strstr(sp, " - ") : NULL;
-		if (!sep)
-			continue;
-		type = sep + 3;
-		if (strncmp(type, "fuse.txfs ", 10))
-			continue;
-		mp = sp;
-		*strchr(mp, ' ') = '\0';
-		mi_unescape(mp);
-		l = strlen(mp);
-		if (l == 1)	/* "/" */
-			l = 0;
-		if (strncmp(path, mp, l) || (path[l] && path[l] != '/') ||
-		    (found && l < best) || strlen(mp) >= size)
-			continue;
-		memcpy(mnt, mp, strlen(mp) + 1);
-		best = l;
-		found = true;
-	}
-	free(line);
-	fclose(f);
-	return found ? 0 : -ENOENT;
+	return mountinfo_txfs_of(path, false, mnt, size);
 }
 
 void cli_err_find_state(int rc, const char *prefix, const char *mnt,

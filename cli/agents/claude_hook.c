@@ -40,6 +40,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+
+#include "../mountinfo.h"
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -69,61 +71,10 @@ static void say(const char *fmt, ...)
 
 /* --- the mount, from the kernel -------------------------------------- */
 
-static void unescape(char *s)
-{
-	char *o = s;
-
-	for (; *s; s++, o++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
-		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*o = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
-				    (s[3] - '0'));
-			s += 3;
-		} else {
-			*o = *s;
-		}
-	}
-	*o = '\0';
-}
-
 /* The nearest fuse.txfs mount of our uid holding PATH (resolved). */
 static int mount_of(const char *path, char *mnt, size_t size)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char *line = NULL, want[32];
-	size_t cap = 0, best = 0;
-	bool found = false;
-
-	if (!f)
-		return -errno;
-	snprintf(want, sizeof(want), "user_id=%u,", (unsigned)geteuid());
-	while (getline(&line, &cap, f) > 0) {
-		char *sp = line, *sep, *mp, *opts;
-		size_t l;
-
-		for (int i = 0; i < 4 && sp; i++)
-			sp = strchr(sp, ' ') ? strchr(sp, ' ') + 1 : NULL;
-		sep = sp ? strstr(sp, " - ") : NULL;
-		if (!sep || strncmp(sep + 3, "fuse.txfs ", 10))
-			continue;
-		/* - TYPE SOURCE SUPER_OPTIONS: the mounter's user_id */
-		opts = strrchr(sep, ' ');
-		if (!opts || (geteuid() != 0 && !strstr(opts, want)))
-			continue;
-		mp = sp;
-		*strchr(mp, ' ') = '\0';
-		unescape(mp);
-		l = strcmp(mp, "/") ? strlen(mp) : 0;
-		if (strncmp(path, mp, l) || (path[l] && path[l] != '/') ||
-		    (found && l < best) || strlen(mp) >= size)
-			continue;
-		memcpy(mnt, mp, strlen(mp) + 1);
-		best = l;
-		found = true;
-	}
-	free(line);
-	fclose(f);
-	return found ? 0 : -ENOENT;
+	return mountinfo_txfs_of(path, true, mnt, size);
 }
 
 /* MNT/.txfs/state: a regular file of the mount itself (same device as

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * mountinfo.c - see mountinfo.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mountinfo.h"
+
+/* Undo mountinfo's octal escapes (\040 for a space, \011, \012, \134)
+ * in place. */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++, o++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*o = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
+				    (s[3] - '0'));
+			s += 3;
+		} else {
+			*o = *s;
+		}
+	}
+	*o = '\0';
+}
+
+int mountinfo_txfs_of(const char *path, bool own, char *mnt, size_t size)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL, want[32];
+	size_t cap = 0, best = 0;
+	bool found = false;
+
+	if (!f)
+		return -errno;
+	snprintf(want, sizeof(want), "user_id=%u,", (unsigned)geteuid());
+	while (getline(&line, &cap, f) > 0) {
+		char *sp = line, *sep, *mp, *opts;
+		size_t l;
+
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS...] - TYPE
+		 * SOURCE SUPER_OPTIONS */
+		for (int i = 0; i < 4 && sp; i++)
+			sp = strchr(sp, ' ') ? strchr(sp, ' ') + 1 : NULL;
+		sep = sp ? strstr(sp, " - ") : NULL;
+		if (!sep || strncmp(sep + 3, "fuse.txfs ", 10))
+			continue;
+		opts = strrchr(sep, ' ');	/* the mounter's user_id */
+		if (own && (!opts || (geteuid() != 0 && !strstr(opts, want))))
+			continue;
+		mp = sp;
+		*strchr(mp, ' ') = '\0';
+		unescape(mp);
+		l = strcmp(mp, "/") ? strlen(mp) : 0;
+		if (strncmp(path, mp, l) || (path[l] && path[l] != '/') ||
+		    (found && l < best) || strlen(mp) >= size)
+			continue;
+		memcpy(mnt, mp, strlen(mp) + 1);
+		best = l;
+		found = true;
+	}
+	free(line);
+	fclose(f);
+	return found ? 0 : -ENOENT;
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * mountinfo.h - the txfs mount holding a path, from the kernel's
+ * /proc/self/mountinfo: never from a file in the tree, which an agent
+ * could have written (a fake sub/.txfs/). Shared by the txfs command and
+ * txfs-claude-hook (cli/agents/claude_hook.c); calls only the C library.
+ */
+#ifndef TXFS_MOUNTINFO_H
+#define TXFS_MOUNTINFO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The nearest fuse.txfs mount holding PATH (absolute, resolved; the
+ * topmost of several on one mount point) into mnt; own: only one mounted
+ * by this user (root: any). 0, or -ENOENT when none does. */
+int mountinfo_txfs_of(const char *path, bool own, char *mnt, size_t size);
+
+#endif /* TXFS_MOUNTINFO_H */
