@@ -10,7 +10,7 @@
 Starts RUNNER... TXFS mcp WS (RUNNER drops privileges), speaks JSON-RPC 2.0
 over newline-delimited stdio with a timeout on every answer, and prints
 "ok - what" or "FAIL: what: why" per check. session: initialize,
-notifications/initialized, ping, tools/list (7 tools with JSON Schemas),
+notifications/initialized, ping, tools/list (10 tools with JSON Schemas),
 the 20-step session of session.sh through the exec tool, log, diff,
 errors for bad params and unknown tools, malformed frames, commit, and a
 call after the mount is gone. denied: under `control deny commit` the

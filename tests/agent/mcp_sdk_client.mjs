@@ -62,8 +62,8 @@ async function main() {
 
   const { tools } = await client.listTools();
   const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-  check(tools.length === 7 && byName.exec?.outputSchema && byName.status?.outputSchema,
-    "SDK listTools: 7 tools, exec and status with an outputSchema", tools.map((t) => t.name));
+  check(tools.length === 10 && byName.exec?.outputSchema && byName.status?.outputSchema,
+    "SDK listTools: 10 tools, exec and status with an outputSchema", tools.map((t) => t.name));
 
   // callTool validates structuredContent against outputSchema (throws)
   let r = await client.callTool({ name: "exec", arguments: {
