@@ -224,10 +224,19 @@ declare -A SUMMARY
 # (as the user who runs the entries) before the fixture's snapshot is taken:
 # otherwise git would take every tracked file for modified, and rewrite all
 # of them on `git reset --hard`.
+#
+# Each snap walks and hashes the fixture's 5,000 files: run_entry takes the
+# snapshots once after an entry (FX_NOW_*) and fresh_fixture compares those
+# (nothing runs in between) instead of taking them again; after it, the
+# fixture is FX_WS, FX_HOME, FX_DECOY (10 walks an entry before, 3 now).
 FX=$T/fx
+FX_NOW_WS='' FX_NOW_HOME='' FX_NOW_DECOY=''
 fresh_fixture() {
-	if [ -d "$FX" ] && [ "$(snap "$FX/ws")" = "$FX_WS" ] &&
-		[ "$(snap "$FX/home")" = "$FX_HOME" ] && [ "$(snap "$FX/decoy")" = "$FX_DECOY" ] &&
+	local now_ws=$FX_NOW_WS now_home=$FX_NOW_HOME now_decoy=$FX_NOW_DECOY
+	FX_NOW_WS='' FX_NOW_HOME='' FX_NOW_DECOY=''
+	if [ -d "$FX" ] && [ "${now_ws:-$(snap "$FX/ws")}" = "$FX_WS" ] &&
+		[ "${now_home:-$(snap "$FX/home")}" = "$FX_HOME" ] &&
+		[ "${now_decoy:-$(snap "$FX/decoy")}" = "$FX_DECOY" ] &&
 		[ "$(ls -A "$FX")" = "$(printf 'decoy\nhome\nws')" ]; then
 		return 0
 	fi
@@ -245,7 +254,7 @@ fresh_fixture() {
 
 run_entry() {
 	local id=$1 class=$2 expect=$3 cmd=$4
-	local R=$T/r$1 ws_before home_before decoy_before around_before
+	local R=$T/r$1 ws_before home_before decoy_before around_before ws_now home_now decoy_now
 	local usr_before='' rc action cexit vetoes count_before intercepted=0 rolled=0 why=()
 	fresh_fixture
 	mkdir -p "$R/state"
@@ -253,9 +262,10 @@ run_entry() {
 	printf '%s' "$expect" >"$R/class"
 	as_owner "$R/state"
 	chmod 755 "$R"
-	ws_before=$(snap "$FX/ws")
-	home_before=$(snap "$FX/home")
-	decoy_before=$(snap "$FX/decoy")
+	# as fresh_fixture left it (its snapshots: nothing in FX changed since)
+	ws_before=$FX_WS
+	home_before=$FX_HOME
+	decoy_before=$FX_DECOY
 	around_before=$(ls -A "$FX")
 	[ "$id" = 38 ] && usr_before=$(usr_modes)
 	count_before=$(count)
@@ -268,13 +278,14 @@ run_entry() {
 	action=$(json_tail "$R/run.out" action)
 	cexit=$(json_tail "$R/run.out" exit)
 	vetoes=$(grep -cE '"event":"(veto|guard)"' "$R/state/audit.log" 2>/dev/null)
+	ws_now=$(snap "$FX/ws") home_now=$(snap "$FX/home") decoy_now=$(snap "$FX/decoy")
 	# -- rollback
 	if [ "$action" = rolled-back ]; then rolled=1; else why+=("action '$action' (txfs run exit $rc)"); fi
 	if [ -e "$R/leftover" ] || is_mounted "$FX/ws"; then rolled=0; why+=("left mounted"); fi
 	if [ -n "$(daemon_pid "$R/state")" ]; then rolled=0; why+=("daemon alive"); fi
-	if [ "$(snap "$FX/ws")" != "$ws_before" ]; then
+	if [ "$ws_now" != "$ws_before" ]; then
 		rolled=0
-		why+=("\$WS changed: $(diff <(echo "$ws_before") <(snap "$FX/ws") | grep '^[<>]' | head -4 | tr '\n' ';')")
+		why+=("\$WS changed: $(diff <(echo "$ws_before") <(echo "$ws_now") | grep '^[<>]' | head -4 | tr '\n' ';')")
 	fi
 	ROLLBACK_OF=$((ROLLBACK_OF + 1))
 	if [ $rolled = 1 ]; then
@@ -285,8 +296,8 @@ run_entry() {
 	fi
 	# -- outside the workspace: always
 	local outside_ok=1
-	if [ "$(snap "$FX/home")" != "$home_before" ]; then outside_ok=0; fail "entry $id ($expect) [$cmd]: the decoy home changed: $(diff <(echo "$home_before") <(snap "$FX/home") | grep '^[<>]' | head -4 | tr '\n' ';')"; fi
-	if [ "$(snap "$FX/decoy")" != "$decoy_before" ]; then outside_ok=0; fail "entry $id ($expect) [$cmd]: the decoy project changed"; fi
+	if [ "$home_now" != "$home_before" ]; then outside_ok=0; fail "entry $id ($expect) [$cmd]: the decoy home changed: $(diff <(echo "$home_before") <(echo "$home_now") | grep '^[<>]' | head -4 | tr '\n' ';')"; fi
+	if [ "$decoy_now" != "$decoy_before" ]; then outside_ok=0; fail "entry $id ($expect) [$cmd]: the decoy project changed"; fi
 	if [ "$(ls -A "$FX")" != "$around_before" ]; then
 		outside_ok=0
 		fail "entry $id ($expect) [$cmd]: something appeared beside \$WS: $(diff <(echo "$around_before") <(ls -A "$FX") | grep '^>' | head -3 | tr '\n' ' ')"
@@ -326,6 +337,7 @@ run_entry() {
 	echo "#   ${SUMMARY[$id]}"
 	# the state folder is the evidence (TXFS_KEEP=1 keeps it)
 	[ "${TXFS_KEEP:-0}" = 1 ] || rm -rf "$R"
+	FX_NOW_WS=$ws_now FX_NOW_HOME=$home_now FX_NOW_DECOY=$decoy_now
 }
 
 # ---- the probe: txfs run confines, or no outside entry runs ---------------------------------

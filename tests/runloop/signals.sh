@@ -12,21 +12,25 @@
 require_landlock
 
 # run_pid: the pid of the `txfs run` process of $STATE ('' if none).
+# (every process is read with builtins: a tr, sed or grep per process made
+# each scan hundreds of forks, seconds on a busy machine)
 run_pid() {
-	local p argv
+	local p a x
 	for p in /proc/[0-9]*; do
-		argv=$({ tr '\0' '\n' <"$p/cmdline"; } 2>/dev/null) || continue
-		[ "$(sed -n 1p <<<"$argv")" = "$TXFS_BIN" ] || continue
-		[ "$(sed -n 2p <<<"$argv")" = run ] || continue
-		grep -qxF -- "$STATE" <<<"$argv" && { echo "${p#/proc/}"; return; }
+		mapfile -d '' -t a 2>/dev/null <"$p/cmdline" || continue
+		[ "${a[0]:-}" = "$TXFS_BIN" ] && [ "${a[1]:-}" = run ] || continue
+		for x in "${a[@]}"; do
+			[ "$x" = "$STATE" ] && { echo "${p#/proc/}"; return; }
+		done
 	done
 }
 
 # cmd_alive TAG: a process of CMD (its command line has TAG) still exists.
 cmd_alive() {
-	local p
+	local p a
 	for p in /proc/[0-9]*; do
-		grep -qF -- "$1" <<<"$({ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null)" && return 0
+		mapfile -d '' -t a 2>/dev/null <"$p/cmdline" || continue
+		[[ "${a[*]}" == *"$1"* ]] && return 0
 	done
 	return 1
 }

@@ -18,32 +18,37 @@
 require_landlock
 
 # proc_alive TAG: a process whose command line has TAG exists.
+# (read with builtins, see run_pid)
 proc_alive() {
-	local p
+	local p a
 	for p in /proc/[0-9]*; do
-		grep -qF -- "$1" <<<"$({ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null)" && return 0
+		mapfile -d '' -t a 2>/dev/null <"$p/cmdline" || continue
+		[[ "${a[*]}" == *"$1"* ]] && return 0
 	done
 	return 1
 }
 
 # run_pid: the pid of the `txfs run` process of $STATE ('' if none).
+# (every process is read with builtins: a tr, sed or grep per process made
+# each scan hundreds of forks, seconds on a busy machine)
 run_pid() {
-	local p argv
+	local p a x
 	for p in /proc/[0-9]*; do
-		argv=$({ tr '\0' '\n' <"$p/cmdline"; } 2>/dev/null) || continue
-		[ "$(sed -n 1p <<<"$argv")" = "$TXFS_BIN" ] || continue
-		[ "$(sed -n 2p <<<"$argv")" = run ] || continue
-		grep -qxF -- "$STATE" <<<"$argv" && { echo "${p#/proc/}"; return; }
+		mapfile -d '' -t a 2>/dev/null <"$p/cmdline" || continue
+		[ "${a[0]:-}" = "$TXFS_BIN" ] && [ "${a[1]:-}" = run ] || continue
+		for x in "${a[@]}"; do
+			[ "$x" = "$STATE" ] && { echo "${p#/proc/}"; return; }
+		done
 	done
 }
 
 # kill_tagged: with a txfs run that does not stop them (an old one), the
 # processes of this scenario (tag ...-$$-) would run on: SIGKILL them.
 kill_tagged() {
-	local p
+	local p a
 	for p in /proc/[0-9]*; do
-		grep -qF -- "-$$-" <<<"$({ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null)" &&
-			grep -qF -- "txfs-tree-" "$p/cmdline" 2>/dev/null && kill -9 "${p#/proc/}" 2>/dev/null
+		mapfile -d '' -t a 2>/dev/null <"$p/cmdline" || continue
+		[[ "${a[*]}" == *"-$$-"* && "${a[*]}" == *txfs-tree-* ]] && kill -9 "${p#/proc/}" 2>/dev/null
 	done
 }
 trap 'rc=$?; kill_tagged; (exit $rc); runloop_cleanup' EXIT

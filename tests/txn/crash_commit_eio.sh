@@ -11,8 +11,11 @@
 crash_default
 crash_count_points || exit 1
 echo "# a commit of the change set has $NPOINTS fault points"
+crash_stride_note
 nb=0 na=0 first_ok=0
 for N in $(seq 1 $((NPOINTS + 1))); do
+	# (the last, past every fault point, always)
+	crash_point_runs $N $first_ok || [ $N = $((NPOINTS + 1)) ] || continue
 	crash_setup
 	crash_stage "commit-eio:$N" || exit 1
 	r=$(ctl_errno --mnt "$M" commit)

@@ -93,14 +93,19 @@ check_inos() {
 # big.bin as it was and as committed, compared with cmp (it stops at the
 # first difference; hashing 64 MiB each round was most of the loop's time)
 big_after=$T/crash.model/big.bin
+crash_stride_note
 N=1 nb=0 na=0 first_after=0 mid=0
 while :; do
+	crash_point_runs $N $first_after || { N=$((N + 1)); continue; }
 	crash_setup
 	ino0=$(inos)
 	crash_stage "commit:$N" || exit 1
 	r=$(ctl_errno --mnt "$M" commit)
-	sleep 0.05
-	if [ -n "$(daemon_pid "$S")" ]; then
+	# a fault ends the daemon and fails the write (ECONNABORTED):
+	# crash_wait_dead below waits for it; after an OK, 50 ms for a
+	# fault after the answer
+	[ "$r" = OK ] && sleep 0.05
+	if [ "$r" = OK ] && [ -n "$(daemon_pid "$S")" ]; then
 		check_eq "commit:$N fires no fault: the commit completes" OK "$r"
 		txfs_umount "$M" "$S" || force_detach "$M" "$S"
 		crash_classify "commit:$N (no fault left)"
@@ -135,13 +140,18 @@ while :; do
 	crash_done
 done
 stale_report
-echo "# crash points exercised: $((N - 1)) ($nb ended before the commit, $na after it; commit point at N=$first_after)"
+echo "# crash points: $((N - 1))$([ "$CRASH_STRIDE" -gt 1 ] && echo " at most, $((nb + na)) of them crashed") ($nb ended before the commit, $na after it; commit point at N=$first_after)"
 [ $nb -gt 0 ] && ok "$nb crash points before the commit point, each ended exactly 'before'" ||
 	fail "no crash point ended 'before'"
 [ $na -gt 0 ] && ok "$na crash points at or after the commit point, each ended exactly 'after'" ||
 	fail "no crash point ended 'after'"
 # the patch step's own fault points (after its truncate and after each of
 # the 3 blocks of the 64 MiB file) leave it partly patched
-[ $mid -ge 2 ] && ok "$mid crashes left big.bin partly patched, and recovery completed it each time" ||
+if [ $mid -ge 2 ]; then
+	ok "$mid crashes left big.bin partly patched, and recovery completed it each time"
+elif [ "$CRASH_STRIDE" -gt 1 ]; then
+	echo "# $mid of the sampled crashes left big.bin partly patched (with every point, the plain pass requires 2)"
+else
 	fail "only $mid crashes left big.bin partly patched: the patch step's own fault points are missing"
+fi
 txn_finish

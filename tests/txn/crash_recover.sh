@@ -6,7 +6,8 @@
 # clean recovery (the other way) must still complete the commit exactly:
 # the real directory is the committed tree, the mount shows it, nothing is
 # staged. N: the commit point, the middle and the last apply step; M: every
-# step for the first, a few for the others.
+# step for the first (with TXFS_CRASH_STRIDE, 1, 2 and a stride: txnlib.sh),
+# a few for the others.
 . "$(dirname "$0")/txnlib.sh"
 crash_default
 # The commit point: the first N whose crash recovers to "after".
@@ -80,8 +81,10 @@ run_case() {
 }
 
 # Every recovery step, after a crash right at the commit point.
+crash_stride_note
 nsteps=0
 for m in $(seq 1 200); do
+	crash_point_runs $m 1 || continue
 	how=mount; [ $((m % 2)) = 1 ] && how=tool
 	run_case "$cp" "$m" "$how" || exit 1
 	[ "$LAST_FIRED" = 0 ] && break

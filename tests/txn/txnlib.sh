@@ -224,6 +224,31 @@ roundtrip() {
 # computes the before and after listings:
 #   $T/before.lst (-ox), $T/before.mlst (-mox, mtimes too), $T/after.lst (-ox)
 
+# Which fault points a loop crashes: the plain pass crashes every one. A
+# pass that runs the loops again for something else (ASan: the daemon's
+# memory; -o noopen: staging through the mount) needs every kind of step,
+# not every point: with TXFS_CRASH_STRIDE=S (tests/run sets 4 there) a loop
+# runs every point up to one past the commit point (each a different
+# staging state, and the whole redo), then every Sth, from an offset taken
+# from a seed printed by crash_stride_note (TXFS_SEED=seed replays it),
+# until the commit completes. S = 1 (the default): every point.
+CRASH_STRIDE=${TXFS_CRASH_STRIDE:-1}
+CRASH_SEED=${TXFS_SEED:-$(( $(date +%s%N) / 1000 % 1000000000 ))}
+CRASH_OFFSET=$((CRASH_SEED % CRASH_STRIDE))
+
+# crash_stride_note: say which points the loop runs (once, first).
+crash_stride_note() {
+	[ "$CRASH_STRIDE" -gt 1 ] || return 0
+	echo "# fault points: all up to one past the commit point, then every ${CRASH_STRIDE}th from offset $CRASH_OFFSET (seed $CRASH_SEED; replay: TXFS_CRASH_STRIDE=$CRASH_STRIDE TXFS_SEED=$CRASH_SEED; TXFS_CRASH_STRIDE=1 runs all)"
+}
+
+# crash_point_runs N FIRST: is point N crashed? FIRST: the commit point
+# (or the first point of a loop's stride), 0 while not known.
+crash_point_runs() {
+	[ "$CRASH_STRIDE" -le 1 ] || [ "$2" = 0 ] || [ "$1" -le $(($2 + 1)) ] ||
+		[ $((($1 - $2 - 2 - CRASH_OFFSET) % CRASH_STRIDE)) = 0 ]
+}
+
 crash_prepare() {
 	lst "$CRASH_TPL" >"$T/before.lst" || exit 1
 	lst "$CRASH_TPL" -mox >"$T/before.mlst" || exit 1
@@ -487,8 +512,12 @@ crash_commit_dies() {
 	crash_setup
 	crash_stage "$1" || return 2
 	CTLR=$(ctl_errno --mnt "$M" commit)
-	sleep 0.05
-	[ -z "$(daemon_pid "$S")" ]
+	if [ "$CTLR" = OK ]; then
+		sleep 0.05	# a fault after the answer
+		[ -z "$(daemon_pid "$S")" ]
+		return
+	fi
+	crash_wait_dead	# the fault ended it (ECONNABORTED): gone soon
 }
 
 # crash_count_points: the number of fault points of a commit of the change
