@@ -620,29 +620,34 @@ int main(int argc, char **argv)
 	if (!event || i == sizeof(args) / sizeof(args[0])) {
 		say("hook: event %s is not one for `txfs-claude-hook %s`",
 		    event ? event : "(none)", argc > 1 ? argv[1] : "");
-		return 1;
+		rc = 1;
+		goto out;
 	}
 	if (!realpath(c && *c ? c : ".", cwd) ||
 	    mount_of(cwd, mnt, sizeof(mnt))) {
 		o = getenv("TXFS_HOOK_OUTSIDE");
-		if (strcmp(args[i][0], "pre") || (o && !strcmp(o, "allow")))
-			return 0;
+		if (strcmp(args[i][0], "pre") || (o && !strcmp(o, "allow"))) {
+			rc = 0;
+			goto out;
+		}
 		say("%s call blocked: %s is not inside a txfs mount of yours "
 		    "(set TXFS_HOOK_OUTSIDE=allow to let such calls run "
 		    "unprotected)", tool, c ? c : "the current folder");
-		return 2;
+		rc = 2;
+		goto out;
 	}
 	if ((rc = state_of(mnt, state, sizeof(state)))) {
 		say("%s: no control folder %s/" CTL "/state of the daemon: %s",
 		    mnt, mnt, strerror(-rc));
-		return strcmp(args[i][0], "pre") ? 1 : 2;
+		rc = strcmp(args[i][0], "pre") ? 1 : 2;
+		goto out;
 	}
 	if (!strcmp(args[i][0], "pre") &&
 	    !path_inside(json_object_get(ev, "tool_input"), cwd, mnt)) {
 		say("%s call blocked: its file is outside the txfs mount %s, "
 		    "where its change could not be rolled back", tool, mnt);
-		json_decref(ev);
-		return 2;
+		rc = 2;
+		goto out;
 	}
 	if (!strcmp(args[i][0], "pre"))
 		rc = pre(state, id, tool,
@@ -660,6 +665,7 @@ int main(int argc, char **argv)
 	} else
 		rc = post(state, event, id, tool,
 			  json_object_get(ev, "tool_response"));
+out:
 	json_decref(ev);
 	return rc;
 }

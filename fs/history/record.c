@@ -248,7 +248,8 @@ int hist_ids(int hfd, uint64_t **ids, size_t *n)
 		(*ids)[(*n)++] = id;
 	}
 	closedir(d);
-	qsort(*ids, *n, sizeof(**ids), cmp_desc);
+	if (*n)	/* qsort of NULL, 0 is undefined */
+		qsort(*ids, *n, sizeof(**ids), cmp_desc);
 	return 0;
 }
 
