@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # cli/deps/deps.sh - sourced by cli/demo and tests/run: read
-# cli/deps/packages.txt, install what is missing, and run a build step so
+# cli/deps/deps.txt, install what is missing, and run a build step so
 # that a failure prints the step's own output and one line saying what failed.
 # The caller sets DEPS_WHO (the prefix of its messages, e.g. "txfs demo").
 
-DEPS_FILE=$(dirname "${BASH_SOURCE[0]}")/packages.txt
+DEPS_FILE=$(dirname "${BASH_SOURCE[0]}")/deps.txt
 
 # deps_list SECTION...: the packages of those sections, one a line
 deps_list() {

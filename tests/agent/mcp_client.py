@@ -36,7 +36,7 @@ import time
 
 try:
     import jsonschema
-except ImportError:     # cli/deps/packages.txt [test]: python3-jsonschema
+except ImportError:     # cli/deps/deps.txt [test]: python3-jsonschema
     jsonschema = None
 
 MAIN1 = '#include <stdio.h>\nint main(void) { puts("hello"); return 0; }'

@@ -14,7 +14,7 @@
 
 SDK_VERSION=1.32.2
 require_landlock
-command -v node >/dev/null || skip "node is needed (cli/deps/packages.txt [test]: nodejs)"
+command -v node >/dev/null || skip "node is needed (cli/deps/deps.txt [test]: nodejs)"
 command -v npm >/dev/null || skip "npm is needed (Debian: apt-get install npm; NodeSource's nodejs has it)"
 CACHE=${TXFS_BUILD:-$T}/mcp-sdk-$SDK_VERSION
 if [ ! -f "$CACHE/node_modules/@modelcontextprotocol/sdk/package.json" ]; then

@@ -88,7 +88,7 @@ cant() { echo "conformance: cannot run: $*"; exit 2; }
 CONF=$(readlink -f "$CONF")
 [ -c /dev/fuse ] || cant "no /dev/fuse"
 for tool in autoreconf make cc prove python3 unshare fusermount3 mount.fuse3; do
-	command -v "$tool" >/dev/null || cant "$tool is missing (cli/deps/packages.txt [test])"
+	command -v "$tool" >/dev/null || cant "$tool is missing (cli/deps/deps.txt [test])"
 done
 
 if [ -n "$LANE" ]; then

@@ -4,7 +4,7 @@
 # tests/deps/check.sh - the packages cli/demo installs are the ones the
 # build needs: every library a meson.build requires (dependency('x')
 # without `required : false`) and every build tool must come from a
-# package of the [build] section of cli/deps/packages.txt, and every
+# package of the [build] section of cli/deps/deps.txt, and every
 # [build] package must be needed (a library's, a tool's, or one of the run
 # time programs named below). A forgotten package fails here, not on a
 # new user's machine. Cheap: pkg-config and dpkg lookups, no network.
@@ -53,7 +53,7 @@ for lib in $libs; do
 	pkg=$(owner "$dir/$lib.pc")
 	case $build in
 	*" $pkg "*) echo "ok   library $lib: $pkg is in [build]"; needed+="$pkg " ;;
-	*) bad "meson.build requires '$lib' ($dir/$lib.pc, package ${pkg:-unknown}), which is not in the [build] section of cli/deps/packages.txt" ;;
+	*) bad "meson.build requires '$lib' ($dir/$lib.pc, package ${pkg:-unknown}), which is not in the [build] section of cli/deps/deps.txt" ;;
 	esac
 done
 

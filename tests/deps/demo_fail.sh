@@ -5,7 +5,7 @@
 # each step of cli/demo (the package install, meson setup, the compile) and
 # check that the demo exits non-zero, prints the failing step's own output
 # and one line "txfs demo: STEP failed: why"; and that a package left out of
-# cli/deps/packages.txt fails tests/deps/check.sh. Nothing outside the copy
+# cli/deps/deps.txt fails tests/deps/check.sh. Nothing outside the copy
 # changes: apt-get, dpkg-query and sudo are stand-ins on PATH.
 set -u -o pipefail
 SRC=${TXFS_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -68,9 +68,9 @@ expect compile $? "$T/compile.out" \
 	'^txfs demo: ninja \(compiling txfs in .*\) failed: .*txfs\.h:[0-9]+:[0-9]+: error:' \
 	'txfs\.h:[0-9]+:[0-9]+: error: expected expression'
 
-# 4. a package forgotten in cli/deps/packages.txt fails the check
+# 4. a package forgotten in cli/deps/deps.txt fails the check
 copy forgot
-sed -i '/^libjansson-dev/d' "$T/forgot/cli/deps/packages.txt"
+sed -i '/^libjansson-dev/d' "$T/forgot/cli/deps/deps.txt"
 TXFS_SRC="$T/forgot" timeout 60 bash "$T/forgot/tests/deps/check.sh" >"$T/forgot.out" 2>&1
 rc=$?
 if [ $rc = 0 ]; then
