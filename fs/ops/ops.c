@@ -564,17 +564,27 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct tview v;
 	int rc;
 
+	/* killpriv.c hands O_TMPFILE's FUSE_TMPFILE over as a CREATE named
+	 * "/", the name the kernel gives it and no create can carry */
+	bool tmpfile = !strcmp(name, "/");
+
 	req_ctx(req, &c);
-	if ((fi->flags & O_ACCMODE) != O_RDONLY &&
+	if (!tmpfile && (fi->flags & O_ACCMODE) != O_RDONLY &&
 	    ((rc = guard(fs, POLICY_OP_CREATE, p, name, &c)) ||
 	     (rc = guard(fs, POLICY_OP_WRITE, p, name, &c)))) {
 		reply_err(req, rc);
 		return;
 	}
 	rdlock(fs);
-	rc = do_mknod(fs, p, name, S_IFREG | (mode & 07777), 0, NULL, &c, &v);
+	if (tmpfile)
+		rc = do_tmpfile(fs, p, mode, &c, &v);
+	else
+		rc = do_mknod(fs, p, name, S_IFREG | (mode & 07777), 0, NULL,
+			      &c, &v);
 	if (rc == 0)
-		rc = itab_get(fs, v.tino, NULL, p, name, 1);
+		rc = itab_get(fs, v.tino, NULL, p, tmpfile ? NULL : name, 1);
+	if (rc == 0 && tmpfile)	/* judged as "#tmpfile" until linked */
+		itab_orphan_at(fs, v.tino, p, "#tmpfile");
 	if (rc == 0 && fs->opts.noopen) {
 		/* no handle: the kernel sends no RELEASE for a created file
 		 * once no-open is on (Linux 6.18), so a handle would never

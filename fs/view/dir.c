@@ -193,6 +193,37 @@ out:
 	return dirop_end(&op, rc);
 }
 
+int do_tmpfile(struct txfs *fs, uint64_t parent, mode_t mode,
+	       const struct req_ctx *c, struct tview *out)
+{
+	static const char name[] = "#tmpfile";	/* as the kernel names it */
+	struct charge ch = { .c = c, .op = "create", .dir = parent,
+			     .name = name, .files = 1 };
+	struct layer_inode rec;
+	struct dirop op;
+	uint64_t tino;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = guard(fs, POLICY_OP_CREATE, parent, name, c)) ||
+	    (rc = guard(fs, POLICY_OP_WRITE, parent, name, c)) ||
+	    (rc = dirop_begin(fs, parent, &op)))
+		return rc;
+	new_rec(&op.dir, S_IFREG | (mode & 07777), 0, NULL, c, &rec);
+	rec.nlink = 0;
+	rec.flags |= LI_TMPFILE;
+	if ((rc = guard_charge(fs, op.t, &ch)) ||
+	    (rc = layer_alloc_ino(op.t, &tino)) ||
+	    (rc = layer_inode_put(op.t, tino, &rec, NULL, NULL)))
+		goto out;
+	out->tino = tino;
+	out->in_layer = true;
+	out->rec = rec;
+	rec_to_stat(tino, &rec, &out->st);
+out:
+	return dirop_end(&op, rc);
+}
+
 int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool isdir,
 	      const struct req_ctx *c)
 {
@@ -492,12 +523,20 @@ static int link_guard(struct txfs *fs, uint64_t tino, uint64_t newparent,
 		      const char *newname, const struct req_ctx *c)
 {
 	char *src = itab_path(fs, tino, NULL);
-	int rc = guard_path(fs, POLICY_OP_WRITE, src, c);
+	bool nameless = !src && errno != ENAMETOOLONG;
+	int rc;
 
+	/* a file with no name yet (O_TMPFILE, "dir/#tmpfile"): what it
+	 * holds arrives under the new name, a write there */
+	if (nameless)
+		src = itab_orphan_path(fs, tino);
+	rc = guard_path(fs, POLICY_OP_WRITE, src, c);
 	if (rc == 0)
 		rc = guard_path(fs, POLICY_OP_READ, src, c);
 	free(src);
-	if (rc || (rc = guard(fs, POLICY_OP_LINK, newparent, newname, c)))
+	if (rc || (rc = guard(fs, POLICY_OP_LINK, newparent, newname, c)) ||
+	    (nameless &&
+	     (rc = guard(fs, POLICY_OP_WRITE, newparent, newname, c))))
 		return rc;
 	return guard(fs, POLICY_OP_CREATE, newparent, newname, c);
 }
@@ -520,10 +559,14 @@ int do_link(struct txfs *fs, uint64_t tino, uint64_t newparent,
 		rc = -EPERM;
 		goto out;
 	}
-	if (out->in_layer && out->rec.nlink == 0) {
+	/* a name for an unlinked file only if O_TMPFILE made it nameless
+	 * (the kernel lets linkat through for those alone: I_LINKABLE) */
+	if (out->in_layer && out->rec.nlink == 0 &&
+	    !(out->rec.flags & LI_TMPFILE)) {
 		rc = -ENOENT;
 		goto out;
 	}
+	out->rec.flags &= ~LI_TMPFILE;
 	rc = view_lookup(fs, op.t, &op.dir, newname, &dst);
 	tview_free(&dst);
 	if (rc != -ENOENT) {

@@ -426,7 +426,13 @@ unsigned itab_held(struct txfs *fs, uint64_t tino)
 
 void itab_orphan(struct txfs *fs, uint64_t tino)
 {
-	char *p = itab_path(fs, tino, NULL);
+	itab_orphan_at(fs, tino, 0, NULL);
+}
+
+void itab_orphan_at(struct txfs *fs, uint64_t tino, uint64_t parent,
+		    const char *name)
+{
+	char *p = name ? itab_path(fs, parent, name) : itab_path(fs, tino, NULL);
 	struct tnode *n;
 
 	pthread_mutex_lock(&fs->itab_lock);

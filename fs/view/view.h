@@ -93,6 +93,10 @@ unsigned itab_held(struct txfs *fs, uint64_t tino);
 /* -o noopen: an unlinked object kept for the kernel's references; call
  * before its name is dropped (its path is kept for the policy). */
 void itab_orphan(struct txfs *fs, uint64_t tino);
+/* The same for a file that never had a name (O_TMPFILE): the policy
+ * judges it by parent's path + name until linkat names it. */
+void itab_orphan_at(struct txfs *fs, uint64_t tino, uint64_t parent,
+		    const char *name);
 /* The path an orphan had (malloc'd), or NULL. */
 char *itab_orphan_path(struct txfs *fs, uint64_t tino);
 /*
@@ -201,6 +205,12 @@ int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool dir,
 int do_rename(struct txfs *fs, uint64_t parent, const char *name,
 	      uint64_t newparent, const char *newname, unsigned flags,
 	      const struct req_ctx *c);
+/* O_TMPFILE in folder parent: a regular file with no name (nlink 0,
+ * LI_TMPFILE), checked as a create of "#tmpfile" in that folder; what
+ * linkat never names goes with its last handle (or FORGET), as an
+ * unlinked file does. */
+int do_tmpfile(struct txfs *fs, uint64_t parent, mode_t mode,
+	       const struct req_ctx *c, struct tview *out);
 int do_link(struct txfs *fs, uint64_t tino, uint64_t newparent,
 	    const char *newname, const struct req_ctx *c, struct tview *out);
 
