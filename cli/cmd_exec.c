@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mountinfo.h"
 #include "sandbox/sandbox.h"
 #include "../policy/policy.h"
 
@@ -135,19 +136,17 @@ static int add_path(struct exec_ctx *x, const char *path, bool must)
 	return 0;
 }
 
-/* The real directory of the mount, when it is mounted elsewhere. */
+/* The real directory of the mount, when it is mounted elsewhere: the
+ * mount's source in the kernel's mountinfo (the daemon's fsname), not
+ * .txfs/status.json, which the daemon builds by counting the changes. */
 static void load_ws_real(struct exec_ctx *x)
 {
-	char path[PATH_MAX + 32];
-	json_t *o;
-	const char *ws;
+	char ws[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/.txfs/status.json", x->mnt);
-	o = json_load_file(path, JSON_DISABLE_EOF_CHECK, NULL);
-	ws = json_string_value(json_object_get(o, "workspace"));
-	if (ws && strcmp(ws, x->mnt) && strlen(ws) < sizeof(x->ws_real))
+	if (mountinfo_txfs_source(x->mnt, ws, sizeof(ws)) == 0 &&
+	    ws[0] == '/' && strcmp(ws, x->mnt) &&
+	    strlen(ws) < sizeof(x->ws_real))
 		memcpy(x->ws_real, ws, strlen(ws) + 1);
-	json_decref(o);
 }
 
 static int parse_exec(int argc, char **argv, struct exec_ctx *x)
