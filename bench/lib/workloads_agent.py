@@ -4,9 +4,9 @@
 W10  npm: `npm ci` of a fixed lockfile (express, typescript, eslint and
      their dependencies) from a warm offline npm cache, `rm -rf
      node_modules`, and `npm ci` again.
-W11  git: `git clone --local` of a repository (the W2 tree with a second,
-     distant commit), then `git checkout` from that commit to the first
-     and back.
+W11  git: `git clone --local --no-hardlinks` of a repository (the W2
+     tree with a second, distant commit), then `git checkout` from that
+     commit to the first and back.
 
 Preparation, once per work dir (prepare_agent): W10 needs the npm
 registry once: the lockfile is resolved from the pinned top-level
@@ -25,8 +25,9 @@ import shutil
 
 import env
 from results import na
-from util import BenchError, log, rmtree, run, syncfs, timed
-from workloads import RATIO_CAPTION, each_round, wdir
+from util import BenchError, log, rmtree, run, syncfs
+from workloads import (CPU_NOTE, RATIO_CAPTION, add_wall_cpu, each_round,
+                       timed_cpu, wdir, with_cpu)
 
 W10_PACKAGES = {"express": "4.21.2", "typescript": "5.6.3",
                 "eslint": "8.57.1"}
@@ -101,7 +102,8 @@ def prepare_w11(ctx):
     if len(tops) >= 2:
         run(["cp", "-a", os.path.join(repo, tops[0]),
              os.path.join(repo, tops[0] + "-copy")], timeout=600)
-        run(g + ["rm", "-r", "-q", tops[-1]], env=env.GIT_ENV, timeout=600)
+        run(g + ["rm", "-r", "-q", "-f", tops[-1]], env=env.GIT_ENV,
+            timeout=600)
     run(g + ["add", "-A"], env=env.GIT_ENV, timeout=600)
     run(g + ["commit", "-q", "-m", "W11: the second commit"],
         env=env.GIT_ENV, timeout=600)
@@ -129,18 +131,20 @@ def prepare_agent(ctx, need):
 # ------------------------------------------------------------------ W10
 def w10(ctx, R, peers, rounds):
     keys = ["W10.ci", "W10.rm", "W10.ci2"]
+    keys += [k + ".cpu" for k in keys]
     n = getattr(ctx, "w10_files", 0)
     R.table("W10: npm ci from a warm offline cache", RATIO_CAPTION,
-            [("W10.ci", f"npm ci --offline ({n:,} files in node_modules)",
-              "time", True),
-             ("W10.rm", "rm -rf node_modules", "time", True),
-             ("W10.ci2", "npm ci --offline again", "time", True)], rounds,
+            with_cpu([("W10.ci", f"npm ci --offline ({n:,} files in "
+                       "node_modules)", "time", True),
+                      ("W10.rm", "rm -rf node_modules", "time", True),
+                      ("W10.ci2", "npm ci --offline again", "time", True)]),
+            rounds,
             ["Top level: " + ", ".join(f"{k} {v}" for k, v in
                                        W10_PACKAGES.items()) +
              "; the lockfile and the cache were made once from the npm "
              "registry (bench/lib/workloads_agent.py); every timed run is "
              "offline. txfs runs with its default policy (node_modules "
-             "made in the transaction: removing it is no loss)."])
+             "made in the transaction: removing it is no loss).", CPU_NOTE])
     if ctx.w10_err:
         for p in peers:
             for r in range(rounds):
@@ -154,44 +158,52 @@ def w10(ctx, R, peers, rounds):
         for n in ("package.json", "package-lock.json"):
             shutil.copy(os.path.join(ctx.w10_dir, n), mnt)
         syncfs()
-        R.add("W10.ci", p, rnd, timed(cmd, cwd=mnt, env=e, timeout=1200)[0])
-        R.add("W10.rm", p, rnd, timed(["rm", "-rf", "node_modules"],
-                                      cwd=mnt, timeout=600)[0])
-        R.add("W10.ci2", p, rnd, timed(cmd, cwd=mnt, env=e,
-                                       timeout=1200)[0])
+        add_wall_cpu(R, "W10.ci", p, rnd,
+                     timed_cpu(p, cmd, cwd=mnt, env=e, timeout=1200))
+        add_wall_cpu(R, "W10.rm", p, rnd,
+                     timed_cpu(p, ["rm", "-rf", "node_modules"], cwd=mnt,
+                               timeout=600))
+        add_wall_cpu(R, "W10.ci2", p, rnd,
+                     timed_cpu(p, cmd, cwd=mnt, env=e, timeout=1200))
     each_round(ctx, R, peers, keys, rounds, "W10", body)
 
 
 # ------------------------------------------------------------------ W11
 def w11(ctx, R, peers, rounds):
     keys = ["W11.clone", "W11.back", "W11.fwd"]
+    keys += [k + ".cpu" for k in keys]
     R.table("W11: git clone --local and checkout", RATIO_CAPTION,
-            [("W11.clone", f"git clone --local ({ctx.tree_files:,} files)",
-              "time", True),
-             ("W11.back", f"git checkout HEAD~1 ({ctx.w11_changed:,} paths "
-              "differ)", "time", True),
-             ("W11.fwd", "git checkout back to the newest commit", "time",
-              True)], rounds,
+            with_cpu([("W11.clone", f"git clone --local --no-hardlinks "
+                       f"({ctx.tree_files:,} files)", "time", True),
+                      ("W11.back", f"git checkout HEAD~1 "
+                       f"({ctx.w11_changed:,} paths differ)", "time", True),
+                      ("W11.fwd", "git checkout back to the newest commit",
+                       "time", True)]), rounds,
             ["The repository is W2's tree with a second commit (1 in 4 "
              "files edited, one folder deleted, one copied under a new "
-             "name); `--local` hard-links the objects where it can."])
+             "name). `git clone --local --no-hardlinks`: the objects are "
+             "copied for every peer (with hard links the real directory "
+             "would win by sharing the source's inodes, and git refuses "
+             "--local across file systems: EXDEV from any overlay).",
+             CPU_NOTE])
     g_env = env.GIT_ENV
 
     def body(p, rnd):
         mnt = p.mount(wdir(ctx, "w11", p), "w11")
         syncfs()
         dst = os.path.join(mnt, "clone")
-        R.add("W11.clone", p, rnd, timed(
-            ["git", "clone", "-q", "--local", ctx.w11_repo, dst],
-            env=g_env, timeout=1200)[0])
+        add_wall_cpu(R, "W11.clone", p, rnd, timed_cpu(
+            p, ["git", "clone", "-q", "--local", "--no-hardlinks",
+                ctx.w11_repo, dst],
+            env=g_env, timeout=1200))
         branch = run(["git", "-C", dst, "rev-parse", "--abbrev-ref", "HEAD"],
                      env=g_env).stdout.strip()
-        R.add("W11.back", p, rnd, timed(
-            ["git", "-C", dst, "checkout", "-q", "HEAD~1"], env=g_env,
-            timeout=1200)[0])
-        R.add("W11.fwd", p, rnd, timed(
-            ["git", "-C", dst, "checkout", "-q", branch], env=g_env,
-            timeout=1200)[0])
+        add_wall_cpu(R, "W11.back", p, rnd, timed_cpu(
+            p, ["git", "-C", dst, "checkout", "-q", "HEAD~1"], env=g_env,
+            timeout=1200))
+        add_wall_cpu(R, "W11.fwd", p, rnd, timed_cpu(
+            p, ["git", "-C", dst, "checkout", "-q", branch], env=g_env,
+            timeout=1200))
     each_round(ctx, R, peers, keys, rounds, "W11", body)
 
 
