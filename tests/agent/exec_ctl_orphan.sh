@@ -91,7 +91,8 @@ body() {
 	git_ws
 	real=$(snap "$WS")
 	mount_ws
-	RES=$(mktemp -d /tmp/txfs-orphan.XXXXXX)
+	RES=$(mktemp -d /tmp/txfs-orphan.XXXXXX) && [ -d "$RES" ] ||
+		{ fail "mktemp: no folder for the survivors"; return 1; }
 	GO=$RES/go
 	chmod 777 "$RES"
 	: >"$RES/pids"
