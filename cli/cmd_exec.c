@@ -22,7 +22,10 @@
  * (fs/session/sock.c), and every .txfs/ctl verb from the processes of a command
  * between cmd-begin and cmd-end (fs/session/exectree.c: we are the socket peer of
  * cmd-begin and the subreaper of the command), whatever the mount's
- * options.
+ * options; and after, as long as one lives, from the process group we
+ * tell it with cmd-group before the command runs, which the command
+ * cannot leave (setsid, setpgid: EPERM), so that what it leaves behind
+ * when we are SIGKILLed stays refused.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -402,8 +402,10 @@ static int unknown_links(struct txfs *fs, const struct policy *p,
 	struct stat st;
 	int rc;
 
-	if (op == POLICY_OP_READ || !policy_check_tree(p, op, "", 0, NULL))
-		return 0;	/* read: the kernel shows the same bytes anyway */
+	/* reads are not judged so (txfs.policy(5)): every multi-link file
+	 * would turn unreadable under any deny read, git's objects too */
+	if (op == POLICY_OP_READ || !policy_check_tree(p, op, "", 0, &v))
+		return 0;
 	lower = itab_lower_path(fs, tino);
 	if (!lower)
 		return 0;	/* made in the layer: its names are all known */
@@ -412,6 +414,7 @@ static int unknown_links(struct txfs *fs, const struct policy *p,
 	if (rc || !S_ISREG(st.st_mode) || st.st_nlink <= (nlink_t)known)
 		return 0;
 	snprintf(why, sizeof(why), " (one of %lu links)", (unsigned long)st.st_nlink);
+	v.action = POLICY_DENY;	/* the rule: one that denies op somewhere */
 	lower = malloc(strlen(path) + sizeof(why));
 	if (lower) {
 		strcpy(lower, path);
