@@ -86,6 +86,14 @@ while [ "$(wc -l < "$RES/pids")" -lt 4 ]; do sleep 0.1; done
 echo STARTED > "$RES/started"
 exec sleep 300'
 
+# The survivors (by the pids they wrote) and $RES go, whatever happened.
+drop_res() {
+	local p
+	[ -n "${RES:-}" ] && [ -d "$RES" ] || return 0
+	for p in $(cat "$RES/pids" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+	rm -rf "$RES"
+}
+
 body() {
 	local real pid i p n
 	git_ws
@@ -110,7 +118,7 @@ body() {
 	for p in $(pgrep -f "exec --json -- bash -c echo changed"); do
 		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = txfs ] && pid=$p
 	done
-	[ -n "$pid" ] || { fail "[$WHO] txfs exec not found"; return; }
+	[ -n "$pid" ] || { fail "[$WHO] txfs exec not found"; drop_res; return; }
 	kill -KILL "$pid"
 	for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 	kill -0 "$pid" 2>/dev/null && fail "[$WHO] txfs exec outlived SIGKILL"
@@ -143,6 +151,7 @@ body() {
 	for p in $(cat "$RES/pids"); do
 		for i in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 	done
+	: >"$RES/pids"	# killed: never signal those numbers again
 	echo rollback | as_run tee "$WS/.txfs/ctl" >/dev/null
 	umount_ws
 	check_snap "[$WHO] the real directory is byte-identical" "$real" "$(snap "$WS")"
@@ -152,7 +161,7 @@ body() {
 	as_run cat "$WS/README.md" | grep -q '^# demo' && ok "[$WHO] mounts again, README.md intact" ||
 		fail "[$WHO] remount: README.md wrong"
 	umount_ws
-	rm -rf "$RES"
+	drop_res
 }
 
 for_each_user body
