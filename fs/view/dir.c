@@ -247,6 +247,9 @@ int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool isdir,
 	else if (isdir && (rc = dir_empty(fs, op.t, &v)) == 0)
 		/* a folder that is not empty fails as such, not as a veto */
 		rc = guard(fs, POLICY_OP_DELETE, parent, name, c);
+	else if (rc == -ENOTEMPTY && dir_visible_empty(fs, op.t, &v) == 0)
+		/* ... unless all it holds is hidden: not a hint of them */
+		rc = guard_hidden_inside(fs, POLICY_OP_DELETE, parent, name, c);
 	if (rc == 0 && v.lower_path) {
 		/* a loss for `limit deletes`: an object of the real directory
 		 * (what this transaction made costs nothing) */
@@ -412,7 +415,12 @@ static int rename_check(struct txfs *fs, struct rename_ctx *r,
 		return -ENOTDIR;
 	if (!sdir && ddir)
 		return -EISDIR;
-	return ddir ? dir_empty(fs, r->op.t, &r->dst) : 0;
+	if (!ddir || dir_empty(fs, r->op.t, &r->dst) == 0)
+		return 0;
+	if (dir_visible_empty(fs, r->op.t, &r->dst) == 0)	/* hidden only */
+		return guard_hidden_inside(fs, POLICY_OP_DELETE, r->newparent,
+					   r->newname, r->c);
+	return -ENOTEMPTY;
 }
 
 static int rename_exchange(struct txfs *fs, struct rename_ctx *r)
@@ -530,15 +538,22 @@ static int link_guard(struct txfs *fs, uint64_t tino, uint64_t newparent,
 	 * holds arrives under the new name, a write there */
 	if (nameless)
 		src = itab_orphan_path(fs, tino);
-	rc = guard_path(fs, POLICY_OP_WRITE, src, c);
+	rc = guard_ino(fs, POLICY_OP_WRITE, tino, src, c);
 	if (rc == 0)
-		rc = guard_path(fs, POLICY_OP_READ, src, c);
-	free(src);
+		rc = guard_ino(fs, POLICY_OP_READ, tino, src, c);
 	if (rc || (rc = guard(fs, POLICY_OP_LINK, newparent, newname, c)) ||
 	    (nameless &&
-	     (rc = guard(fs, POLICY_OP_WRITE, newparent, newname, c))))
+	     (rc = guard(fs, POLICY_OP_WRITE, newparent, newname, c))) ||
+	    (rc = guard(fs, POLICY_OP_CREATE, newparent, newname, c))) {
+		free(src);
 		return rc;
-	return guard(fs, POLICY_OP_CREATE, newparent, newname, c);
+	}
+	/* the new name gets the same rules as the others (issue 23); a
+	 * nameless file has no other name to be alike with */
+	rc = nameless ? 0 : guard_link_alike(fs, tino, src, newparent,
+					       newname, c);
+	free(src);
+	return rc;
 }
 
 int do_link(struct txfs *fs, uint64_t tino, uint64_t newparent,

@@ -79,6 +79,13 @@ void itab_unname(struct txfs *fs, uint64_t tino, uint64_t parent,
  * not NULL), relative to the root; NULL if unknown (errno ENOENT) or over
  * the limits (errno ENAMETOOLONG). Caller frees. */
 char *itab_path(struct txfs *fs, uint64_t tino, const char *name);
+/* The other paths tino is known by: its real path of origin (lower
+ * path) and its other known names (hard links), each merged path that
+ * resolves, without skip (its first path, or NULL). *out: an array of
+ * malloc'd strings (caller frees each and the array). Returns how many,
+ * or -ENOMEM; *names: how many of them are names (not the origin). */
+int itab_other_paths(struct txfs *fs, uint64_t tino, const char *skip,
+		     char ***out, int *names);
 /* Copy of the node's lower path, or NULL if none. Caller frees. */
 char *itab_lower_path(struct txfs *fs, uint64_t tino);
 void itab_set_lower(struct txfs *fs, uint64_t tino, const char *lower_path);
@@ -183,6 +190,10 @@ void rec_to_stat(uint64_t tino, const struct layer_inode *rec,
 		 struct stat *st);
 /* Build a layer record from the real object's stat. */
 void stat_to_rec(const struct stat *st, struct layer_inode *rec);
+/* Attributes as the kernel is told them: with hide rules, a folder's link
+ * count would count its hidden subfolders, so every folder says 1 (the
+ * "not counted" value find(1) knows), whatever it holds (issue 23). */
+void view_hide_counts(const struct txfs *fs, struct stat *st);
 /* Is name in dir hidden by the policy (lookup must say ENOENT)? */
 bool view_hidden(struct txfs *fs, uint64_t dir, const char *name);
 /* The same for a merged path. */
@@ -245,6 +256,9 @@ int dir_walk(struct txfs *fs, struct layer_txn *t, const struct tview *v,
 	     const char *rel, dir_walk_fn fn, void *arg);
 /* Is the merged folder empty? 0 yes, -ENOTEMPTY no, <0 error. */
 int dir_empty(struct txfs *fs, struct layer_txn *t, const struct tview *dir);
+/* The same, without the names the policy hides (what a listing shows). */
+int dir_visible_empty(struct txfs *fs, struct layer_txn *t,
+		      const struct tview *dir);
 
 /* ---- file.c: data ---- */
 
@@ -365,6 +379,23 @@ void txfs_free_policy(struct txfs *fs);
  * -EACCES (logged) if the policy refuses it. */
 int guard(struct txfs *fs, enum policy_op op, uint64_t dir, const char *name,
 	  const struct req_ctx *c);
+/* guard_path on path (tino's first path, from itab_path) and on every
+ * other path tino is known by (itab_other_paths): a hard link or a moved
+ * file is judged by all its names and by where it came from (issue 23,
+ * hole 3). */
+int guard_ino(struct txfs *fs, enum policy_op op, uint64_t tino,
+	      const char *path, const struct req_ctx *c);
+/* A hard link of tino at newparent/newname joins only names the policy
+ * treats alike (every operation, for a caller no exception covers):
+ * 0 or -EACCES after a veto. */
+int guard_link_alike(struct txfs *fs, uint64_t tino, const char *src,
+		     uint64_t newparent, const char *newname,
+		     const struct req_ctx *c);
+/* A folder that lists empty holds names the policy hides: removing or
+ * replacing it (op) is refused as a protected operation is, EACCES with a
+ * veto that names the folder, never ENOTEMPTY (issue 23, hole 4). */
+int guard_hidden_inside(struct txfs *fs, enum policy_op op, uint64_t dir,
+			const char *name, const struct req_ctx *c);
 int guard_path(struct txfs *fs, enum policy_op op, const char *path,
 	       const struct req_ctx *c);
 /* Could a rule for op match some path below folder name in dir? */
