@@ -100,6 +100,10 @@ static int drop_name(struct txfs *fs, struct layer_txn *t,
 	return layer_dirent_del(t, dir->tino, name, strlen(name));
 }
 
+/* Layer meta key: a file may be held open with no name (unlinked, or an
+ * O_TMPFILE): the next mount looks for leftovers (view_reap_orphans). */
+#define ORPHANS_KEY "orphans"
+
 /* One link to v goes away. A folder or a last link leaves a tombstone
  * (real objects) or nothing (layer objects, unless still open). */
 static int drop_link(struct txfs *fs, struct layer_txn *t, struct tview *v)
@@ -122,7 +126,76 @@ static int drop_link(struct txfs *fs, struct layer_txn *t, struct tview *v)
 	} else if (v->rec.nlink == 0 && fs->opts.noopen) {
 		itab_orphan(fs, v->tino);
 	}
+	/* held open with no name: a dead daemon's leftover to reap at the
+	 * next mount (view_reap_orphans) */
+	if (v->rec.nlink == 0 && !isdir && itab_held(fs, v->tino) &&
+	    (rc = layer_meta_put_u64(t, ORPHANS_KEY, 1)))
+		return rc;
 	return layer_inode_update(t, v->tino, &v->rec);
+}
+
+/* ---- orphans a dead daemon left ---- */
+
+struct orphans {
+	uint64_t *tino;
+	bool *lower;
+	size_t n, cap;
+};
+
+static int note_orphan(void *arg, uint64_t tino,
+		       const struct layer_ino_view *v)
+{
+	struct orphans *o = arg;
+
+	if (v->rec.nlink != 0 || S_ISDIR(v->rec.mode) ||
+	    ((v->rec.flags & LI_LOWER) && !(v->rec.flags & LI_DATA)))
+		return 0;
+	if (o->n == o->cap) {
+		size_t cap = o->cap ? 2 * o->cap : 64;
+		uint64_t *t = realloc(o->tino, cap * sizeof(*t));
+		bool *l;
+
+		if (!t)
+			return -ENOMEM;
+		o->tino = t;
+		if (!(l = realloc(o->lower, cap * sizeof(*l))))
+			return -ENOMEM;
+		o->lower = l;
+		o->cap = cap;
+	}
+	o->tino[o->n] = tino;
+	o->lower[o->n++] = v->rec.flags & LI_LOWER;
+	return 0;
+}
+
+int view_reap_orphans(struct txfs *fs, size_t *reaped)
+{
+	struct orphans o = { 0 };
+	struct layer_txn *t;
+	int rc;
+
+	*reaped = 0;
+	if ((rc = layer_begin(fs->layer, true, &t)))
+		return rc;
+	if (layer_meta_get_u64(t, ORPHANS_KEY, &(uint64_t){ 0 })) {
+		layer_txn_end(t);	/* no file was ever held unnamed */
+		return 0;
+	}
+	rc = layer_inode_each(t, note_orphan, &o);
+	for (size_t i = 0; rc == 0 && i < o.n; i++)
+		rc = o.lower[i] ? layer_chunks_trunc(t, o.tino[i], 0) :
+				  layer_inode_del(t, o.tino[i]);
+	if (rc == 0)
+		rc = layer_meta_del(t, ORPHANS_KEY);
+	if (rc == 0)
+		rc = layer_commit(t);
+	else
+		layer_txn_end(t);
+	if (rc == 0)
+		*reaped = o.n;
+	free(o.tino);
+	free(o.lower);
+	return rc;
 }
 
 static int new_rec(const struct tview *dir, mode_t mode, dev_t rdev,
@@ -213,6 +286,7 @@ int do_tmpfile(struct txfs *fs, uint64_t parent, mode_t mode,
 	rec.nlink = 0;
 	rec.flags |= LI_TMPFILE;
 	if ((rc = guard_charge(fs, op.t, &ch)) ||
+	    (rc = layer_meta_put_u64(op.t, ORPHANS_KEY, 1)) ||
 	    (rc = layer_alloc_ino(op.t, &tino)) ||
 	    (rc = layer_inode_put(op.t, tino, &rec, NULL, NULL)))
 		goto out;

@@ -222,6 +222,10 @@ int do_rename(struct txfs *fs, uint64_t parent, const char *name,
  * unlinked file does. */
 int do_tmpfile(struct txfs *fs, uint64_t parent, mode_t mode,
 	       const struct req_ctx *c, struct tview *out);
+/* At mount: free what files with no name (unlinked while open, or an
+ * O_TMPFILE never named) still held when the daemon before died: nothing
+ * can hold them now. *reaped: how many. */
+int view_reap_orphans(struct txfs *fs, size_t *reaped);
 int do_link(struct txfs *fs, uint64_t tino, uint64_t newparent,
 	    const char *newname, const struct req_ctx *c, struct tview *out);
 

@@ -73,6 +73,45 @@ check_run "rollback" bash -c 'echo rollback > "$1/.txfs/ctl"' sh "$MNT"
 [ -e "$MNT/new/rolled" ] && fail "after rollback: expected new/rolled gone got it" || ok "after rollback: new/rolled gone"
 txfs_umount || exit 1
 check_real_unchanged
+# a daemon killed while files were held open with no name (an O_TMPFILE
+# never named, a file unlinked while open): the next mount frees what they
+# held (nothing can hold them now), the named files stay
+REAL_BEFORE=
+txfs_mount || exit 1
+staged() { sed -n 's/.*"bytes_staged":\([0-9]*\).*/\1/p' "$MNT/.txfs/status.json"; }
+b0=$(staged)
+printf 'x%.0s' $(seq 100) >"$MNT/new/keep.txt"
+t 20 python3 - "$MNT/new" "$T/held" <<'EOF2' &
+import os, sys, time
+d, flag = sys.argv[1], sys.argv[2]
+a = os.open(d, os.O_TMPFILE | os.O_RDWR, 0o600)
+os.write(a, b"t" * 300000)
+p = os.path.join(d, "unlinked.bin")
+b = os.open(p, os.O_CREAT | os.O_RDWR, 0o600)
+os.write(b, b"u" * 200000)
+os.unlink(p)
+open(flag, "w").close()
+for _ in range(150):		# until the test says so (15 s at most)
+    if os.path.exists(flag + ".done"):
+        break
+    time.sleep(0.1)
+EOF2
+holder=$!
+for i in $(seq 100); do [ -e "$T/held" ] && break; sleep 0.1; done
+b1=$(staged)
+[ "${b1:-0}" -ge $((b0 + 500000)) ] && ok "held unnamed files count in bytes staged: $b0 -> $b1" ||
+	fail "bytes staged while held: expected >= $((b0 + 500000)) got '$b1'"
+kill_and_detach || exit 1
+: >"$T/held.done"
+wait "$holder" 2>/dev/null
+txfs_mount || exit 1
+grep -q "freed 2 files the previous daemon held open with no name" "$T/mount.err" &&
+	ok "the mount says it freed the 2 unnamed files" || fail "mount: expected 'freed 2 files ...' got: $(cat "$T/mount.err")"
+check_eq "bytes staged after the remount: as before the unnamed files, plus keep.txt" "$((b0 + 100))" "$(staged)"
+check_content "keep.txt stays" "$MNT/new/keep.txt" "$(printf 'x%.0s' $(seq 100))"
+check_run "rollback" bash -c 'echo rollback > "$1/.txfs/ctl"' sh "$MNT"
+txfs_umount || exit 1
+check_real_unchanged
 # the policy: a folder where nothing may be created gets no O_TMPFILE; a
 # name where writes are refused cannot be given to one
 cat >"$T/tmp.policy" <<'EOF'
