@@ -496,6 +496,11 @@ const char *policy_name(const struct policy *p)
 	return p ? p->name : "";
 }
 
+bool policy_op_by_caller(const struct policy *p, enum policy_op op)
+{
+	return p && (unsigned)op < POLICY_OP__COUNT && p->by_op[op].ncond > 0;
+}
+
 size_t policy_rule_count(const struct policy *p)
 {
 	return p ? p->nrules : 0;

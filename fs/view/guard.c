@@ -49,11 +49,30 @@ static int report(int *fd, const char *msg)
 #define NOOPEN_EXEC_WHY "it has `exec deny` rules, and under -o noopen " \
 			"no request shows an exec to check them against"
 
+/* ... nor these: the kernel keeps the pages one program read and serves
+ * them to the next reader without a request, so a read rule that depends
+ * on the caller would hold only until an exempt program has read (or
+ * mapped) the file. */
+#define NOOPEN_READ_WHY "it has `read` rules with except-by or only-by, " \
+			"and under -o noopen the pages an exempt program " \
+			"read are served from the kernel's cache to every " \
+			"other reader"
+
 static bool has_exec(const struct policy *p)
 {
 	const char *const *globs;
 
 	return policy_exec_globs(p, &globs) > 0;
+}
+
+/* Why -o noopen cannot enforce p, or NULL. */
+static const char *noopen_why(const struct policy *p)
+{
+	if (has_exec(p))
+		return NOOPEN_EXEC_WHY;
+	if (policy_op_by_caller(p, POLICY_OP_READ))
+		return NOOPEN_READ_WHY;
+	return NULL;
 }
 
 int txfs_load_policy(struct txfs *fs, int *report_fd)
@@ -73,10 +92,10 @@ int txfs_load_policy(struct txfs *fs, int *report_fd)
 		free(err);
 		return report(report_fd, msg);
 	}
-	if (fs->opts.noopen && has_exec(p)) {
+	if (fs->opts.noopen && noopen_why(p)) {
 		snprintf(msg, sizeof(msg), "policy %s: refused, not mounted: "
-			 NOOPEN_EXEC_WHY,
-			 fs->opts.policy ? fs->opts.policy : "(default)");
+			 "%s", fs->opts.policy ? fs->opts.policy : "(default)",
+			 noopen_why(p));
 		policy_free(p);
 		return report(report_fd, msg);
 	}
@@ -228,11 +247,11 @@ int txfs_reload_policy(struct txfs *fs, char **msg)
 	*msg = NULL;
 	rc = fs->opts.policy ? policy_load_file(fs->opts.policy, &p, &err) :
 			       policy_load_default(&p);
-	if (rc == 0 && fs->opts.noopen && has_exec(p)) {
+	if (rc == 0 && fs->opts.noopen && noopen_why(p)) {
+		err = strdup(noopen_why(p));
 		policy_free(p);
 		p = NULL;
 		rc = -EINVAL;
-		err = strdup(NOOPEN_EXEC_WHY);
 	}
 	if (rc) {
 		if (asprintf(msg, "policy reload refused, the old policy stays "

@@ -47,6 +47,9 @@ deny write denied.txt
 deny read secret.txt
 EOF
 { cat "$T/rw.policy"; echo 'exec deny **/forbidden-tool'; } >"$T/exec.policy"
+# a read rule that depends on the caller: the pages an exempt program read
+# would be served to everyone from the kernel's cache (no request to check)
+{ cat "$T/rw.policy"; echo 'deny read **/byprog.txt except-by /usr/bin/python3*'; } >"$T/readby.policy"
 TXFS_POLICY=$T/rw.policy
 export HOME=$T/home GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.invalid \
 	GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.invalid \
@@ -291,6 +294,18 @@ p4() {
 		txfs_umount || force_detach
 	else
 		ok "[$M] exec deny + -o noopen: no mount at $MNT (/proc/self/mounts)"
+	fi
+	TXFS_POLICY=$T/readby.policy
+	txfs_mount --expect-fail -o noopen
+	TXFS_POLICY=$keep
+	if [ "$RC" != 0 ] && [[ $ERR == txfs:* ]] && [[ $ERR == *noopen* ]] && [[ $ERR == *except-by* ]]; then
+		ok "[$M] a read rule with except-by and -o noopen is refused (exit $RC): $ERR"
+	else
+		fail "[$M] read except-by + -o noopen: expected a non-zero exit naming except-by got exit $RC: $ERR"
+	fi
+	if is_mounted "$MNT"; then
+		fail "[$M] read except-by + -o noopen: expected nothing mounted got $(fstype_of "$MNT")"
+		txfs_umount || force_detach
 	fi
 }
 
