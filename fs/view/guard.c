@@ -29,6 +29,18 @@
 	"creating, writing and removing what this transaction made still " \
 	"work. Commit what is wanted (echo commit > .txfs/ctl) and go on, " \
 	"or roll back (echo rollback > .txfs/ctl); either starts a new count"
+/* ... and where .txfs/ctl takes no verb (txfs run: its command never
+ * commits) */
+#define GUARD_HINT_RUN "only losses of real data (removing, truncating, " \
+	"overwriting or replacing what exists outside this transaction) " \
+	"are refused now; creating, writing and removing what this " \
+	"transaction made still work. The command cannot commit: txfs run " \
+	"commits when it exits 0 and rolls back otherwise"
+
+static const char *guard_hint(const struct txfs *fs)
+{
+	return fs->opts.no_ctl_verbs ? GUARD_HINT_RUN : GUARD_HINT;
+}
 
 static int report(int *fd, const char *msg)
 {
@@ -579,9 +591,9 @@ bool guard_tree_may(struct txfs *fs, enum policy_op op, uint64_t dir,
 
 /* The members of a guard event: limit, max, rule, op, errno, hint, path
  * (bytes, as audit.c writes them; left out when unknown). */
-static json_t *guard_fields(const char *what, uint64_t max, const char *file,
-			    unsigned line, const char *op, int err,
-			    const char *path)
+static json_t *guard_fields(const struct txfs *fs, const char *what,
+			    uint64_t max, const char *file, unsigned line,
+			    const char *op, int err, const char *path)
 {
 	json_t *o = json_pack("{s:s,s:I}", "limit", what, "max",
 			      (json_int_t)max);
@@ -594,7 +606,7 @@ static json_t *guard_fields(const char *what, uint64_t max, const char *file,
 						"EDQUOT" : "EACCES")) ||
 	    json_object_set_new(o, "hint", json_string(err == EDQUOT ?
 				"commit or roll back, or raise the limit in "
-				"the policy" : GUARD_HINT)) ||
+				"the policy" : guard_hint(fs))) ||
 	    (path && audit_json_set_bytes(o, "path", path))) {
 		json_decref(o);
 		o = NULL;
@@ -619,7 +631,8 @@ static int over(struct txfs *fs, const struct charge *ch, const char *what,
 	if (fs->audit) {
 		/* the veto itself, like any other, then the guard event */
 		audit_veto(fs->audit, ch->op, path ? path : "?", &v, err, &who);
-		o = guard_fields(what, max, v.file, line, ch->op, err, path);
+		o = guard_fields(fs, what, max, v.file, line, ch->op, err,
+				 path);
 		if (o)
 			audit_record(fs->audit, "guard", o, &who);
 		json_decref(o);
@@ -738,7 +751,7 @@ char *guard_note(struct txfs *fs)
 		     "%llu losses in this transaction; %s.\n",
 		     (unsigned long long)lim->deletes, policy_name(p),
 		     lim->deletes_line, (unsigned long long)n.deletes,
-		     GUARD_HINT) < 0)
+		     guard_hint(fs)) < 0)
 		msg = NULL;
 	return msg;
 }

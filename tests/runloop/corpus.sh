@@ -326,6 +326,12 @@ run_entry() {
 		if [ "${vetoes:-0}" -gt 0 ]; then
 			intercepted=1
 			ok "entry $id (guard): vetoed at least in part ($vetoes veto/guard events: $(grep -m1 -oE '"event":"(veto|guard)"[^}]*' "$R/state/audit.log" | head -c 160))"
+			# txfs run's command cannot commit: its hint says so
+			if grep -q '"hint":"[^"]*echo commit' "$R/state/audit.log"; then
+				fail "entry $id (guard): the hint tells txfs run's command to echo commit > .txfs/ctl, which it refuses"
+			elif grep -q '"hint":"[^"]*txfs run commits when it exits 0' "$R/state/audit.log"; then
+				ok "entry $id (guard): the hint says txfs run commits when the command exits 0"
+			fi
 		else
 			fail "entry $id (guard) [$cmd]: no veto or guard event in STATE/audit.log"
 		fi ;;
