@@ -614,7 +614,7 @@ int cmd_run(int argc, char **argv)
 			r.ws, rc == -EIO ? " failed" : "");
 		policy_allow_write_free(r.pol_allow, r.npol_allow);
 		sup_lists_free(&r.sup);
-		return 1;
+		return 125;	/* CMD did not run */
 	}
 	if ((rc = refuse_kept(&r)) || tree_begin(&r)) {
 		umount_ws(&r);
