@@ -124,6 +124,10 @@ struct txfs {
 	struct ctl_snap *snaps;
 	uint64_t snap_seq;
 	_Atomic uint64_t vetoes;	/* vetoes since mount */
+	/* vetoes since the last commit, rollback or txfs exec command:
+	 * past VETO_LOG_MAX of them the audit log gets a count instead of
+	 * each (guard.c), so no command floods out what came before */
+	_Atomic uint64_t vetoes_window;
 	_Atomic uint64_t epoch;		/* bumped by every commit */
 	_Atomic bool has_alias;		/* some node ids were re-mapped */
 	unsigned npins;			/* nodes with a pin (itab_lock) */

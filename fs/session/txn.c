@@ -302,6 +302,7 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 		return rc;
 	}
 	flag_text = join_paths(flagged, flen);
+	atomic_store(&fs->vetoes_window, 0);
 	report(fs, r, 0, "committed transaction %llu: %llu added, %llu "
 	       "modified, %llu deleted, %llu renamed%s%s%s\n",
 	       (unsigned long long)txid, (unsigned long long)c.added,
@@ -435,6 +436,7 @@ static int rollback_all(struct txfs *fs, struct txn_report *r,
 	       "was discarded; the workspace is as it was\n",
 	       (unsigned long long)txid);
 	audit(fs, "rollback", "{s:I}", "txid", (json_int_t)txid);
+	atomic_store(&fs->vetoes_window, 0);
 	return 0;
 }
 

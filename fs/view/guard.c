@@ -21,6 +21,10 @@
 #include "view.h"
 
 #define AUDIT_MAX (8u << 20)
+/* Vetoes logged one by one between two transaction verbs (or txfs exec
+ * commands): 10,000 records are about 3 MiB, under AUDIT_MAX, so one
+ * transaction cannot rotate the log's earlier part away alone. */
+#define VETO_LOG_MAX 10000u
 
 /* What an agent is told when `limit deletes` refuses a loss. */
 #define GUARD_HINT "only losses of real data (removing, truncating, " \
@@ -319,10 +323,23 @@ static void veto(struct txfs *fs, enum policy_op op, const char *path,
 	struct audit_caller who = { .pid = c ? c->pid : 0,
 				    .uid = c ? c->uid : 0 };
 
+	uint64_t n = atomic_fetch_add(&fs->vetoes_window, 1);
+	char fields[96];
+
 	atomic_fetch_add(&fs->vetoes, 1);
-	if (fs->audit)
+	if (!fs->audit)
+		return;
+	if (n < VETO_LOG_MAX) {
 		audit_veto(fs->audit, policy_op_name(op), path, v, EACCES,
 			   &who);
+	} else if ((n - VETO_LOG_MAX) % VETO_LOG_MAX == 0) {
+		/* a flood: one record per VETO_LOG_MAX, counted, so that the
+		 * log's rotation keeps what came before it */
+		snprintf(fields, sizeof(fields), "\"not_logged_from\":%llu,"
+			 "\"every\":%u", (unsigned long long)n + 1,
+			 VETO_LOG_MAX);
+		audit_event(fs->audit, "veto-flood", fields, &who);
+	}
 }
 
 /* The caller of a request, for struct policy_caller. */
