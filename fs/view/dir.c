@@ -443,8 +443,11 @@ static int rename_guard(struct txfs *fs, struct layer_txn *t,
 	    (rc = guard(fs, POLICY_OP_RENAME, p2, n2, c)) ||
 	    (rc = guard(fs, POLICY_OP_CREATE, p2, n2, c)))
 		return rc;
+	/* a file that arrives at n2 sets what n2 holds: a write there (else
+	 * `deny write X` falls to: write a file, keep it open, rename it
+	 * onto X, go on writing through the descriptor) */
 	if (!S_ISDIR(obj->st.st_mode))
-		return 0;
+		return guard(fs, POLICY_OP_WRITE, p2, n2, c);
 	return tree_guard(fs, t, obj, p1, n1, p2, n2, c);
 }
 

@@ -60,6 +60,11 @@ refused "deny write: truncate(1) (truncate is a write)" 'truncate -s 0 op_write/
 py "deny write: open O_RDWR" EACCES open op_write/f rw
 refused "deny write: a new file cannot be written either" 'echo x > op_write/new'
 allowed "deny write: cat still works" 'cat op_write/f'
+# a file renamed onto the denied name sets what it holds: refused, also
+# for a file kept open for writing (its descriptor would write there)
+refused "deny write: mv a file onto it" 'echo evil > free/w1 && mv free/w1 op_write/f'
+refused "deny write: rename onto it, held open" 'exec 9>free/w2 && mv free/w2 op_write/f && echo evil >&9'
+refused "deny write: python os.replace onto it" 'python3 -c "import os; open(\"free/w3\",\"w\").write(\"evil\"); os.replace(\"free/w3\", \"op_write/f\")"'
 allowed "deny write: rm still works" 'rm op_write/g'
 check_content "deny write: content intact" "$MNT/op_write/f" "write data"
 log_veto "deny write" write op_write/f "$(L 'deny write op_write/')"
