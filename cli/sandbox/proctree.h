@@ -23,6 +23,7 @@
 #define TXFS_PROCTREE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct proctree {
@@ -44,5 +45,27 @@ void proctree_enter(const struct proctree *pt);
 int proctree_stop_all(struct proctree *pt, unsigned *count);
 /* Remove the cgroup; stays a subreaper. */
 void proctree_end(struct proctree *pt);
+
+/*
+ * What the tree uses now (for limits.c). With the cgroup: its CPU
+ * (cpu.stat usage_usec, every process it ever held), its tasks
+ * (pids.current, else the lines of cgroup.threads) and, when mem, its
+ * memory (memory.current, else the anonymous resident memory of each of
+ * its processes). Without: the same summed over the live descendants
+ * (utime + stime + the children they reaped; threads; anonymous resident
+ * memory), one walk of /proc. Returns 0 or a negative errno.
+ */
+struct proctree_usage {
+	uint64_t cpu_us, mem, tasks;
+};
+int proctree_usage(const struct proctree *pt, bool mem,
+		   struct proctree_usage *u);
+/* Write v to the cgroup's file (memory.max, pids.max ...); read the
+ * number after key (NULL: the first) of file. -ENOENT without a cgroup. */
+int proctree_cg_limit(const struct proctree *pt, const char *file, uint64_t v);
+int proctree_cg_read(const struct proctree *pt, const char *file,
+		     const char *key, uint64_t *v);
+/* cgroup.kill: every process of the cgroup, at once (no-op without). */
+void proctree_cg_kill(const struct proctree *pt);
 
 #endif /* TXFS_PROCTREE_H */
