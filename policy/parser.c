@@ -385,8 +385,10 @@ static const char *parse_value(const struct token *t, size_t k,
 		break;
 	}
 	*off = (uint32_t)o;
-	if (!msg && lk->positive && *val == 0)
+	if (!msg && lk->positive && *val == 0) {
+		*off = 0;
 		msg = "must be more than 0 (leave the line out for no limit)";
+	}
 	return msg;
 }
 

@@ -168,9 +168,13 @@ int limwatch_start(struct limwatch *w, const struct limits *l,
 	*w = (struct limwatch){ .lim = *l, .pt = pt, .hit = -1,
 		.interval = SAMPLE_S };
 	cg_bounds(w);
+	/* the kernel's backstop, a little above the limit so that the
+	 * supervisor sees the tree pass it (the user's other tasks, our
+	 * supervisor thread and helper, count in RLIMIT_NPROC too) */
 	if (!w->by_cgroup[LIMIT_PIDS] && l->v[LIMIT_PIDS] != LIMIT_NONE &&
-	    geteuid() != 0)
-		w->nproc = user_tasks() + l->v[LIMIT_PIDS];
+	    geteuid() != 0 && l->v[LIMIT_PIDS] < LIMIT_NONE / 4)
+		w->nproc = user_tasks() + l->v[LIMIT_PIDS] +
+			   (l->v[LIMIT_PIDS] / 4 > 16 ? l->v[LIMIT_PIDS] / 4 : 16);
 	w->cpu0_us = children_cpu_us();
 	w->t0 = now_s();
 	return 0;
@@ -277,9 +281,7 @@ bool limwatch_check(struct limwatch *w, bool final)
 			  children_cpu_us() - w->cpu0_us);
 	if (l[LIMIT_CPU] != LIMIT_NONE && cpu / 1000 >= l[LIMIT_CPU])
 		return hit(w, LIMIT_CPU, cpu / 1000);
-	if (final)	/* the rest is of live processes, being stopped */
-		return false;
-	if (mem && u.mem > l[LIMIT_MEMORY])
+	if (!final && mem && u.mem > l[LIMIT_MEMORY])
 		return hit(w, LIMIT_MEMORY, u.mem);
 	if (l[LIMIT_PIDS] != LIMIT_NONE && !w->by_cgroup[LIMIT_PIDS] &&
 	    u.tasks >= l[LIMIT_PIDS])

@@ -18,9 +18,12 @@
  *     plus what txfs reaped itself (RUSAGE_CHILDREN), their threads, the
  *     sum of their anonymous resident memory (RssAnon: pages shared
  *     after a fork count once per process). Hard bounds in the kernel:
- *     RLIMIT_CPU per process (the limit, SIGKILL a second later) and,
- *     not for root, RLIMIT_NPROC (per user: the user's tasks at the start
- *     plus the limit, so other processes of the user count too).
+ *     RLIMIT_CPU per process (SIGXCPU at the limit, SIGKILL a second
+ *     later; a death by SIGXCPU is the cpu limit) and, not for root,
+ *     RLIMIT_NPROC: per user, so set to the user's tasks at the start
+ *     plus the limit plus a quarter of it (at least 16), a backstop just
+ *     past the limit (the supervisor sees the tree pass the limit and
+ *     stops it there); the user's other processes count in it too.
  *   - timeout: the supervisor's clock (CLOCK_MONOTONIC), in both.
  * Samples are taken every 100 ms, or less often when one takes long (the
  * watch stays under about 5% of a core): memory and tasks may overshoot
