@@ -10,10 +10,14 @@
  *   - a kill-and-reap loop: walk /proc for our descendants, SIGKILL them
  *     (through a pidfd, re-checking the parent, so a recycled pid is never
  *     signalled), reap, repeat until none is left and waitpid says ECHILD;
- *   - where our cgroup v2 is delegated to us (owned by our uid, not root,
- *     e.g. a systemd user scope): the command runs in a child cgroup, killed at once with cgroup.kill (it catches
- *     what a fork loop races past the walk). Optional: without it the walk
- *     alone stops everything, only slower against a fork bomb.
+ *   - where our cgroup v2 (found in /proc/self/mountinfo: also the
+ *     unified hierarchy of a hybrid system) is ours (owned by our uid and
+ *     writable: delegated, e.g. a systemd user scope, or root's own): the
+ *     command runs in a child cgroup, killed at once with cgroup.kill (it
+ *     catches what a fork loop races past the walk), whose accounting
+ *     limits.c reads. Optional: without it the walk alone stops
+ *     everything, only slower against a fork bomb. TXFS_NO_CGROUP in the
+ *     environment (tests) makes none.
  *
  * Usage: proctree_start() before forking the command; proctree_enter() in
  * the forked child before exec; proctree_stop_all() after the command
