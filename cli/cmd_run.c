@@ -9,7 +9,9 @@
  *   transaction staged and mounted); unmount; report.
  *
  * The exit status is CMD's, or the check's when CMD succeeded and the
- * check failed (the JSON report says which); 1 when the commit itself was
+ * check failed (the JSON report says which); 124 when a resource limit
+ * (--timeout, --memory, --cpu, --pids, the policy's limit lines:
+ * sandbox/limits.h) stopped them; 1 when the commit itself was
  * refused (conflicts: the transaction is kept staged in the state folder),
  * 2 for wrong usage, 125 when CMD was not run because the state folder
  * holds a transaction kept staged by an earlier mount. SIGINT and SIGTERM stop CMD (its process group) and
@@ -622,7 +624,7 @@ static int decide(struct run_ctx *r, struct outcome *o)
 
 int cmd_run(int argc, char **argv)
 {
-	struct run_ctx r = { 0 };
+	struct run_ctx r = { .lw = { .hit = -1 } };
 	struct outcome o = { .cmd_status = -1, .check_status = -1 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	double t0 = now_s();
