@@ -32,16 +32,21 @@ const char *limit_name(enum limit_kind k)
 	return k < LIMIT_N ? names[k] : "?";
 }
 
+struct unit {
+	const char *u;
+	uint64_t m;
+};
+
 void limit_format(enum limit_kind k, uint64_t v, char *buf, size_t size)
 {
-	static const struct { const char *u; uint64_t m; } sz[] = {
+	static const struct unit sz[] = {
 		{ "T", 1ULL << 40 }, { "G", 1ULL << 30 }, { "M", 1ULL << 20 },
 		{ "K", 1ULL << 10 },
 	}, tm[] = {
 		{ "d", 86400000 }, { "h", 3600000 }, { "m", 60000 },
 		{ "s", 1000 },
 	};
-	const __typeof__(sz[0]) *t = k == LIMIT_MEMORY ? sz :
+	const struct unit *t = k == LIMIT_MEMORY ? sz :
 		(k == LIMIT_PIDS ? NULL : tm);
 
 	if (v == LIMIT_NONE) {
@@ -177,6 +182,7 @@ int limwatch_start(struct limwatch *w, const struct limits *l,
 			   (l->v[LIMIT_PIDS] / 4 > 16 ? l->v[LIMIT_PIDS] / 4 : 16);
 	w->cpu0_us = children_cpu_us();
 	w->t0 = now_s();
+	w->next = w->t0 + w->interval;	/* a command of 3 ms takes no sample */
 	return 0;
 }
 
@@ -272,6 +278,10 @@ bool limwatch_check(struct limwatch *w, bool final)
 		return hit(w, LIMIT_TIMEOUT, (uint64_t)((t - w->t0) * 1000));
 	if (!sampled(w) || (!final && t < w->next))
 		return false;
+	/* at the end only what the exit may have hidden: the kernel's
+	 * kills and refusals, and the CPU (no walk for every command) */
+	if (final && l[LIMIT_CPU] == LIMIT_NONE)
+		return cg_events(w);
 	if (cg_events(w) || proctree_usage(w->pt, mem, &u))
 		return w->hit >= 0;
 	took = now_s() - t;
@@ -281,7 +291,9 @@ bool limwatch_check(struct limwatch *w, bool final)
 			  children_cpu_us() - w->cpu0_us);
 	if (l[LIMIT_CPU] != LIMIT_NONE && cpu / 1000 >= l[LIMIT_CPU])
 		return hit(w, LIMIT_CPU, cpu / 1000);
-	if (!final && mem && u.mem > l[LIMIT_MEMORY])
+	if (final)
+		return false;
+	if (mem && u.mem > l[LIMIT_MEMORY])
 		return hit(w, LIMIT_MEMORY, u.mem);
 	if (l[LIMIT_PIDS] != LIMIT_NONE && !w->by_cgroup[LIMIT_PIDS] &&
 	    u.tasks >= l[LIMIT_PIDS])
