@@ -278,6 +278,26 @@ static size_t walk_once(struct proctree *pt, struct pset *s, pid_t **killed,
 	return found;
 }
 
+/* The processes in the cgroup now (the lines of cgroup.procs). */
+static size_t cg_count(const struct proctree *pt)
+{
+	char buf[4096];
+	size_t n = 0;
+	ssize_t r;
+	int fd;
+
+	if (pt->cgfd < 0)
+		return 0;
+	fd = openat(pt->cgfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while ((r = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < r; i++)
+			n += buf[i] == '\n';
+	close(fd);
+	return n;
+}
+
 int proctree_stop_all(struct proctree *pt, unsigned *count)
 {
 	struct pset s = { 0 };
@@ -285,6 +305,9 @@ int proctree_stop_all(struct proctree *pt, unsigned *count)
 	size_t nkilled = 0, cap = 0;
 	double end = now_s() + STOP_SECONDS;
 	struct timespec ms = { 0, 1000 * 1000 };
+	/* counted before cgroup.kill, which leaves the walk only the dying
+	 * (signalled again, so counted again: the larger count holds) */
+	size_t in_cg = cg_count(pt);
 	int rc = -EAGAIN;
 
 	cg_kill(pt);
@@ -295,7 +318,7 @@ int proctree_stop_all(struct proctree *pt, unsigned *count)
 		}
 		nanosleep(&ms, NULL);
 	}
-	*count = (unsigned)nkilled;
+	*count = (unsigned)(in_cg > nkilled ? in_cg : nkilled);
 	free(killed);
 	free(s.v);
 	return rc;
