@@ -20,6 +20,7 @@
 #include "../../policy/policy.h"
 
 #define SAMPLE_S 0.1		/* between samples, at least */
+#define SAMPLE_DEFAULT_S 0.5	/* the same when only the default pids limit is watched */
 #define SAMPLE_COST 20		/* interval >= this many times a sample */
 
 static const char *const names[LIMIT_N] = {
@@ -170,14 +171,22 @@ static void cg_bounds(struct limwatch *w)
 int limwatch_start(struct limwatch *w, const struct limits *l,
 		   const struct proctree *pt)
 {
+	bool light = l->v[LIMIT_MEMORY] == LIMIT_NONE &&
+		     l->v[LIMIT_CPU] == LIMIT_NONE &&
+		     l->v[LIMIT_PIDS] == LIMIT_PIDS_DEFAULT;
+
 	*w = (struct limwatch){ .lim = *l, .pt = pt, .hit = -1,
-		.interval = SAMPLE_S };
+		.interval = light ? SAMPLE_DEFAULT_S : SAMPLE_S };
+	w->base = w->interval;
 	cg_bounds(w);
 	/* the kernel's backstop, a little above the limit so that the
 	 * supervisor sees the tree pass it (the user's other tasks, our
-	 * supervisor thread and helper, count in RLIMIT_NPROC too) */
+	 * supervisor thread and helper, count in RLIMIT_NPROC too); not
+	 * for the default, where the user's own RLIMIT_NPROC is one and the
+	 * walk to count the user's tasks would cost every txfs exec */
 	if (!w->by_cgroup[LIMIT_PIDS] && l->v[LIMIT_PIDS] != LIMIT_NONE &&
-	    geteuid() != 0 && l->v[LIMIT_PIDS] < LIMIT_NONE / 4)
+	    l->v[LIMIT_PIDS] != LIMIT_PIDS_DEFAULT && geteuid() != 0 &&
+	    l->v[LIMIT_PIDS] < LIMIT_NONE / 4)
 		w->nproc = user_tasks() + l->v[LIMIT_PIDS] +
 			   (l->v[LIMIT_PIDS] / 4 > 16 ? l->v[LIMIT_PIDS] / 4 : 16);
 	w->cpu0_us = children_cpu_us();
@@ -282,10 +291,11 @@ bool limwatch_check(struct limwatch *w, bool final)
 	 * kills and refusals, and the CPU (no walk for every command) */
 	if (final && l[LIMIT_CPU] == LIMIT_NONE)
 		return cg_events(w);
+	w->next = t + w->interval;	/* also when this sample fails */
 	if (cg_events(w) || proctree_usage(w->pt, mem, &u))
 		return w->hit >= 0;
 	took = now_s() - t;
-	w->interval = took * SAMPLE_COST > SAMPLE_S ? took * SAMPLE_COST : SAMPLE_S;
+	w->interval = took * SAMPLE_COST > w->base ? took * SAMPLE_COST : w->base;
 	w->next = now_s() + w->interval;
 	cpu = u.cpu_us + (w->by_cgroup[LIMIT_CPU] ? 0 :
 			  children_cpu_us() - w->cpu0_us);

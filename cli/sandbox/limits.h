@@ -19,16 +19,17 @@
  *     sum of their anonymous resident memory (RssAnon: pages shared
  *     after a fork count once per process). Hard bounds in the kernel:
  *     RLIMIT_CPU per process (SIGXCPU at the limit, SIGKILL a second
- *     later; a death by SIGXCPU is the cpu limit) and, not for root,
- *     RLIMIT_NPROC: per user, so set to the user's tasks at the start
+ *     later; a death by SIGXCPU is the cpu limit) and, not for root nor
+ *     for the default limit, RLIMIT_NPROC: per user, so set to the user's tasks at the start
  *     plus the limit plus a quarter of it (at least 16), a backstop just
  *     past the limit (the supervisor sees the tree pass the limit and
  *     stops it there); the user's other processes count in it too.
  *   - timeout: the supervisor's clock (CLOCK_MONOTONIC), in both.
- * Samples are taken every 100 ms, or less often when one takes long (the
- * watch stays under about 5% of a core): memory and tasks may overshoot
- * by what the tree makes in one interval where the kernel does not bound
- * them.
+ * Samples are taken every 100 ms (500 ms when only the default pids
+ * limit is watched), or less often when one takes long (the interval is
+ * at least 20 times a sample's cost: about 5% of a core): memory and
+ * tasks may overshoot by what the tree makes in one interval where the
+ * kernel does not bound them.
  *
  * One watch covers a command and its --check (the timeout and the CPU are
  * their sum).
@@ -65,7 +66,7 @@ struct limwatch {
 	uint64_t cpu0_us;		/* RUSAGE_CHILDREN at the start */
 	uint64_t nproc;			/* RLIMIT_NPROC for the child, or 0 */
 	uint64_t cg_events0[2];		/* oom_kill, pids max at the start */
-	double interval;		/* s between samples */
+	double interval, base;		/* s between samples; at least */
 	double next;			/* the next sample is due (s) */
 	int hit;			/* -1, or the limit_kind hit */
 	uint64_t seen;			/* what was measured then */
