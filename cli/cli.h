@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sandbox/limits.h"
+#include "sandbox/reslimit.h"
 
 int cmd_mount(int argc, char **argv);
 int cmd_umount(int argc, char **argv);

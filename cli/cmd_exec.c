@@ -16,7 +16,7 @@
  * would discard the later one's changes too.
  *
  * The exit status is CMD's, or the check's when CMD succeeded; 124 when a
- * resource limit stopped it (limits.h), 125 when txfs itself failed (no
+ * resource limit stopped it (reslimit.h), 125 when txfs itself failed (no
  * mount, daemon unreachable), 2 for wrong usage.
  * The command cannot commit, roll back, release or take savepoints: the
  * daemon refuses control requests from processes under a seccomp filter

@@ -11,7 +11,7 @@
  * The exit status is CMD's, or the check's when CMD succeeded and the
  * check failed (the JSON report says which); 124 when a resource limit
  * (--timeout, --memory, --cpu, --pids, the policy's limit lines:
- * sandbox/limits.h) stopped them; 1 when the commit itself was
+ * sandbox/reslimit.h) stopped them; 1 when the commit itself was
  * refused (conflicts: the transaction is kept staged in the state folder),
  * 2 for wrong usage, 125 when CMD was not run because the state folder
  * holds a transaction kept staged by an earlier mount. SIGINT and SIGTERM stop CMD (its process group) and
@@ -106,7 +106,7 @@ struct run_ctx {
 	char **pol_allow;	/* the policy's allow-write paths */
 	size_t npol_allow;
 	struct policy_limits pol_lim;	/* the policy's limit lines */
-	struct limwatch lw;	/* CMD's and the check's limits (limits.h) */
+	struct limwatch lw;	/* CMD's and the check's limits (reslimit.h) */
 };
 
 static volatile sig_atomic_t got_signal;

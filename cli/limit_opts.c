@@ -3,7 +3,7 @@
  * limit_opts.c - the resource limits of `txfs run` and `txfs exec` on the
  * command line: --timeout, --memory, --cpu and --pids, merged over the
  * policy's `limit timeout|memory|cpu|pids` lines and the defaults
- * (cli/sandbox/limits.h), and the report of the one that was hit.
+ * (cli/sandbox/reslimit.h), and the report of the one that was hit.
  */
 #include <jansson.h>
 #include <stdio.h>

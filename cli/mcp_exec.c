@@ -6,7 +6,7 @@
  * its own stdin (cmd_mcp.c polls them all), so that a cancellation can
  * stop it and progress can be told.
  *
- * The tool's timeout is txfs exec's --timeout (limits.h: the command's
+ * The tool's timeout is txfs exec's --timeout (reslimit.h: the command's
  * tree is stopped and rolled back, the report says "limit"); the server
  * keeps a clock of its own MCP_TIMEOUT_GRACE_S longer, in case txfs exec
  * itself does not return. Stopping (that clock, notifications/cancelled,

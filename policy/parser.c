@@ -334,7 +334,7 @@ struct limit_kind {
 };
 
 /* bytes .. deletes: the daemon's, per transaction; timeout .. pids: the
- * command's, for txfs run and txfs exec (cli/sandbox/limits.h). */
+ * command's, for txfs run and txfs exec (cli/sandbox/reslimit.h). */
 static const struct limit_kind limit_kinds[] = {
 	{ "bytes", LV_SIZE, false }, { "files", LV_COUNT, false },
 	{ "file-size", LV_SIZE, false }, { "deletes", LV_COUNT, false },

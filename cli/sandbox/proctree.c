@@ -458,7 +458,7 @@ void proctree_end(struct proctree *pt)
 	pt->cgparent = -1;
 }
 
-/* ---- what the tree uses (limits.c) --------------------------------------- */
+/* ---- what the tree uses (reslimit.c) --------------------------------------- */
 
 /* The first number after key (or the file's first number, key NULL) in
  * file name of folder dfd. 0 or -errno. */

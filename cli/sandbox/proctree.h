@@ -15,7 +15,7 @@
  *     writable: delegated, e.g. a systemd user scope, or root's own): the
  *     command runs in a child cgroup, killed at once with cgroup.kill (it
  *     catches what a fork loop races past the walk), whose accounting
- *     limits.c reads. Optional: without it the walk alone stops
+ *     reslimit.c reads. Optional: without it the walk alone stops
  *     everything, only slower against a fork bomb. TXFS_NO_CGROUP in the
  *     environment (tests) makes none.
  *
@@ -51,7 +51,7 @@ int proctree_stop_all(struct proctree *pt, unsigned *count);
 void proctree_end(struct proctree *pt);
 
 /*
- * What the tree uses now (for limits.c). With the cgroup: its CPU
+ * What the tree uses now (for reslimit.c). With the cgroup: its CPU
  * (cpu.stat usage_usec, every process it ever held), its tasks
  * (pids.current, else the lines of cgroup.threads) and, when mem, its
  * memory (memory.current, else the anonymous resident memory of each of

@@ -12,7 +12,7 @@
  * SIGKILL once it has asked 5 s later (SIGALRM) or on a second signal.
  * What the command left behind is the caller's to stop (proctree).
  * With lw, the parent samples the command's use while it waits
- * (limits.h); past a limit it kills the cgroup and the command's group
+ * (reslimit.h); past a limit it kills the cgroup and the command's group
  * at once, and spawn_wait returns LIMIT_EXIT with lw->hit set.
  *
  * Descriptors: the command gets its standard input, output and error and
@@ -32,7 +32,7 @@
 #include <stdbool.h>
 
 #include "confine.h"
-#include "limits.h"
+#include "reslimit.h"
 #include "proctree.h"
 #include "supervise.h"
 
@@ -42,7 +42,7 @@ struct spawn {
 	struct confine_opts co;		/* what confine_apply() enforces */
 	const struct sup_opts *so;	/* the supervisor's options */
 	const struct proctree *pt;	/* the command's cgroup, if any */
-	struct limwatch *lw;		/* its limits (limits.h), or NULL */
+	struct limwatch *lw;		/* its limits (reslimit.h), or NULL */
 	bool quiet;			/* no notes nor refusal counts (--json) */
 	bool deathsig;			/* the command dies with its caller */
 	volatile sig_atomic_t *got_signal; /* set by the caller's handlers */

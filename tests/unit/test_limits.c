@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_limits.c - cli/sandbox/limits.c without running anything: the
+ * test_limits.c - cli/sandbox/reslimit.c without running anything: the
  * option values (--timeout, --memory, --cpu, --pids: units, "none", 0
  * refused), the values written back in reports, the defaults, and the
  * watch's schedule (no sample without limits; the timeout is due when
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "limits.h"
+#include "reslimit.h"
 
 static void test_parse(void **state)
 {

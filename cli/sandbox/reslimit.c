@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * limits.c - the command's resource limits (see limits.h): parsing and
+ * reslimit.c - the command's resource limits (see reslimit.h): parsing and
  * printing them, the cgroup's bounds, the child's rlimits, and the
  * samples the supervisor takes while it waits for the command.
  */
@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "limits.h"
+#include "reslimit.h"
 #include "../../policy/policy.h"
 
 #define SAMPLE_S 0.1		/* between samples, at least */

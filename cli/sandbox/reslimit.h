@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * limits.h - resource limits of the command `txfs run` and `txfs exec`
+ * reslimit.h - resource limits of the command `txfs run` and `txfs exec`
  * run: wall time (timeout), memory, CPU time and tasks (pids). Exceeding
  * one stops the command's whole tree; the caller rolls it back.
  *
@@ -34,8 +34,8 @@
  * One watch covers a command and its --check (the timeout and the CPU are
  * their sum).
  */
-#ifndef TXFS_LIMITS_H
-#define TXFS_LIMITS_H
+#ifndef TXFS_RESLIMIT_H
+#define TXFS_RESLIMIT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -100,4 +100,4 @@ bool limwatch_check(struct limwatch *w, bool final);
  * and a death by SIGXCPU (RLIMIT_CPU) is the cpu limit. */
 bool limwatch_exited(struct limwatch *w, int status);
 
-#endif /* TXFS_LIMITS_H */
+#endif /* TXFS_RESLIMIT_H */
