@@ -272,6 +272,14 @@ static bool cg_events(struct limwatch *w)
 	return false;
 }
 
+/* An explicit pids limit the supervisor counts (no pids.max). */
+static bool pids_counted(const struct limwatch *w)
+{
+	return !w->by_cgroup[LIMIT_PIDS] &&
+	       w->lim.v[LIMIT_PIDS] != LIMIT_NONE &&
+	       w->lim.v[LIMIT_PIDS] != LIMIT_PIDS_DEFAULT;
+}
+
 bool limwatch_check(struct limwatch *w, bool final)
 {
 	const uint64_t *l = w->lim.v;
@@ -288,8 +296,10 @@ bool limwatch_check(struct limwatch *w, bool final)
 	if (!sampled(w) || (!final && t < w->next))
 		return false;
 	/* at the end only what the exit may have hidden: the kernel's
-	 * kills and refusals, and the CPU (no walk for every command) */
-	if (final && l[LIMIT_CPU] == LIMIT_NONE)
+	 * kills and refusals, the CPU, and the tasks left when the kernel
+	 * refused a fork past an explicit limit before a sample (a walk
+	 * only for those, not for every command) */
+	if (final && l[LIMIT_CPU] == LIMIT_NONE && !pids_counted(w))
 		return cg_events(w);
 	w->next = t + w->interval;	/* also when this sample fails */
 	if (cg_events(w) || proctree_usage(w->pt, mem, &u))
@@ -301,9 +311,7 @@ bool limwatch_check(struct limwatch *w, bool final)
 			  children_cpu_us() - w->cpu0_us);
 	if (l[LIMIT_CPU] != LIMIT_NONE && cpu / 1000 >= l[LIMIT_CPU])
 		return hit(w, LIMIT_CPU, cpu / 1000);
-	if (final)
-		return false;
-	if (mem && u.mem > l[LIMIT_MEMORY])
+	if (!final && mem && u.mem > l[LIMIT_MEMORY])
 		return hit(w, LIMIT_MEMORY, u.mem);
 	if (l[LIMIT_PIDS] != LIMIT_NONE && !w->by_cgroup[LIMIT_PIDS] &&
 	    u.tasks >= l[LIMIT_PIDS])
