@@ -125,6 +125,26 @@ no_survivor() {
 	fi
 }
 
+# The cgroup v2 mount (where txfs run makes txfs-run-PID for its command).
+CG2=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+
+# no_cgroup_left WHAT: no txfs-run-PID cgroup of a process that is gone
+# (txfs run and txfs exec remove theirs when they end).
+no_cgroup_left() {
+	local d n left=()
+	[ -n "$CG2" ] || return 0
+	for d in "$CG2"/txfs-run-* "$CG2"/*/txfs-run-*; do
+		[ -d "$d" ] || continue
+		n=${d##*txfs-run-}
+		[ -e "/proc/$n" ] || left+=("$d")
+	done
+	if [ ${#left[@]} = 0 ]; then
+		ok "$1: no cgroup of a finished txfs run left"
+	else
+		fail "$1: cgroups left behind: ${left[*]:0:3}"
+	fi
+}
+
 # over WHAT NAME [VAR=VALUE...] -- ARGS: a run that must hit limit NAME.
 over() {
 	local what=$1 name=$2 before after
@@ -141,6 +161,7 @@ over() {
 	after=$(snap "$WS")
 	check_snap "[$WHO$MODE] $what: the real directory is byte-identical" "$before" "$after"
 	no_survivor "[$WHO$MODE] $what"
+	no_cgroup_left "[$WHO$MODE] $what"
 }
 
 # The command's part: list its pid, then change the workspace.
@@ -285,6 +306,7 @@ exec_cases() {
 	txfs_as rollback "$WS" >/dev/null 2>&1 || fail "[$WHO$MODE] txfs rollback"
 	txfs_as umount "$WS" >"$T/u.out" 2>&1 || fail "[$WHO$MODE] txfs umount: $(cat "$T/u.out")"
 	check_unmounted "[$WHO$MODE] exec"
+	no_cgroup_left "[$WHO$MODE] exec"
 	check_snap "[$WHO$MODE] exec: the real directory is byte-identical" "$before" "$(snap "$WS")"
 }
 
