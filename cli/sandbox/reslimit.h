@@ -20,10 +20,12 @@
  *     after a fork count once per process). Hard bounds in the kernel:
  *     RLIMIT_CPU per process (SIGXCPU at the limit, SIGKILL a second
  *     later; a death by SIGXCPU is the cpu limit) and, not for root nor
- *     for the default limit, RLIMIT_NPROC: per user, so set to the user's tasks at the start
- *     plus the limit plus a quarter of it (at least 16), a backstop just
- *     past the limit (the supervisor sees the tree pass the limit and
- *     stops it there); the user's other processes count in it too.
+ *     for the default limit, RLIMIT_NPROC: per user, so set to the
+ *     user's tasks at the start plus the limit plus a quarter of it (at
+ *     least 16), a backstop just past the limit (the supervisor sees the
+ *     tree pass the limit and stops it there; a command that fails when
+ *     the kernel refuses its fork leaves survivors that the last sample
+ *     counts); the user's other processes count in it too.
  *   - timeout: the supervisor's clock (CLOCK_MONOTONIC), in both.
  * Samples are taken every 100 ms (500 ms when only the default pids
  * limit is watched), or less often when one takes long (the interval is
