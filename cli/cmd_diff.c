@@ -323,7 +323,17 @@ static int diff_file(const struct dsrc *d, const char *old, const char *new,
 	int rc = 0;
 
 	*dir = false;
-	if (old && (rc = fetch(d, d->old_which, &a)))
+	if (old && (rc = fetch(d, d->old_which, &a)) == -EACCES) {
+		/* the daemon serves nothing the policy denies reading */
+		q = audit_cquote(old, NULL);
+		cli_err(0, "diff: %s: content withheld (the policy denies "
+			"reading it); its change is listed by --name-status",
+			q ? q : "?");
+		free(q);
+		rc = 0;
+		goto out;
+	}
+	if (rc)
 		goto out;
 	if (new && d->new_which) {
 		if ((rc = fetch(d, d->new_which, &b)))

@@ -23,7 +23,10 @@
  * (fs/session/sock.c), and every .txfs/ctl verb from the processes of a command
  * between cmd-begin and cmd-end (fs/session/exectree.c: we are the socket peer of
  * cmd-begin and the subreaper of the command), whatever the mount's
- * options.
+ * options; and after, as long as one lives, from the process group we
+ * tell it with cmd-group before the command runs, which the command
+ * cannot leave (setsid, setpgid: EPERM), so that what it leaves behind
+ * when we are SIGKILLed stays refused.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -44,6 +47,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mountinfo.h"
 #include "sandbox/sandbox.h"
 #include "../policy/policy.h"
 
@@ -148,19 +152,17 @@ static int add_path(struct exec_ctx *x, const char *path, bool must)
 	return 0;
 }
 
-/* The real directory of the mount, when it is mounted elsewhere. */
+/* The real directory of the mount, when it is mounted elsewhere: the
+ * mount's source in the kernel's mountinfo (the daemon's fsname), not
+ * .txfs/status.json, which the daemon builds by counting the changes. */
 static void load_ws_real(struct exec_ctx *x)
 {
-	char path[PATH_MAX + 32];
-	json_t *o;
-	const char *ws;
+	char ws[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/.txfs/status.json", x->mnt);
-	o = json_load_file(path, JSON_DISABLE_EOF_CHECK, NULL);
-	ws = json_string_value(json_object_get(o, "workspace"));
-	if (ws && strcmp(ws, x->mnt) && strlen(ws) < sizeof(x->ws_real))
+	if (mountinfo_txfs_source(x->mnt, ws, sizeof(ws)) == 0 &&
+	    ws[0] == '/' && strcmp(ws, x->mnt) &&
+	    strlen(ws) < sizeof(x->ws_real))
 		memcpy(x->ws_real, ws, strlen(ws) + 1);
-	json_decref(o);
 }
 
 static int parse_exec(int argc, char **argv, struct exec_ctx *x)
@@ -329,6 +331,22 @@ static const char *cmd_dir(const struct exec_ctx *x)
  * then stop every process it left (proctree.c). Returns its exit status
  * (128+N for signal N), 126 when it could not be started.
  */
+static char *ask(struct exec_ctx *x, int argc, char **argv);
+
+/* spawn's started(): the daemon learns the command's process group before
+ * it runs, so that it stays refused ctl verbs if we are killed. */
+static int tell_group(void *arg, pid_t pid)
+{
+	struct exec_ctx *x = arg;
+	char ids[32], pg[32], *req[3] = { "cmd-group", ids, pg }, *out;
+
+	snprintf(ids, sizeof(ids), "%llu", x->id);
+	snprintf(pg, sizeof(pg), "%d", (int)pid);
+	out = ask(x, 3, req);
+	free(out);
+	return out ? 0 : -EPROTO;
+}
+
 static int exec_spawn_wait(struct exec_ctx *x, char *const *argv, bool shell)
 {
 	const struct sup_opts so = {
@@ -344,11 +362,12 @@ static int exec_spawn_wait(struct exec_ctx *x, char *const *argv, bool shell)
 		.who = "exec", .dir = cmd_dir(x),
 		.co = { .writable = x->writable, .n_writable = x->nwritable,
 			.daemon_pid = x->daemon, .no_network = x->no_network,
-			.allow_weaker = x->allow_weaker },
+			.allow_weaker = x->allow_weaker, .keep_group = true },
 		.so = &so, .pt = &x->pt, .lw = &x->lw, .quiet = x->json,
 		.deathsig = true,
 		.got_signal = &got_signal,
 		.pass_fds = x->pass_fds, .n_pass_fds = x->npass,
+		.started = tell_group, .started_arg = x,
 	};
 	unsigned n = 0;
 	int status = spawn_wait(&sp, argv, shell);

@@ -68,3 +68,38 @@ int mountinfo_txfs_of(const char *path, bool own, char *mnt, size_t size)
 	fclose(f);
 	return found ? 0 : -ENOENT;
 }
+
+int mountinfo_txfs_source(const char *mnt, char *src, size_t size)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		char *sp = line, *sep, *mp, *so, *end;
+
+		for (int i = 0; i < 4 && sp; i++)
+			sp = strchr(sp, ' ') ? strchr(sp, ' ') + 1 : NULL;
+		sep = sp ? strstr(sp, " - ") : NULL;
+		if (!sep || strncmp(sep + 3, "fuse.txfs ", 10))
+			continue;
+		mp = sp;
+		*strchr(mp, ' ') = '\0';
+		unescape(mp);
+		so = sep + 13;		/* " - fuse.txfs " */
+		if (strcmp(mp, mnt) || !(end = strchr(so, ' ')))
+			continue;
+		*end = '\0';
+		unescape(so);
+		if (strlen(so) >= size)
+			continue;
+		memcpy(src, so, strlen(so) + 1);	/* the last: topmost */
+		found = true;
+	}
+	free(line);
+	fclose(f);
+	return found ? 0 : -ENOENT;
+}

@@ -16,4 +16,8 @@
  * by this user (root: any). 0, or -ENOENT when none does. */
 int mountinfo_txfs_of(const char *path, bool own, char *mnt, size_t size);
 
+/* The source of the (topmost) fuse.txfs mount at MNT: the real directory
+ * the daemon mounted (its fsname), into src. 0, or -ENOENT. */
+int mountinfo_txfs_source(const char *mnt, char *src, size_t size);
+
 #endif /* TXFS_MOUNTINFO_H */

@@ -65,10 +65,13 @@ struct lower_ignored;
 /* The whole filesystem: the one piece of mutable state. */
 /* A txfs exec between cmd-begin and cmd-end (exectree.c). */
 #define EXEC_RUNNERS_MAX 8
+#define EXEC_GROUPS_MAX 2	/* the command and its --check */
 struct exec_runner {
-	pid_t pid;		/* 0: free */
+	pid_t pid;		/* 0: free; -1: txfs exec gone, groups kept */
 	int pidfd;		/* pins pid (SO_PEERPIDFD), or -1 */
 	uint64_t id;		/* its command number */
+	pid_t groups[EXEC_GROUPS_MAX];	/* its commands' process groups */
+	size_t ngroups;
 };
 
 struct txfs {

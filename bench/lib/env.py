@@ -236,7 +236,7 @@ def prepare_trees(ctx, need):
     """Extract the source trees the selected workloads need."""
     os.makedirs(ctx.src, exist_ok=True)
     dirs = QUICK_TREE_DIRS if ctx.quick else TREE_DIRS
-    if need & {"W1", "W2", "W7"} and not os.path.exists(
+    if need & {"W1", "W2", "W7", "W11"} and not os.path.exists(
             os.path.join(ctx.src, "tree.tar")):
         log(f"extracting linux-source-6.1 {' '.join(dirs)}")
         stage = os.path.join(ctx.src, "stage")

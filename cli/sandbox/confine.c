@@ -559,6 +559,10 @@ static int sc_build(scmp_filter_ctx ctx, const struct confine_opts *o, int abi)
 		rc = sc_deny_basics(ctx);
 	if (rc == 0 && o->no_network)
 		rc = sc_deny_network(ctx);
+	if (rc == 0 && o->keep_group)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setsid), 0);
+	if (rc == 0 && o->keep_group)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setpgid), 0);
 	if (rc == 0 && o->daemon_pid > 0)
 		rc = sc_protect_daemon(ctx, o->daemon_pid, abi >= 6);
 	if (rc == 0 && abi >= 1 && abi < 3)

@@ -96,6 +96,10 @@ struct confine_opts {
 	pid_t daemon_pid;		/* 0 if none: kill/ptrace of it denied */
 	bool no_network;		/* deny non-unix sockets */
 	bool allow_weaker;		/* run even if Landlock/seccomp can't enforce everything */
+	/* setsid and setpgid denied (EPERM): every process keeps the process
+	 * group it starts in, which is how the daemon knows a command of txfs
+	 * exec after txfs exec is gone (fs/session/exectree.c) */
+	bool keep_group;
 	/*
 	 * `exec deny` rules of the policy (absolute paths or globs). Not
 	 * enforced by confine_apply(), which only validates them: Landlock can

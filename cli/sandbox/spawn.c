@@ -264,10 +264,16 @@ int spawn_wait(const struct spawn *s, char *const *argv, bool shell)
 	}
 	if (pid == 0)
 		child(s, argv, shell, sup, parent);
+	setpgid(pid, pid);	/* the child does too: set before started() */
+	if (s->started && s->started(s->started_arg, pid)) {
+		kill(pid, SIGKILL);	/* it waits for the supervisor's ack */
+		waitpid(pid, NULL, 0);
+		sup_free(sup, NULL);
+		return 126;
+	}
 	rc = sup_attach(sup, pid);
 	if (rc && rc != -EPIPE)	/* EPIPE: the child said why */
 		sandbox_err(rc, "%s: supervisor (the command was not run)", s->who);
-	setpgid(pid, pid);
 	status = wait_cmd(s, pid);
 	sup_free(sup, &st);
 	if (st.refused && !s->quiet)

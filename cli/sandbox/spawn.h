@@ -48,6 +48,11 @@ struct spawn {
 	volatile sig_atomic_t *got_signal; /* set by the caller's handlers */
 	const int *pass_fds;		/* ascending, >= 3: kept open for CMD */
 	size_t n_pass_fds;
+	/* When set: called in the parent with the command's pid (the leader
+	 * of its process group, set before the call) before the command may
+	 * run; non-zero: it is killed and not run (126). */
+	int (*started)(void *arg, pid_t pid);
+	void *started_arg;
 };
 
 #define SPAWN_MAX_PASS_FD 16

@@ -375,6 +375,8 @@ static int add_rules(scmp_filter_ctx ctx, const struct sup *s, uint32_t act)
 		rc = seccomp_rule_add(ctx, act, SCMP_SYS(execve), 0);
 		if (rc == 0)
 			rc = seccomp_rule_add(ctx, act, SCMP_SYS(execveat), 0);
+		if (rc == 0)	/* code mapped from a file (supervise_map.c) */
+			rc = sup_map_rules(ctx);
 	}
 	return rc;
 }
@@ -497,8 +499,8 @@ static void handle(struct sup *s, struct sup_call *c)
 	atomic_fetch_add(&s->notifications, 1);
 	if (c->n.data.nr == SCMP_SYS(execve) || c->n.data.nr == SCMP_SYS(execveat))
 		rc = sup_handle_exec(c);
-	else if ((rc = sup_handle_socket(c)) == 0 && (rc = sup_handle_meta(c)) == 0 &&
-		 (rc = sup_handle_ioctl(c)) == 0)
+	else if ((rc = sup_handle_map(c)) == 0 && (rc = sup_handle_socket(c)) == 0 &&
+		 (rc = sup_handle_meta(c)) == 0 && (rc = sup_handle_ioctl(c)) == 0)
 		rc = -ENOSYS;
 	if (rc < 0)
 		(void)sup_reply(s, c->n.id, 0, rc);

@@ -38,7 +38,12 @@
  *     ioctl made on our copy with our copy of the argument.
  *   execve/execveat, only when exec deny files exist: the program is
  *     opened, and when its size equals a forbidden file's size, hashed
- *     (SHA-256); equal content -> EACCES, else the kernel continues.
+ *     (SHA-256); equal content -> EACCES, else the kernel continues. A
+ *     script's "#!" interpreter is judged the same way, recursively, and
+ *     the dynamic loader's program too (supervise_exec.c).
+ *   mmap with PROT_EXEC of a file, mprotect/pkey_mprotect adding
+ *     PROT_EXEC, only when exec deny files exist: the file mapped is
+ *     judged as an exec is (supervise_map.c).
  *
  * Without user notification (or pidfd_getfd) in the kernel (before 5.6):
  * connect, sendto with an address and the metadata calls are refused

@@ -8,15 +8,19 @@
  * performed on the target's behalf, so an allowed exec continues in the
  * kernel (the documented check-then-exec window).
  *
- * The dynamic loader run as a program (`/lib64/ld-linux-x86-64.so.2
- * ./evil`, issue 23.6) maps and runs the file its arguments name: an exec
- * of a file with a system loader's content (hashed with the deny files;
- * a copy elsewhere is recognised) is refused when the first program
- * argument after the loader's options names a denied file. Not covered,
- * and documented in txfs.policy(5): interpreters given a denied script
- * (`sh evil.sh` reads it as data, as `sh < evil.sh` or `cat evil.sh | sh`
- * would: refusing the argument would stop nothing), and code the command
- * maps executable itself (a loader it writes, a patched loader copy).
+ * The kernel's own chain is followed (issue 23, hole 2): a script's "#!"
+ * interpreter (relative to the caller's folder, as the kernel opens it) is
+ * judged like the program, recursively up to SUP_INTERP_DEPTH levels, with
+ * the arguments the kernel gives it; the dynamic loader run as a program
+ * (`/lib64/ld-linux-x86-64.so.2 ./evil`, issue 23.6, or as a "#!"
+ * interpreter) is recognised by the content of the system's loaders (a
+ * copy elsewhere too) and refused when the first program argument after
+ * its options names a denied file. A program whose first bytes cannot be
+ * read is refused (its "#!" line cannot be followed). Code mapped
+ * executable: supervise_map.c. Not covered, and documented in
+ * txfs.policy(5): interpreters given a denied script as data (`sh
+ * evil.sh`, `cat evil.sh | sh`: refusing the argument would stop
+ * nothing), code copied into anonymous memory, binfmt_misc handlers.
  *
  * Also here: the supervisor's lists from the policy (sup_lists_*).
  */
@@ -236,6 +240,11 @@ static bool named_file(struct sup *s, int fd)
 	return named;
 }
 
+int sup_exec_forbidden(struct sup *s, int fd)
+{
+	return named_file(s, fd) ? 1 : forbidden_content(s, fd);
+}
+
 /* fd (a regular file) has a system loader's content. */
 static bool is_loader(struct sup *s, int fd)
 {
@@ -265,29 +274,47 @@ static bool is_loader(struct sup *s, int fd)
 	return false;
 }
 
+/* Argument i (from 1) of what a loader would get: pre[0..npre) (what
+ * script interpreters put before them), then the target's argv[1..] at
+ * addr. 0, -ENOENT past the end, or -errno. */
+static int loader_arg(struct sup_call *c, const char *const *pre, size_t npre,
+		      uint64_t argv, size_t i, char *buf, size_t size)
+{
+	uint64_t p;
+	int rc;
+
+	if (i - 1 < npre) {
+		if (strlen(pre[i - 1]) >= size)
+			return -ENAMETOOLONG;
+		strcpy(buf, pre[i - 1]);
+		return 0;
+	}
+	rc = sup_read(c, argv + (i - npre) * sizeof(p), &p, sizeof(p));
+	if (rc < 0)
+		return rc;
+	if (p == 0)
+		return -ENOENT;
+	return sup_read_str(c, p, buf, size);
+}
+
 /* The program a loader run as a program would run: the first argument
  * after argv[0] and the loader's options (glibc's ld.so; those taking a
- * value skip it). Read once from the target's argv at addr into path.
- * 0, -ENOENT when there is none, or -errno. */
-static int loader_program(struct sup_call *c, uint64_t argv, char *path, size_t size)
+ * value skip it). Read once (loader_arg) into path. 0, -ENOENT when there
+ * is none, or -errno. */
+static int loader_program(struct sup_call *c, const char *const *pre, size_t npre,
+			  uint64_t argv, char *path, size_t size)
 {
 	static const char *const valued[] = {
 		"--library-path", "--glibc-hwcaps-prepend", "--glibc-hwcaps-mask",
 		"--inhibit-rpath", "--audit", "--preload", "--argv0",
 	};
-	uint64_t p;
 	size_t i, k;
 	int rc;
 
 	for (i = 1; i < 256; i++) {
 		bool skip = false;
 
-		rc = sup_read(c, argv + i * sizeof(p), &p, sizeof(p));
-		if (rc < 0)
-			return rc;
-		if (p == 0)
-			return -ENOENT;
-		rc = sup_read_str(c, p, path, size);
+		rc = loader_arg(c, pre, npre, argv, i, path, size);
 		if (rc < 0)
 			return rc;
 		if (strncmp(path, "--", 2) != 0)
@@ -301,7 +328,8 @@ static int loader_program(struct sup_call *c, uint64_t argv, char *path, size_t 
 
 /* A loader run as a program on a denied file: 1, 0 if not, -errno when
  * that file cannot be read to compare (refused too). real: its path. */
-static int loader_runs_denied(struct sup_call *c, int fd, char *real, size_t size)
+static int loader_runs_denied(struct sup_call *c, int fd, const char *const *pre,
+			      size_t npre, char *real, size_t size)
 {
 	const __u64 *a = c->n.data.args;
 	bool at = c->n.data.nr == SCMP_SYS(execveat);
@@ -310,58 +338,187 @@ static int loader_runs_denied(struct sup_call *c, int fd, char *real, size_t siz
 
 	if (c->s->nloaders == 0 || !is_loader(c->s, fd))
 		return 0;
-	if (loader_program(c, at ? a[2] : a[1], prog, sizeof(prog)) < 0)
+	if (loader_program(c, pre, npre, at ? a[2] : a[1], prog, sizeof(prog)) < 0)
 		return 0;	/* the loader gets no program (or fails itself) */
 	pfd = sup_open_at(c, (uint64_t)(int64_t)AT_FDCWD, prog, O_PATH);
 	if (pfd < 0)
 		return 0;	/* the loader will not find it either */
-	rc = named_file(c->s, pfd) ? 1 : forbidden_content(c->s, pfd);
+	rc = sup_exec_forbidden(c->s, pfd);
 	if (rc != 0 && sup_fd_path(pfd, real, size) < 0)
 		snprintf(real, size, "%s", prog);
 	close(pfd);
 	return rc;
 }
 
+/* One step of the chain the kernel follows for an exec: file fd, run
+ * under the name name, with pre[] (npre) the arguments the script
+ * interpreters so far put before the command's argv[1..]. */
+struct exec_step {
+	int fd;
+	char name[PATH_MAX];
+	char *pre[2 * SUP_INTERP_DEPTH + 1];
+	size_t npre;
+	char arg[SUP_INTERP_DEPTH][256];	/* the interpreters' arguments */
+	char names[SUP_INTERP_DEPTH][PATH_MAX];	/* and the scripts' names */
+};
+
+/* Veto for step k: what, and why as 1/-errno from a check. */
+static int exec_veto(struct sup_call *c, int fd, const char *name, int rc,
+		     const char *how)
+{
+	char real[PATH_MAX], why[256];
+
+	if (sup_fd_path(fd, real, sizeof(real)) < 0)
+		snprintf(real, sizeof(real), "%s", name);
+	snprintf(why, sizeof(why), "%s%s", how, rc > 0 ?
+		 "same content as a file of an `exec deny` rule" :
+		 "it cannot be read to compare with `exec deny` files");
+	return sup_veto(c->s, c, "exec", real, why);
+}
+
+/*
+ * The "#!" line of the file at fd, as the kernel reads it (fs/binfmt_script.c,
+ * the first 256 bytes): the interpreter into interp, its one optional
+ * argument into arg. 1 when it is a script, 0 if not, -errno when it
+ * cannot be read (the kernel reads it without read permission).
+ */
+static int shebang(int fd, char *interp, size_t isize, char *arg, size_t asize)
+{
+	char buf[257], link[64], *p, *e;
+	ssize_t n;
+	int rfd;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	rfd = open(link, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (rfd < 0)
+		return -errno;
+	n = pread(rfd, buf, 256, 0);
+	close(rfd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	if (n < 2 || buf[0] != '#' || buf[1] != '!')
+		return 0;
+	e = memchr(buf, '\n', (size_t)n);
+	if (e)
+		*e = '\0';
+	for (p = buf + 2; *p == ' ' || *p == '\t'; p++)
+		;
+	n = (ssize_t)strcspn(p, " \t");
+	if (n == 0 || (size_t)n >= isize)
+		return n == 0 ? 0 : -ENAMETOOLONG;	/* the kernel: ENOEXEC */
+	memcpy(interp, p, (size_t)n);
+	interp[n] = '\0';
+	for (p += n; *p == ' ' || *p == '\t'; p++)
+		;
+	for (e = p + strlen(p); e > p && (e[-1] == ' ' || e[-1] == '\t'); e--)
+		;
+	if ((size_t)(e - p) >= asize)
+		return -ENAMETOOLONG;
+	memcpy(arg, p, (size_t)(e - p));
+	arg[e - p] = '\0';
+	return 1;
+}
+
+/* Judge st->fd: its content, a loader's program, then (a script) its
+ * interpreter, as the kernel would follow it. Returns 0 when allowed, or
+ * -EACCES after a veto. Takes st->fd. */
+static int judge_chain(struct sup_call *c, struct exec_step *st)
+{
+	char interp[PATH_MAX], real[PATH_MAX];
+	int depth, rc = 0;
+
+	for (depth = 0; rc == 0; depth++) {
+		/* a named file the kernel opens for exec (the program, an
+		 * interpreter) is refused by the daemon, by name with its rule */
+		rc = named_file(c->s, st->fd) ? 0 : forbidden_content(c->s, st->fd);
+		if (rc != 0) {
+			rc = exec_veto(c, st->fd, st->name, rc, depth ?
+				       "interpreter of a script: " : "");
+			break;
+		}
+		rc = loader_runs_denied(c, st->fd, (const char *const *)st->pre,
+					st->npre, real, sizeof(real));
+		if (rc != 0) {
+			rc = sup_veto(c->s, c, "exec", real, rc > 0 ?
+				      "run by the dynamic loader: same content as a "
+				      "file of an `exec deny` rule" :
+				      "run by the dynamic loader: it cannot be read "
+				      "to compare with `exec deny` files");
+			break;
+		}
+		if (depth == SUP_INTERP_DEPTH)
+			break;	/* the kernel stops before: ELOOP */
+		rc = shebang(st->fd, interp, sizeof(interp), st->arg[depth],
+			     sizeof(st->arg[depth]));
+		if (rc <= 0) {
+			if (rc < 0)
+				rc = exec_veto(c, st->fd, st->name, rc, "a script "
+					       "whose interpreter cannot be read: ");
+			break;
+		}
+		/* the next level gets [arg] name pre... (fs/binfmt_script.c) */
+		snprintf(st->names[depth], sizeof(st->names[depth]), "%s", st->name);
+		memmove(st->pre + 1 + !!st->arg[depth][0], st->pre, st->npre * sizeof(*st->pre));
+		if (st->arg[depth][0])
+			st->pre[0] = st->arg[depth];
+		st->pre[!!st->arg[depth][0]] = st->names[depth];
+		st->npre += 1 + !!st->arg[depth][0];
+		close(st->fd);
+		snprintf(st->name, sizeof(st->name), "%s", interp);
+		st->fd = sup_open_at(c, (uint64_t)(int64_t)AT_FDCWD, interp, O_PATH);
+		rc = 0;
+		if (st->fd < 0)
+			return 0;	/* the kernel fails it too (ENOENT) */
+	}
+	close(st->fd);
+	st->fd = -1;
+	return rc;
+}
+
 /*
  * execve(path, ...) / execveat(dirfd, path, ..., flags). The kernel
- * continues unless the file's content is forbidden. Returns 1 (replied) or
- * a negative errno to reply.
+ * continues unless the file's content is forbidden, or the dynamic loader
+ * would run such a file, or a script's interpreter (followed as the kernel
+ * follows "#!" lines, up to SUP_INTERP_DEPTH) is such a file or such a
+ * loader run. Returns 1 (replied) or a negative errno to reply.
  */
 int sup_handle_exec(struct sup_call *c)
 {
 	const __u64 *a = c->n.data.args;
 	bool at = c->n.data.nr == SCMP_SYS(execveat);
 	uint64_t flags = at ? a[4] : 0;
-	char path[PATH_MAX], real[PATH_MAX];
+	struct exec_step *st = calloc(1, sizeof(*st));
 	int fd, rc;
 
-	if (sup_read_str(c, at ? a[1] : a[0], path, sizeof(path)) < 0)
-		return sup_continue(c->s, c->n.id), 1;	/* the kernel fails it */
-	if (path[0] == '\0' && (flags & AT_EMPTY_PATH))
+	if (!st)
+		return -ENOMEM;
+	if (sup_read_str(c, at ? a[1] : a[0], st->name, sizeof(st->name)) < 0)
+		goto out_continue;	/* the kernel fails it */
+	if (st->name[0] == '\0' && (flags & AT_EMPTY_PATH))
 		fd = sup_getfd(c, a[0]);
 	else
-		fd = sup_open_at(c, at ? a[0] : (uint64_t)(int64_t)AT_FDCWD, path,
+		fd = sup_open_at(c, at ? a[0] : (uint64_t)(int64_t)AT_FDCWD, st->name,
 				 O_PATH | ((flags & AT_SYMLINK_NOFOLLOW) ? O_NOFOLLOW : 0));
 	if (fd < 0)
-		return sup_continue(c->s, c->n.id), 1;
-	rc = named_file(c->s, fd) ? 0 : forbidden_content(c->s, fd);
-	if (rc == 0 && (rc = loader_runs_denied(c, fd, real, sizeof(real))) != 0) {
-		close(fd);
-		return sup_veto(c->s, c, "exec", real, rc > 0 ?
-				"run by the dynamic loader: same content as a file "
-				"of an `exec deny` rule" :
-				"run by the dynamic loader: it cannot be read to "
-				"compare with `exec deny` files");
+		goto out_continue;
+	/* the name a script's interpreter gets (fs/exec.c) */
+	if (at && st->name[0] != '/') {
+		char given[PATH_MAX];
+
+		memcpy(given, st->name, sizeof(given));
+		if (snprintf(st->name, sizeof(st->name), "/dev/fd/%d%s%.4000s",
+			     (int)a[0], given[0] ? "/" : "", given) < 0)
+			st->name[0] = '\0';
 	}
-	if (rc != 0) {
-		if (sup_fd_path(fd, real, sizeof(real)) < 0)
-			snprintf(real, sizeof(real), "%s", path);
-		close(fd);
-		return sup_veto(c->s, c, "exec", real, rc > 0 ?
-				"same content as a file of an `exec deny` rule" :
-				"it cannot be read to compare with `exec deny` files");
-	}
-	close(fd);
+	st->fd = fd;
+	rc = judge_chain(c, st);
+	free(st);
+	if (rc)
+		return rc;
+	return sup_continue(c->s, c->n.id), 1;
+out_continue:
+	free(st);
 	return sup_continue(c->s, c->n.id), 1;
 }
 

@@ -14,6 +14,9 @@
 #include "supervise.h"
 
 #define SUP_HASH_LEN 32
+/* "#!" interpreters followed (the kernel: ELOOP past 5 levels of exec
+ * handlers, fs/exec.c) */
+#define SUP_INTERP_DEPTH 6
 
 struct sup_exec_file {		/* one file an exec deny pattern names */
 	char *path;
@@ -105,6 +108,18 @@ int sup_handle_ioctl(struct sup_call *c);
 int sup_exec_load(struct sup *s);
 /* execve/execveat: 1 (replied) or a negative errno to reply. */
 int sup_handle_exec(struct sup_call *c);
+/* fd (ours) is a file an exec deny rule names, or has such a file's
+ * content: 1; 0 if not; -errno when it cannot be read to compare. */
+int sup_exec_forbidden(struct sup *s, int fd);
+
+/* ---- supervise_map.c ------------------------------------------------------------- */
+
+/* Add the notify rules for mmap/mprotect/pkey_mprotect with PROT_EXEC of a
+ * file to ctx (a scmp_filter_ctx). 0 or a negative errno. */
+int sup_map_rules(void *ctx);
+/* mmap/mprotect/pkey_mprotect: 1 (replied), 0 when c is not one, or a
+ * negative errno to reply. */
+int sup_handle_map(struct sup_call *c);
 
 /* ---- supervise_helper.c --------------------------------------------------------- */
 

@@ -414,10 +414,12 @@ static int drop_below_dropped(struct plan *p)
 }
 
 /*
- * --force: an object whose real base is gone or replaced is not in the
- * merged view any more (lookups find the real directory's new state), so
- * the commit leaves that name as the real directory has it. The dropped
- * objects are listed in p->conflicts for the report.
+ * --force commits what the mount shows. An object whose real base is gone
+ * or replaced is not in the merged view any more (lookups find the real
+ * directory's new state), so the commit leaves that name as the real
+ * directory has it. A file changed underneath but still the same object
+ * shows its staged version, which replaces it (the history keeps the real
+ * one). Both are listed in p->conflicts for the report.
  */
 static int drop_vanished(struct plan *p)
 {
@@ -433,6 +435,19 @@ static int drop_vanished(struct plan *p)
 		    (uint64_t)st.st_ino == o->tino &&
 		    (st.st_mode & S_IFMT) == (o->rec.mode & S_IFMT)) {
 			size_t before = p->nconflicts;
+
+			/* changed underneath, still the same object: the
+			 * mount shows the staged version, which is what
+			 * --force commits; the real one it replaces goes to
+			 * the history like any other (txfs restore) */
+			if (!S_ISDIR(st.st_mode) &&
+			    ts_ns(st.st_ctim) != o->rec.lower_ctime_ns) {
+				rc = plan_add_conflict(p, o->lower, "changed in "
+					"the real directory: replaced by the "
+					"staged version (the real one is kept "
+					"in the history)");
+				continue;
+			}
 
 			if (!S_ISDIR(st.st_mode) || o->nfinals ||
 			    (rc = check_gone_dir(p, o, true)) ||

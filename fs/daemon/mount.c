@@ -415,6 +415,23 @@ static int recover_undo(struct txfs *fs, struct report *r)
 	return 0;
 }
 
+/* Files the daemon before held open with no name (unlinked, O_TMPFILE)
+ * when it died: nothing holds them now, their bytes go. */
+static int reap_orphans(struct txfs *fs, struct report *r)
+{
+	size_t n;
+	int rc = view_reap_orphans(fs, &n);
+
+	if (rc)
+		return fail(r, rc, "state folder %s: freeing the files a dead "
+			    "daemon held open unnamed: %s", fs->state_path,
+			    strerror(-rc));
+	if (n)
+		fprintf(stderr, "txfs: freed %zu file%s the previous daemon "
+			"held open with no name\n", n, n == 1 ? "" : "s");
+	return 0;
+}
+
 /* Finish or discard a commit a crash interrupted, before serving. */
 static int recover(struct txfs *fs, struct report *r)
 {
@@ -437,7 +454,9 @@ static int recover(struct txfs *fs, struct report *r)
 		if (fs->audit)
 			audit_event(fs->audit, "recover", NULL, NULL);
 	}
-	return recover_undo(fs, r);
+	if ((rc = recover_undo(fs, r)))
+		return rc;
+	return reap_orphans(fs, r);
 }
 
 /* ---- SIGHUP: reload the policy ---- */

@@ -83,6 +83,8 @@
 #define LI_LOST		0x8u	/* a loss of its real bytes (truncated,
 				 * overwritten, punched) was charged to
 				 * `limit deletes`: later ones cost nothing */
+#define LI_TMPFILE	0x10u	/* made by O_TMPFILE with no name (nlink 0):
+				 * linkat may give it one (do_link) */
 
 struct layer_inode {
 	uint32_t mode;

@@ -41,6 +41,7 @@ static void reply_entry(fuse_req_t req, struct txfs *fs, uint64_t parent,
 	view_blocks_now(fs, v);
 	e.ino = tino_to_ino(fs, node);
 	e.attr = v->st;
+	view_hide_counts(fs, &e.attr);
 	e.attr_timeout = timeout_of(v);
 	/* -o noopen: each lookup of a .txfs/ file is a new node with its
 	 * text taken now (ctl_snap_take); a cached entry would keep the old */
@@ -290,6 +291,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	}
 	if (v.virt && fs->opts.noopen)
 		v.st.st_size = (off_t)ctl_snap_size(fs, v.tino);
+	view_hide_counts(fs, &v.st);
 	fuse_reply_attr(req, &v.st, timeout_of(&v));
 	tview_free(&v);
 }
@@ -326,6 +328,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		reply_err(req, rc);
 		return;
 	}
+	view_hide_counts(fs, &v.st);
 	fuse_reply_attr(req, &v.st, timeout_of(&v));
 	tview_free(&v);
 }
@@ -481,12 +484,13 @@ static int open_guard(struct txfs *fs, uint64_t tino, int flags,
 	path = itab_path(fs, tino, NULL);
 	if (!path && fs->opts.noopen)	/* unlinked, read through an fd */
 		path = itab_orphan_path(fs, tino);
+	/* every name of the object, and where it came from (issue 23) */
 	if ((flags & O_ACCMODE) != O_WRONLY)
-		rc = guard_path(fs, POLICY_OP_READ, path, c);
+		rc = guard_ino(fs, POLICY_OP_READ, tino, path, c);
 	if (!rc && ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)))
-		rc = guard_path(fs, POLICY_OP_WRITE, path, c);
+		rc = guard_ino(fs, POLICY_OP_WRITE, tino, path, c);
 	if (!rc && (flags & O_TRUNC))
-		rc = guard_path(fs, POLICY_OP_TRUNCATE, path, c);
+		rc = guard_ino(fs, POLICY_OP_TRUNCATE, tino, path, c);
 	if (!rc && (flags & FMODE_EXEC_FLAG))
 		rc = guard_exec(fs, path, c);
 	free(path);
@@ -564,17 +568,27 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct tview v;
 	int rc;
 
+	/* killpriv.c hands O_TMPFILE's FUSE_TMPFILE over as a CREATE named
+	 * "/", the name the kernel gives it and no create can carry */
+	bool tmpfile = !strcmp(name, "/");
+
 	req_ctx(req, &c);
-	if ((fi->flags & O_ACCMODE) != O_RDONLY &&
+	if (!tmpfile && (fi->flags & O_ACCMODE) != O_RDONLY &&
 	    ((rc = guard(fs, POLICY_OP_CREATE, p, name, &c)) ||
 	     (rc = guard(fs, POLICY_OP_WRITE, p, name, &c)))) {
 		reply_err(req, rc);
 		return;
 	}
 	rdlock(fs);
-	rc = do_mknod(fs, p, name, S_IFREG | (mode & 07777), 0, NULL, &c, &v);
+	if (tmpfile)
+		rc = do_tmpfile(fs, p, mode, &c, &v);
+	else
+		rc = do_mknod(fs, p, name, S_IFREG | (mode & 07777), 0, NULL,
+			      &c, &v);
 	if (rc == 0)
-		rc = itab_get(fs, v.tino, NULL, p, name, 1);
+		rc = itab_get(fs, v.tino, NULL, p, tmpfile ? NULL : name, 1);
+	if (rc == 0 && tmpfile)	/* judged as "#tmpfile" until linked */
+		itab_orphan_at(fs, v.tino, p, "#tmpfile");
 	if (rc == 0 && fs->opts.noopen) {
 		/* no handle: the kernel sends no RELEASE for a created file
 		 * once no-open is on (Linux 6.18), so a handle would never

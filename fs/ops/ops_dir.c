@@ -124,6 +124,7 @@ static size_t add_plus(fuse_req_t req, struct txfs *fs, struct layer_txn *t,
 	view_blocks(fs, t, &v);
 	ep.ino = tino_to_ino(fs, node);
 	ep.attr = v.st;
+	view_hide_counts(fs, &ep.attr);
 	ep.attr_timeout = timeout_of(&v);
 	ep.entry_timeout = TXFS_TIMEOUT;
 	n = fuse_add_direntry_plus(req, buf, room, e->name, &ep, next);

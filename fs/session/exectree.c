@@ -15,12 +15,21 @@
  * recorded runner that is still alive (the pidfd: a recycled pid of a
  * runner that died without cmd-end is not taken for it).
  *
- * Limits: a process the command leaves running after txfs exec is gone
- * (txfs exec killed with SIGKILL; its direct child dies with it,
- * PR_SET_PDEATHSIG) is no longer recognised; and a parent that exits
- * while the walk reads it is reparented to the subreaper, which the walk
- * then meets. The control socket refuses every confined peer anyway
- * (sock.c).
+ * When txfs exec itself is gone without cmd-end (SIGKILL), the processes
+ * its command left are reparented out of its tree; they are still known
+ * by their process group (issue 23.1). txfs exec puts each command it
+ * runs in a group of its own (the command's pid) and tells the daemon
+ * with cmd-group before the command runs; the confinement of txfs exec
+ * denies setsid and setpgid (confine.h keep_group), so every process of
+ * the command, through setsid attempts, double forks, re-parenting to
+ * init and threads, keeps that group. A group number cannot be reused
+ * while one of its processes lives; the record goes when none is left
+ * (kill(-pgid, 0): ESRCH), checked on every use. Limits: a group emptied
+ * and reused by an unrelated process group between two checks is
+ * refused verbs (the safe side); a process started on the command's
+ * behalf by a service outside (systemd-run, at) is not its process (the
+ * supervisor refuses connecting to sockets outside the workspace). The
+ * control socket refuses every confined peer anyway (sock.c).
  */
 #include <errno.h>
 #include <signal.h>
@@ -66,12 +75,47 @@ static bool alive(const struct exec_runner *e)
 	return syscall(SYS_pidfd_send_signal, e->pidfd, 0, NULL, 0) == 0;
 }
 
+/* Some process of group pgid lives (EPERM: one we may not signal). */
+static bool group_alive(pid_t pgid)
+{
+	return pgid > 1 && (kill(-pgid, 0) == 0 || errno == EPERM);
+}
+
 static void drop(struct exec_runner *e)
 {
 	if (e->pidfd >= 0)
 		close(e->pidfd);
 	memset(e, 0, sizeof(*e));
 	e->pidfd = -1;
+}
+
+/* txfs exec is gone (cmd-end, or died): forget it, keep the groups that
+ * still have processes; the slot is free when none has. */
+static void runner_gone(struct exec_runner *e)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < e->ngroups; i++)
+		if (group_alive(e->groups[i]))
+			e->groups[n++] = e->groups[i];
+	e->ngroups = n;
+	if (n == 0) {
+		drop(e);
+		return;
+	}
+	if (e->pidfd >= 0)
+		close(e->pidfd);
+	e->pidfd = -1;
+	e->pid = -1;
+}
+
+/* Under exec_lock: the slot's state brought up to date. */
+static void refresh(struct exec_runner *e)
+{
+	if (e->pid > 0 && !alive(e))
+		runner_gone(e);	/* died without cmd-end */
+	else if (e->pid < 0)
+		runner_gone(e);
 }
 
 void exectree_init(struct txfs *fs)
@@ -107,8 +151,7 @@ int exectree_begin(struct txfs *fs, int cfd, uint64_t id)
 	for (size_t i = 0; i < EXEC_RUNNERS_MAX; i++) {
 		struct exec_runner *e = &fs->runners[i];
 
-		if (e->pid > 0 && !alive(e))
-			drop(e);	/* died without cmd-end */
+		refresh(e);
 		if (e->pid == 0 && !slot)
 			slot = e;
 	}
@@ -128,27 +171,69 @@ void exectree_end(struct txfs *fs, uint64_t id)
 	pthread_mutex_lock(&fs->exec_lock);
 	for (size_t i = 0; i < EXEC_RUNNERS_MAX; i++)
 		if (fs->runners[i].pid > 0 && fs->runners[i].id == id)
-			drop(&fs->runners[i]);
+			runner_gone(&fs->runners[i]);	/* a survivor stays known */
 	pthread_mutex_unlock(&fs->exec_lock);
+}
+
+/* The process group's leader is a child of the runner. */
+static bool child_of(pid_t pgid, pid_t runner)
+{
+	return getpgid(pgid) == pgid && ppid_of(pgid) == runner;
+}
+
+int exectree_group(struct txfs *fs, int cfd, uint64_t id, pid_t pgid)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	int rc = -ESRCH;
+
+	if (cfd < 0 || getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) || cr.pid <= 0)
+		return -ESRCH;
+	if (pgid <= 1 || !child_of(pgid, cr.pid))
+		return -EINVAL;
+	pthread_mutex_lock(&fs->exec_lock);
+	for (size_t i = 0; i < EXEC_RUNNERS_MAX && rc == -ESRCH; i++) {
+		struct exec_runner *e = &fs->runners[i];
+
+		if (e->pid != cr.pid || e->id != id || !alive(e))
+			continue;
+		rc = -EBUSY;
+		if (e->ngroups < EXEC_GROUPS_MAX) {
+			e->groups[e->ngroups++] = pgid;
+			rc = 0;
+		}
+	}
+	pthread_mutex_unlock(&fs->exec_lock);
+	return rc;
 }
 
 bool exectree_has(struct txfs *fs, pid_t pid)
 {
-	pid_t run[EXEC_RUNNERS_MAX];
-	size_t n = 0, i;
-	bool found = false;
+	pid_t run[EXEC_RUNNERS_MAX], grp[EXEC_RUNNERS_MAX * EXEC_GROUPS_MAX];
+	size_t n = 0, ng = 0, i, j;
+	bool found = false, any = false;
+	pid_t pg = pid > 0 ? getpgid(pid) : -1;
 	int depth;
 
 	pthread_mutex_lock(&fs->exec_lock);
-	for (i = 0; i < EXEC_RUNNERS_MAX; i++)
-		if (fs->runners[i].pid > 0 && alive(&fs->runners[i]))
-			run[n++] = fs->runners[i].pid;
+	for (i = 0; i < EXEC_RUNNERS_MAX; i++) {
+		struct exec_runner *e = &fs->runners[i];
+
+		refresh(e);
+		any |= e->pid != 0;
+		if (e->pid > 0)
+			run[n++] = e->pid;
+		for (j = 0; e->pid != 0 && j < e->ngroups; j++)
+			grp[ng++] = e->groups[j];
+	}
 	pthread_mutex_unlock(&fs->exec_lock);
-	if (n == 0)
+	if (!any)
 		return false;
 	if (pid <= 0)
 		return true;	/* unknown caller while a command runs: refused */
-	for (depth = 0; pid > 1 && depth < 4096 && !found; depth++) {
+	for (i = 0; i < ng && !found; i++)
+		found = pg == grp[i];	/* its group, whoever its parent now */
+	for (depth = 0; pid > 1 && depth < 4096 && !found && n > 0; depth++) {
 		pid = ppid_of(pid);
 		for (i = 0; i < n && !found; i++)
 			found = pid == run[i];

@@ -19,6 +19,10 @@
  *                              read and parse .txfs/policy). GLOBS is 0
  *                              when a glob holds a newline: the client
  *                              then reads the policy.
+ *   cmd-group N PGID           txfs exec started a command of N (or its
+ *                              --check) in process group PGID, a child of
+ *                              the peer; its processes stay refused ctl
+ *                              verbs after txfs exec dies (exectree.c).
  *   cmd-end N EXIT keep|rollback VETOES0
  *                              list what changed since savepoint cmd-N, then
  *                              keep the changes staged or roll back to it,
@@ -65,6 +69,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -499,6 +504,26 @@ static int control_check(struct txfs *fs, const char *verb,
 	return -EPERM;
 }
 
+/* cmd-group ID PGID: txfs exec started a command of id in group PGID
+ * (exectree.c: its processes stay known by it after txfs exec dies). */
+static int cmd_group(struct txfs *fs, int cfd, char **argv, struct txn_report *r)
+{
+	char *end;
+	unsigned long long id = strtoull(argv[1], &end, 10);
+	long pg;
+	int rc = *end ? -EINVAL : 0;
+
+	pg = rc ? 0 : strtol(argv[2], &end, 10);
+	if (rc == 0 && (*end || pg <= 1 || pg > INT32_MAX))
+		rc = -EINVAL;
+	if (rc == 0)
+		rc = exectree_group(fs, cfd, id, (pid_t)pg);
+	if (asprintf(&r->text, rc ? "cmd-group: %s\n" : "%s\n",
+		     rc ? strerror(-rc) : argv[2]) < 0)
+		r->text = NULL;
+	return rc;
+}
+
 int session_dispatch(struct txfs *fs, int cfd, int argc, char **argv,
 		     struct txn_report *r)
 {
@@ -506,6 +531,8 @@ int session_dispatch(struct txfs *fs, int cfd, int argc, char **argv,
 
 	if (!strcmp(verb, "cmd-begin") && argc >= 2)
 		return cmd_begin(fs, cfd, argc - 1, argv + 1, r);
+	if (!strcmp(verb, "cmd-group") && argc == 3)
+		return cmd_group(fs, cfd, argv, r);
 	if (!strcmp(verb, "cmd-end") && argc == 5)
 		return cmd_end(fs, argv, r);
 	if (!strcmp(verb, "cmd-rollback") && argc == 2)

@@ -163,6 +163,10 @@ void exectree_destroy(struct txfs *fs);
 int exectree_begin(struct txfs *fs, int cfd, uint64_t id);
 void exectree_end(struct txfs *fs, uint64_t id);
 bool exectree_has(struct txfs *fs, pid_t pid);
+/* cmd-group: the peer of cfd, the runner of command id, started a
+ * command in process group pgid (a child of the peer that leads it).
+ * 0, -ESRCH (not that command's runner), -EINVAL, -EBUSY (too many). */
+int exectree_group(struct txfs *fs, int cfd, uint64_t id, pid_t pgid);
 /* since.c: what changed since savepoint `name` (against the view at it):
  * an object whose "changes" array holds the change lines (and
  * "changes_hex" their bytes when one is not UTF-8), and with text, the

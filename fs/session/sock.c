@@ -183,12 +183,38 @@ static void reply(int cfd, int err, const char *text)
 		}
 }
 
+/* The daemon serves no content the policy keeps from reads, whoever asks
+ * (txfs diff for a person or for an agent's MCP tool): a hidden path
+ * answers as missing, a read-denied one is refused and its veto logged
+ * (judged for the socket's peer: `except-by` names the program asking). */
+static int may_read(struct txfs *fs, int cfd, const char *path)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	struct req_ctx c = { 0 };
+	struct ucred cr;
+	socklen_t l = sizeof(cr);
+
+	if (!p)
+		return 0;
+	if (policy_is_hidden(p, path, strlen(path)))
+		return -ENOENT;
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &l) == 0) {
+		c.uid = cr.uid;
+		c.gid = cr.gid;
+		c.pid = cr.pid;
+	}
+	return guard_path(fs, POLICY_OP_READ, path, &c);
+}
+
 /* "real PATH": the real file's content, for txfs diff. */
 static int send_real(struct txfs *fs, int cfd, const char *path)
 {
 	char buf[65536];
 	ssize_t n;
-	int fd = lower_open(fs, path, O_RDONLY);
+	int fd = may_read(fs, cfd, path);
+
+	if (fd == 0)
+		fd = lower_open(fs, path, O_RDONLY);
 
 	if (fd < 0) {
 		reply(cfd, fd, strerror(-fd));
@@ -248,10 +274,13 @@ static int send_at(struct txfs *fs, int cfd, char **argv)
 	char *buf = NULL, head[32];
 	size_t len = 0, off = 0;
 	mode_t mode = 0;
-	int n, rc = !strcmp(argv[1], "real") ?
-		    read_real(fs, argv[3], &buf, &len, &mode) :
-		    since_read(fs, argv[1], argv[2], argv[3], &buf, &len,
-			       &mode);
+	int n, rc = may_read(fs, cfd, argv[3]);
+
+	if (rc == 0)
+		rc = !strcmp(argv[1], "real") ?
+			     read_real(fs, argv[3], &buf, &len, &mode) :
+			     since_read(fs, argv[1], argv[2], argv[3], &buf,
+					&len, &mode);
 
 	if (rc) {
 		reply(cfd, rc, strerror(-rc));

@@ -309,8 +309,7 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 	       (unsigned long long)c.renamed,
 	       c.flagged ? "; needs review (runs code on the host): " : "",
 	       c.flagged && flag_text ? flag_text : "",
-	       dropped ? "; forced past conflicts, left as the real directory "
-			 "has them: " : "");
+	       dropped ? "; forced past conflicts (what each got):" : "");
 	if (dropped)
 		report_append(fs, r, dropped);
 	report_missed(fs, r, missed);

@@ -43,15 +43,15 @@ static int setattr_guard(struct txfs *fs, uint64_t tino, int valid,
 	int rc = 0;
 
 	if (valid & FUSE_SET_ATTR_MODE)
-		rc = guard_path(fs, POLICY_OP_CHMOD, path, c);
+		rc = guard_ino(fs, POLICY_OP_CHMOD, tino, path, c);
 	if (!rc && (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)))
-		rc = guard_path(fs, POLICY_OP_CHOWN, path, c);
+		rc = guard_ino(fs, POLICY_OP_CHOWN, tino, path, c);
 	if (!rc && (valid & FUSE_SET_ATTR_SIZE))
-		rc = guard_path(fs, POLICY_OP_TRUNCATE, path, c);
+		rc = guard_ino(fs, POLICY_OP_TRUNCATE, tino, path, c);
 	if (!rc && (valid & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME |
 			     FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
 			     FUSE_SET_ATTR_MTIME_NOW)))
-		rc = guard_path(fs, POLICY_OP_WRITE, path, c);
+		rc = guard_ino(fs, POLICY_OP_WRITE, tino, path, c);
 	free(path);
 	return rc;
 }
@@ -313,7 +313,7 @@ static int xattr_change(struct txfs *fs, uint64_t tino, const char *name,
 	if (!xname_settable(name) && !(remove && xname_removable(name)))
 		return strncmp(name, "system.", 7) ? -EPERM : -EOPNOTSUPP;
 	path = itab_path(fs, tino, NULL);
-	rc = guard_path(fs, POLICY_OP_XATTR, path, c);
+	rc = guard_ino(fs, POLICY_OP_XATTR, tino, path, c);
 	free(path);
 	if (rc)
 		return rc;

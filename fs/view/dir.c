@@ -100,6 +100,10 @@ static int drop_name(struct txfs *fs, struct layer_txn *t,
 	return layer_dirent_del(t, dir->tino, name, strlen(name));
 }
 
+/* Layer meta key: a file may be held open with no name (unlinked, or an
+ * O_TMPFILE): the next mount looks for leftovers (view_reap_orphans). */
+#define ORPHANS_KEY "orphans"
+
 /* One link to v goes away. A folder or a last link leaves a tombstone
  * (real objects) or nothing (layer objects, unless still open). */
 static int drop_link(struct txfs *fs, struct layer_txn *t, struct tview *v)
@@ -122,7 +126,76 @@ static int drop_link(struct txfs *fs, struct layer_txn *t, struct tview *v)
 	} else if (v->rec.nlink == 0 && fs->opts.noopen) {
 		itab_orphan(fs, v->tino);
 	}
+	/* held open with no name: a dead daemon's leftover to reap at the
+	 * next mount (view_reap_orphans) */
+	if (v->rec.nlink == 0 && !isdir && itab_held(fs, v->tino) &&
+	    (rc = layer_meta_put_u64(t, ORPHANS_KEY, 1)))
+		return rc;
 	return layer_inode_update(t, v->tino, &v->rec);
+}
+
+/* ---- orphans a dead daemon left ---- */
+
+struct orphans {
+	uint64_t *tino;
+	bool *lower;
+	size_t n, cap;
+};
+
+static int note_orphan(void *arg, uint64_t tino,
+		       const struct layer_ino_view *v)
+{
+	struct orphans *o = arg;
+
+	if (v->rec.nlink != 0 || S_ISDIR(v->rec.mode) ||
+	    ((v->rec.flags & LI_LOWER) && !(v->rec.flags & LI_DATA)))
+		return 0;
+	if (o->n == o->cap) {
+		size_t cap = o->cap ? 2 * o->cap : 64;
+		uint64_t *t = realloc(o->tino, cap * sizeof(*t));
+		bool *l;
+
+		if (!t)
+			return -ENOMEM;
+		o->tino = t;
+		if (!(l = realloc(o->lower, cap * sizeof(*l))))
+			return -ENOMEM;
+		o->lower = l;
+		o->cap = cap;
+	}
+	o->tino[o->n] = tino;
+	o->lower[o->n++] = v->rec.flags & LI_LOWER;
+	return 0;
+}
+
+int view_reap_orphans(struct txfs *fs, size_t *reaped)
+{
+	struct orphans o = { 0 };
+	struct layer_txn *t;
+	int rc;
+
+	*reaped = 0;
+	if ((rc = layer_begin(fs->layer, true, &t)))
+		return rc;
+	if (layer_meta_get_u64(t, ORPHANS_KEY, &(uint64_t){ 0 })) {
+		layer_txn_end(t);	/* no file was ever held unnamed */
+		return 0;
+	}
+	rc = layer_inode_each(t, note_orphan, &o);
+	for (size_t i = 0; rc == 0 && i < o.n; i++)
+		rc = o.lower[i] ? layer_chunks_trunc(t, o.tino[i], 0) :
+				  layer_inode_del(t, o.tino[i]);
+	if (rc == 0)
+		rc = layer_meta_del(t, ORPHANS_KEY);
+	if (rc == 0)
+		rc = layer_commit(t);
+	else
+		layer_txn_end(t);
+	if (rc == 0)
+		*reaped = o.n;
+	free(o.tino);
+	free(o.lower);
+	return rc;
 }
 
 static int new_rec(const struct tview *dir, mode_t mode, dev_t rdev,
@@ -193,6 +266,38 @@ out:
 	return dirop_end(&op, rc);
 }
 
+int do_tmpfile(struct txfs *fs, uint64_t parent, mode_t mode,
+	       const struct req_ctx *c, struct tview *out)
+{
+	static const char name[] = "#tmpfile";	/* as the kernel names it */
+	struct charge ch = { .c = c, .op = "create", .dir = parent,
+			     .name = name, .files = 1 };
+	struct layer_inode rec;
+	struct dirop op;
+	uint64_t tino;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = guard(fs, POLICY_OP_CREATE, parent, name, c)) ||
+	    (rc = guard(fs, POLICY_OP_WRITE, parent, name, c)) ||
+	    (rc = dirop_begin(fs, parent, &op)))
+		return rc;
+	new_rec(&op.dir, S_IFREG | (mode & 07777), 0, NULL, c, &rec);
+	rec.nlink = 0;
+	rec.flags |= LI_TMPFILE;
+	if ((rc = guard_charge(fs, op.t, &ch)) ||
+	    (rc = layer_meta_put_u64(op.t, ORPHANS_KEY, 1)) ||
+	    (rc = layer_alloc_ino(op.t, &tino)) ||
+	    (rc = layer_inode_put(op.t, tino, &rec, NULL, NULL)))
+		goto out;
+	out->tino = tino;
+	out->in_layer = true;
+	out->rec = rec;
+	rec_to_stat(tino, &rec, &out->st);
+out:
+	return dirop_end(&op, rc);
+}
+
 int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool isdir,
 	      const struct req_ctx *c)
 {
@@ -216,6 +321,9 @@ int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool isdir,
 	else if (isdir && (rc = dir_empty(fs, op.t, &v)) == 0)
 		/* a folder that is not empty fails as such, not as a veto */
 		rc = guard(fs, POLICY_OP_DELETE, parent, name, c);
+	else if (rc == -ENOTEMPTY && dir_visible_empty(fs, op.t, &v) == 0)
+		/* ... unless all it holds is hidden: not a hint of them */
+		rc = guard_hidden_inside(fs, POLICY_OP_DELETE, parent, name, c);
 	if (rc == 0 && v.lower_path) {
 		/* a loss for `limit deletes`: an object of the real directory
 		 * (what this transaction made costs nothing) */
@@ -381,7 +489,12 @@ static int rename_check(struct txfs *fs, struct rename_ctx *r,
 		return -ENOTDIR;
 	if (!sdir && ddir)
 		return -EISDIR;
-	return ddir ? dir_empty(fs, r->op.t, &r->dst) : 0;
+	if (!ddir || dir_empty(fs, r->op.t, &r->dst) == 0)
+		return 0;
+	if (dir_visible_empty(fs, r->op.t, &r->dst) == 0)	/* hidden only */
+		return guard_hidden_inside(fs, POLICY_OP_DELETE, r->newparent,
+					   r->newname, r->c);
+	return -ENOTEMPTY;
 }
 
 static int rename_exchange(struct txfs *fs, struct rename_ctx *r)
@@ -492,14 +605,29 @@ static int link_guard(struct txfs *fs, uint64_t tino, uint64_t newparent,
 		      const char *newname, const struct req_ctx *c)
 {
 	char *src = itab_path(fs, tino, NULL);
-	int rc = guard_path(fs, POLICY_OP_WRITE, src, c);
+	bool nameless = !src && errno != ENAMETOOLONG;
+	int rc;
 
+	/* a file with no name yet (O_TMPFILE, "dir/#tmpfile"): what it
+	 * holds arrives under the new name, a write there */
+	if (nameless)
+		src = itab_orphan_path(fs, tino);
+	rc = guard_ino(fs, POLICY_OP_WRITE, tino, src, c);
 	if (rc == 0)
-		rc = guard_path(fs, POLICY_OP_READ, src, c);
-	free(src);
-	if (rc || (rc = guard(fs, POLICY_OP_LINK, newparent, newname, c)))
+		rc = guard_ino(fs, POLICY_OP_READ, tino, src, c);
+	if (rc || (rc = guard(fs, POLICY_OP_LINK, newparent, newname, c)) ||
+	    (nameless &&
+	     (rc = guard(fs, POLICY_OP_WRITE, newparent, newname, c))) ||
+	    (rc = guard(fs, POLICY_OP_CREATE, newparent, newname, c))) {
+		free(src);
 		return rc;
-	return guard(fs, POLICY_OP_CREATE, newparent, newname, c);
+	}
+	/* the new name gets the same rules as the others (issue 23); a
+	 * nameless file has no other name to be alike with */
+	rc = nameless ? 0 : guard_link_alike(fs, tino, src, newparent,
+					       newname, c);
+	free(src);
+	return rc;
 }
 
 int do_link(struct txfs *fs, uint64_t tino, uint64_t newparent,
@@ -520,10 +648,14 @@ int do_link(struct txfs *fs, uint64_t tino, uint64_t newparent,
 		rc = -EPERM;
 		goto out;
 	}
-	if (out->in_layer && out->rec.nlink == 0) {
+	/* a name for an unlinked file only if O_TMPFILE made it nameless
+	 * (the kernel lets linkat through for those alone: I_LINKABLE) */
+	if (out->in_layer && out->rec.nlink == 0 &&
+	    !(out->rec.flags & LI_TMPFILE)) {
 		rc = -ENOENT;
 		goto out;
 	}
+	out->rec.flags &= ~LI_TMPFILE;
 	rc = view_lookup(fs, op.t, &op.dir, newname, &dst);
 	tview_free(&dst);
 	if (rc != -ENOENT) {

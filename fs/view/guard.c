@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -382,6 +383,148 @@ int guard_path(struct txfs *fs, enum policy_op op, const char *path,
 	if (rc)
 		veto(fs, op, path, &v, c);
 	return rc;
+}
+
+/*
+ * A real file with more links than names known here (linked before the
+ * mount, or names the inode table forgot): one of the others may be
+ * protected, and finding it means searching the whole real directory.
+ * Where the policy could refuse op on some path, op is refused (logged
+ * with the name used); without such a rule nothing is asked. known: how
+ * many distinct names were judged.
+ */
+static int unknown_links(struct txfs *fs, const struct policy *p,
+			 enum policy_op op, uint64_t tino, const char *path,
+			 int known, const struct req_ctx *c)
+{
+	struct policy_verdict v = { 0 };
+	char *lower, why[64];
+	struct stat st;
+	int rc;
+
+	/* reads are not judged so (txfs.policy(5)): every multi-link file
+	 * would turn unreadable under any deny read, git's objects too */
+	if (op == POLICY_OP_READ || !policy_check_tree(p, op, "", 0, &v))
+		return 0;
+	lower = itab_lower_path(fs, tino);
+	if (!lower)
+		return 0;	/* made in the layer: its names are all known */
+	rc = lower_stat(fs, lower, &st);
+	free(lower);
+	if (rc || !S_ISREG(st.st_mode) || st.st_nlink <= (nlink_t)known)
+		return 0;
+	snprintf(why, sizeof(why), " (one of %lu links)", (unsigned long)st.st_nlink);
+	v.action = POLICY_DENY;	/* the rule: one that denies op somewhere */
+	lower = malloc(strlen(path) + sizeof(why));
+	if (lower) {
+		strcpy(lower, path);
+		strcat(lower, why);
+	}
+	veto(fs, op, lower ? lower : path, &v, c);
+	free(lower);
+	return -EACCES;
+}
+
+int guard_ino(struct txfs *fs, enum policy_op op, uint64_t tino,
+	      const char *path, const struct req_ctx *c)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	char **other = NULL;
+	int rc = guard_path(fs, op, path, c), n, i, names = 0;
+
+	if (rc || !path || !p)
+		return rc;
+	n = itab_other_paths(fs, tino, path, &other, &names);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		if (rc == 0)
+			rc = guard_path(fs, op, other[i], c);
+		free(other[i]);
+	}
+	free(other);
+	if (rc == 0)
+		rc = unknown_links(fs, p, op, tino, path, 1 + names, c);
+	return rc;
+}
+
+/* The operations a hard link must not open to another name. */
+static const enum policy_op link_ops[] = {
+	POLICY_OP_READ, POLICY_OP_WRITE, POLICY_OP_TRUNCATE, POLICY_OP_DELETE,
+	POLICY_OP_RENAME, POLICY_OP_CHMOD, POLICY_OP_CHOWN, POLICY_OP_XATTR,
+};
+
+/* Bit i: link_ops[i] on path is refused to a caller no exception covers. */
+static unsigned denied_ops(const struct policy *p, const char *path)
+{
+	struct policy_verdict v;
+	unsigned bits = 0;
+
+	for (size_t i = 0; i < sizeof(link_ops) / sizeof(link_ops[0]); i++)
+		if (policy_check_by(p, link_ops[i], path, strlen(path), NULL, &v))
+			bits |= 1u << i;
+	return bits;
+}
+
+int guard_link_alike(struct txfs *fs, uint64_t tino, const char *src,
+		     uint64_t newparent, const char *newname,
+		     const struct req_ctx *c)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	char **other = NULL, *dst;
+	const char *by = NULL;
+	unsigned want, have, bits;
+	struct policy_verdict v = { 0 };
+	int n, i, rc = 0;
+
+	if (!p || !src)
+		return 0;	/* no policy; an unknown source: guard_path's */
+	dst = itab_path(fs, newparent, newname);
+	if (!dst)
+		return errno == ENAMETOOLONG ? -ENAMETOOLONG : -EACCES;
+	want = denied_ops(p, dst);
+	have = denied_ops(p, src);
+	if (have != want)
+		by = src;
+	n = itab_other_paths(fs, tino, src, &other, &i);
+	for (i = 0; i < n; i++) {
+		bits = denied_ops(p, other[i]);
+		if (!by && (have | bits) != want)
+			by = other[i];
+		have |= bits;
+	}
+	if (n < 0)
+		rc = n;
+	else if (have != want) {
+		/* the first operation the names differ on, and its rule */
+		for (i = 0; !((have ^ want) & (1u << i)); i++)
+			;
+		by = have & (1u << i) ? by : dst;
+		(void)policy_check_by(p, link_ops[i], by, strlen(by), NULL, &v);
+		v.action = POLICY_DENY;
+		veto(fs, POLICY_OP_LINK, dst, &v, c);
+		rc = -EACCES;
+	}
+	for (i = 0; i < n; i++)
+		free(other[i]);
+	free(other);
+	free(dst);
+	return rc;
+}
+
+int guard_hidden_inside(struct txfs *fs, enum policy_op op, uint64_t dir,
+			const char *name, const struct req_ctx *c)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	struct policy_verdict v = { .action = POLICY_DENY };
+	char *path = itab_path(fs, dir, name);
+
+	if (p && path)	/* the hide rule that holds below it, as the rule */
+		(void)policy_check_tree(p, POLICY_OP_READ, path, strlen(path), &v);
+	v.action = POLICY_DENY;
+	veto(fs, op, path ? path : "(unknown path)", &v, c);
+	free(path);
+	return -EACCES;
 }
 
 int guard(struct txfs *fs, enum policy_op op, uint64_t dir, const char *name,

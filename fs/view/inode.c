@@ -311,6 +311,45 @@ char *itab_path(struct txfs *fs, uint64_t tino, const char *name)
 	return p;
 }
 
+/* Append p (taken; NULL or equal to skip: dropped) to *v of *k. */
+static int push_path(char ***v, size_t *k, char *p, const char *skip)
+{
+	char **m;
+
+	if (!p || (skip && !strcmp(p, skip))) {
+		free(p);
+		return 0;
+	}
+	m = realloc(*v, (*k + 1) * sizeof(*m));
+	if (!m) {
+		free(p);
+		return -ENOMEM;
+	}
+	m[(*k)++] = p;
+	*v = m;
+	return 0;
+}
+
+int itab_other_paths(struct txfs *fs, uint64_t tino, const char *skip,
+		     char ***out, int *names)
+{
+	struct tnode *n;
+	size_t k = 0;
+	int rc = 0;
+
+	*out = NULL;
+	pthread_mutex_lock(&fs->itab_lock);
+	n = find(fs, tino);
+	if (n && n->lower_path)	/* its origin in the real directory */
+		rc = push_path(out, &k, strdup(n->lower_path), skip);
+	*names = -(int)k;
+	for (struct tname *o = n ? n->others : NULL; o && rc == 0; o = o->next)
+		rc = push_path(out, &k, chain_locked(fs, o->parent, o->name), skip);
+	pthread_mutex_unlock(&fs->itab_lock);
+	*names += (int)k;
+	return rc ? rc : (int)k;
+}
+
 char *itab_lower_path(struct txfs *fs, uint64_t tino)
 {
 	struct tnode *n;
@@ -426,7 +465,13 @@ unsigned itab_held(struct txfs *fs, uint64_t tino)
 
 void itab_orphan(struct txfs *fs, uint64_t tino)
 {
-	char *p = itab_path(fs, tino, NULL);
+	itab_orphan_at(fs, tino, 0, NULL);
+}
+
+void itab_orphan_at(struct txfs *fs, uint64_t tino, uint64_t parent,
+		    const char *name)
+{
+	char *p = name ? itab_path(fs, parent, name) : itab_path(fs, tino, NULL);
 	struct tnode *n;
 
 	pthread_mutex_lock(&fs->itab_lock);

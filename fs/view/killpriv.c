@@ -30,7 +30,9 @@
  *   writev: adds FUSE_HANDLE_KILLPRIV_V2 to that INIT's reply.
  * Both only look at headers whose sizes they checked. TXFS_KILLPRIV=0 in
  * the daemon's environment turns it off (for measurements and tests).
- * The read hook also hosts spin.c's wait (-o spin=US).
+ * The read hook also hosts spin.c's wait (-o spin=US) and hands
+ * FUSE_TMPFILE (O_TMPFILE), which libfuse 3.14 does not know, to
+ * op_create (kp_tmpfile).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -83,6 +85,21 @@ static void kp_mark(char *buf, size_t n)
 	}
 }
 
+/* O_TMPFILE: libfuse 3.14 has no tmpfile operation and would answer
+ * ENOSYS (the kernel then says EOPNOTSUPP for good). FUSE_TMPFILE carries
+ * what FUSE_CREATE carries (fuse_create_in, then the name: "/", which
+ * no real create can have) and wants the same reply (entry, open), so it
+ * goes on as a CREATE that op_create knows by that name. */
+static void kp_tmpfile(char *buf, size_t n)
+{
+	struct fuse_in_header *h = (void *)buf;
+	const char *name = buf + sizeof(*h) + sizeof(struct fuse_create_in);
+
+	if (n >= sizeof(*h) + sizeof(struct fuse_create_in) + 2 &&
+	    name[0] == '/' && name[1] == '\0')
+		h->opcode = FUSE_CREATE;
+}
+
 /* Every request comes through here (txfs takes no SPLICE_READ, the one
  * path of libfuse 3.14 that reads without the hook), from every serving
  * thread: spin.c first waits awake for it, briefly, when asked to. */
@@ -98,7 +115,11 @@ static ssize_t kp_read(int fd, void *buf, size_t len, void *userdata)
 	}
 	n = read(fd, buf, len);
 	spin_note(fs, t0);
-	if (n < (ssize_t)sizeof(struct fuse_in_header) || fs->killpriv_off)
+	if (n < (ssize_t)sizeof(struct fuse_in_header))
+		return n;
+	if (((struct fuse_in_header *)buf)->opcode == FUSE_TMPFILE)
+		kp_tmpfile(buf, (size_t)n);
+	if (fs->killpriv_off)
 		return n;
 	if (((struct fuse_in_header *)buf)->opcode == FUSE_INIT)
 		kp_note_init(fs, buf, (size_t)n);
@@ -135,8 +156,6 @@ int killpriv_install(struct txfs *fs)
 	const char *env = getenv("TXFS_KILLPRIV");
 
 	fs->killpriv_off = env && strcmp(env, "0") == 0;
-	if (fs->killpriv_off && !fs->spin)
-		return 0;
 	return fuse_session_custom_io(fs->se, &io, fuse_session_fd(fs->se));
 }
 

@@ -183,6 +183,12 @@ bool view_hidden_path(struct txfs *fs, const char *path)
 	       policy_is_hidden(p, path, strlen(path));
 }
 
+void view_hide_counts(const struct txfs *fs, struct stat *st)
+{
+	if (fs->has_hide && S_ISDIR(st->st_mode))
+		st->st_nlink = 1;	/* "not counted", as btrfs says */
+}
+
 bool view_hidden(struct txfs *fs, uint64_t dir, const char *name)
 {
 	const struct policy *p = atomic_load(&fs->policy);

@@ -281,6 +281,20 @@ int dir_empty(struct txfs *fs, struct layer_txn *t, const struct tview *dir)
 	return rc;
 }
 
+int dir_visible_empty(struct txfs *fs, struct layer_txn *t,
+		      const struct tview *dir)
+{
+	struct dir_handle dh = { 0 };
+	struct load_ctx c = { .fs = fs, .dir = dir->tino, .dh = &dh };
+	int rc = dir_fill(fs, t, dir, &c);
+
+	names_free(&c.seen);
+	if (rc == 0 && dh.n > 0)
+		rc = -ENOTEMPTY;
+	dir_free(&dh);
+	return rc;
+}
+
 int dir_names(struct txfs *fs, struct layer_txn *t, const struct tview *v,
 	      struct dir_handle *dh)
 {

@@ -79,6 +79,13 @@ void itab_unname(struct txfs *fs, uint64_t tino, uint64_t parent,
  * not NULL), relative to the root; NULL if unknown (errno ENOENT) or over
  * the limits (errno ENAMETOOLONG). Caller frees. */
 char *itab_path(struct txfs *fs, uint64_t tino, const char *name);
+/* The other paths tino is known by: its real path of origin (lower
+ * path) and its other known names (hard links), each merged path that
+ * resolves, without skip (its first path, or NULL). *out: an array of
+ * malloc'd strings (caller frees each and the array). Returns how many,
+ * or -ENOMEM; *names: how many of them are names (not the origin). */
+int itab_other_paths(struct txfs *fs, uint64_t tino, const char *skip,
+		     char ***out, int *names);
 /* Copy of the node's lower path, or NULL if none. Caller frees. */
 char *itab_lower_path(struct txfs *fs, uint64_t tino);
 void itab_set_lower(struct txfs *fs, uint64_t tino, const char *lower_path);
@@ -93,6 +100,10 @@ unsigned itab_held(struct txfs *fs, uint64_t tino);
 /* -o noopen: an unlinked object kept for the kernel's references; call
  * before its name is dropped (its path is kept for the policy). */
 void itab_orphan(struct txfs *fs, uint64_t tino);
+/* The same for a file that never had a name (O_TMPFILE): the policy
+ * judges it by parent's path + name until linkat names it. */
+void itab_orphan_at(struct txfs *fs, uint64_t tino, uint64_t parent,
+		    const char *name);
 /* The path an orphan had (malloc'd), or NULL. */
 char *itab_orphan_path(struct txfs *fs, uint64_t tino);
 /*
@@ -179,6 +190,10 @@ void rec_to_stat(uint64_t tino, const struct layer_inode *rec,
 		 struct stat *st);
 /* Build a layer record from the real object's stat. */
 void stat_to_rec(const struct stat *st, struct layer_inode *rec);
+/* Attributes as the kernel is told them: with hide rules, a folder's link
+ * count would count its hidden subfolders, so every folder says 1 (the
+ * "not counted" value find(1) knows), whatever it holds (issue 23). */
+void view_hide_counts(const struct txfs *fs, struct stat *st);
 /* Is name in dir hidden by the policy (lookup must say ENOENT)? */
 bool view_hidden(struct txfs *fs, uint64_t dir, const char *name);
 /* The same for a merged path. */
@@ -201,6 +216,16 @@ int do_unlink(struct txfs *fs, uint64_t parent, const char *name, bool dir,
 int do_rename(struct txfs *fs, uint64_t parent, const char *name,
 	      uint64_t newparent, const char *newname, unsigned flags,
 	      const struct req_ctx *c);
+/* O_TMPFILE in folder parent: a regular file with no name (nlink 0,
+ * LI_TMPFILE), checked as a create of "#tmpfile" in that folder; what
+ * linkat never names goes with its last handle (or FORGET), as an
+ * unlinked file does. */
+int do_tmpfile(struct txfs *fs, uint64_t parent, mode_t mode,
+	       const struct req_ctx *c, struct tview *out);
+/* At mount: free what files with no name (unlinked while open, or an
+ * O_TMPFILE never named) still held when the daemon before died: nothing
+ * can hold them now. *reaped: how many. */
+int view_reap_orphans(struct txfs *fs, size_t *reaped);
 int do_link(struct txfs *fs, uint64_t tino, uint64_t newparent,
 	    const char *newname, const struct req_ctx *c, struct tview *out);
 
@@ -235,6 +260,9 @@ int dir_walk(struct txfs *fs, struct layer_txn *t, const struct tview *v,
 	     const char *rel, dir_walk_fn fn, void *arg);
 /* Is the merged folder empty? 0 yes, -ENOTEMPTY no, <0 error. */
 int dir_empty(struct txfs *fs, struct layer_txn *t, const struct tview *dir);
+/* The same, without the names the policy hides (what a listing shows). */
+int dir_visible_empty(struct txfs *fs, struct layer_txn *t,
+		      const struct tview *dir);
 
 /* ---- file.c: data ---- */
 
@@ -355,6 +383,23 @@ void txfs_free_policy(struct txfs *fs);
  * -EACCES (logged) if the policy refuses it. */
 int guard(struct txfs *fs, enum policy_op op, uint64_t dir, const char *name,
 	  const struct req_ctx *c);
+/* guard_path on path (tino's first path, from itab_path) and on every
+ * other path tino is known by (itab_other_paths): a hard link or a moved
+ * file is judged by all its names and by where it came from (issue 23,
+ * hole 3). */
+int guard_ino(struct txfs *fs, enum policy_op op, uint64_t tino,
+	      const char *path, const struct req_ctx *c);
+/* A hard link of tino at newparent/newname joins only names the policy
+ * treats alike (every operation, for a caller no exception covers):
+ * 0 or -EACCES after a veto. */
+int guard_link_alike(struct txfs *fs, uint64_t tino, const char *src,
+		     uint64_t newparent, const char *newname,
+		     const struct req_ctx *c);
+/* A folder that lists empty holds names the policy hides: removing or
+ * replacing it (op) is refused as a protected operation is, EACCES with a
+ * veto that names the folder, never ENOTEMPTY (issue 23, hole 4). */
+int guard_hidden_inside(struct txfs *fs, enum policy_op op, uint64_t dir,
+			const char *name, const struct req_ctx *c);
 int guard_path(struct txfs *fs, enum policy_op op, const char *path,
 	       const struct req_ctx *c);
 /* Could a rule for op match some path below folder name in dir? */

@@ -3,13 +3,26 @@
 # A new name made by hard link (or rename) into a flagged path is flagged at
 # that name (issue 9 point 9): `ln payload .git/hooks/post-checkout` lists
 # the hook as needing review in .txfs/changes, .txfs/status, txfs status,
-# txfs diff --name-status and the commit report, under the default policy.
+# txfs diff --name-status and the commit report, under a policy that only
+# flags .git/hooks/. Under the default policy (where .git/* may not be
+# truncated or deleted) such a link is refused: a hard link joins only
+# names the policy treats alike (issue 23 hole 3; link_names.sh).
 . "$(dirname "$0")/../mount/lib.sh"
 . "$(dirname "$0")/plib.sh"
 
 rm -rf "$WS" && mkdir -p "$WS/.git/hooks"
 echo real >"$WS/realfile"
 default_policy
+txfs_mount || exit 1
+refused "default policy: ln payload .git/hooks/post-checkout (rules differ)" \
+	'echo x > payload0 && ln payload0 .git/hooks/post-checkout'
+refused "default policy: ln realfile .git/hooks/post-merge (rules differ)" 'ln realfile .git/hooks/post-merge'
+ctl_rollback() { t 60 bash -c "echo rollback > '$MNT/.txfs/ctl'"; }
+ctl_rollback
+txfs_umount
+use_policy flagonly <<'EOF'
+flag **/.git/hooks/ **/.git/modules/**/hooks/
+EOF
 txfs_mount || exit 1
 
 allowed "a new payload, hard-linked into .git/hooks" \

@@ -88,8 +88,10 @@ py "hard link of it" ENOENT link .env gone
 py "hard link onto it" EACCES link cfg/visible cfg/.env.x
 py "unlink it" ENOENT unlink .env
 py "rmdir the hidden folder" ENOENT rmdir secret
-refused "rmdir a folder that holds only hidden files" 'rmdir keys' 'not empty'
-refused "rm -rf a folder that holds hidden files" 'rm -rf cfg' 'not empty'
+# a folder that lists empty: refused as protected (EACCES), never "not
+# empty", which would tell that something hidden is in it (issue 23)
+refused "rmdir a folder that holds only hidden files" 'rmdir keys' 'Permission denied'
+refused "rm -rf a folder that holds hidden files" 'rm -rf cfg' 'Permission denied'
 allowed "... its visible file is gone" '! test -e cfg/visible'
 py "rename a folder that holds hidden files: EXDEV, as across filesystems" EXDEV rename app app2
 py "... its hidden file stays hidden in place" ENOENT stat app/.env

@@ -48,4 +48,51 @@ patch_check "a renamed and changed file"
 check_ctl "rollback" OK rollback
 in_mnt 'echo changed >> "dir with space/x y.txt"'
 patch_check "a file whose name has spaces"
+check_ctl "rollback" OK rollback
+txfs_umount || exit 1
+
+# The daemon serves no content the policy keeps from reads: a read-denied
+# file the agent deleted (delete is allowed) or changed shows in the list,
+# never its bytes, in the diff, --stat or through sp-read/real for any
+# caller (the MCP diff tool is one).
+mkdir -p "$WS/protected"
+echo "keep me secret" >"$WS/protected/keep.txt"
+echo "also secret" >"$WS/protected/two.txt"
+printf 'deny read,write,truncate protected/**\nhide .env\n' >"$T/read.policy"
+echo "SECRET=hunter2" >"$WS/.env"
+REAL_BEFORE=
+TXFS_POLICY=$T/read.policy txfs_mount || exit 1
+in_mnt 'rm protected/keep.txt; echo visible > ok.txt'
+check_cli "diff with a read-denied deletion" 0 diff "$MNT"
+grep -q "keep me secret" <<<"$COUT$CERR" && fail "diff printed the read-denied content" ||
+	ok "diff does not print the read-denied file's bytes"
+grep -q "protected/keep.txt: content withheld" <<<"$CERR" && ok "diff says the content is withheld" ||
+	fail "diff stderr: expected 'protected/keep.txt: content withheld' got '$CERR'"
+grep -q "^+visible" <<<"$COUT" && ok "the rest of the diff is there" || fail "diff: expected +visible got '$COUT'"
+check_cli "--name-status still lists it" 0 diff --name-status "$MNT"
+grep -q "^D	protected/keep.txt" <<<"$COUT" && ok "D protected/keep.txt listed" || fail "name-status: '$COUT'"
+# the socket verbs themselves, as any client would ask them
+for req in "real protected/two.txt" "sp-read real - protected/two.txt" "real .env" "sp-read real - .env"; do
+	out=$(t 10 python3 - "$STATE/ctl.sock" $req <<'EOF2'
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(b"".join(a.encode() + b"\0" for a in sys.argv[2:]) + b"\0")
+out = b""
+while True:
+    d = s.recv(65536)
+    if not d:
+        break
+    out += d
+print(out.decode(errors="replace"))
+EOF2
+)
+	case $out in
+	*secret*|*hunter2*) fail "socket '$req' served the content: $(head -c 100 <<<"$out")" ;;
+	13*|2*) ok "socket '$req' refused ($(head -1 <<<"$out"))" ;;
+	*) fail "socket '$req': expected errno 13 or 2 got '$(head -c 100 <<<"$out")'" ;;
+	esac
+done
+check_ctl "rollback" OK rollback
+txfs_umount || exit 1
+check_real_unchanged
 txn_finish

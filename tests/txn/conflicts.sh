@@ -35,6 +35,7 @@ conflict_case() {
 	*) fail "$name: ctl after the refused commit should list '  $path: ...', got: $(ctl_text "$M")" ;;
 	esac
 	check_cli "$name: txfs commit refuses" 1 commit "$M"
+	local refused=$CERR
 	case $CERR in
 	"txfs: commit: "*"  $path: "*) ok "$name: txfs commit lists '$path' on stderr" ;;
 	*) fail "$name: txfs commit stderr should be 'txfs: commit: ...' listing '$path', got: $CERR" ;;
@@ -59,11 +60,17 @@ conflict_case() {
 	local want got
 	if [ "$expect" = real ]; then
 		want=$(grep -E "$rx" "$T/c$n.real")
-		grep -q "left as the real directory has them" "$M/$CTL/ctl" &&
+		grep -q "left as it is there" "$M/$CTL/ctl" &&
 			ok "$name: the forced commit reports '$path' as left as it is" ||
 			fail "$name: the forced commit should report '$path' as left as the real directory has it, got: $(cat "$M/$CTL/ctl")"
 	else
 		want=$(grep -E "$rx" "$T/c$n.view")
+		# a file edited underneath: listed, its real version kept
+		if [[ $refused == *"$path: changed in the real directory"* ]]; then
+			grep -q "replaced by the staged version (the real one is kept in the history)" "$M/$CTL/ctl" &&
+				ok "$name: the forced commit lists '$path' as replaced, its real version kept" ||
+				fail "$name: the forced commit should list '$path' as replaced by the staged version, got: $(cat "$M/$CTL/ctl")"
+		fi
 	fi
 	if [ "$expect" = real ]; then
 		got=$(lst "$W" -mox | grep -E "$rx")
