@@ -393,6 +393,35 @@ static bool cg_delegated(int fd)
 
 /* A child cgroup of ours, if ours is delegated to us and the child has
  * cgroup.kill (Linux 5.14). */
+/* Remove the empty cgroups of txfs runs that are gone: one killed with
+ * SIGKILL never removed its own (a cgroup still holding processes is
+ * not empty and stays). */
+static void cg_sweep(int parent)
+{
+	int fd = openat(parent, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(de->d_name, "txfs-run-", 9))
+			continue;
+		pid = strtol(de->d_name + 9, &end, 10);
+		if (*end || pid <= 0 || kill((pid_t)pid, 0) == 0 ||
+		    errno != ESRCH)
+			continue;	/* alive (or another user's) */
+		(void)unlinkat(parent, de->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
 static void cg_create(struct proctree *pt)
 {
 	pt->cgparent = cg_open_own();
@@ -402,6 +431,7 @@ static void cg_create(struct proctree *pt)
 	}
 	if (pt->cgparent < 0)
 		return;
+	cg_sweep(pt->cgparent);
 	snprintf(pt->cgname, sizeof(pt->cgname), "txfs-run-%d", (int)pt->self);
 	if (mkdirat(pt->cgparent, pt->cgname, 0755) == 0) {
 		pt->cgfd = openat(pt->cgparent, pt->cgname,
