@@ -310,9 +310,29 @@ exec_cases() {
 	check_snap "[$WHO$MODE] exec: the real directory is byte-identical" "$before" "$(snap "$WS")"
 }
 
+# As root where txfs makes cgroups: the empty cgroup of a run that died
+# with SIGKILL (a txfs-run-PID of a pid that is gone) is swept by the
+# next run.
+sweep_case() {
+	local dead=4000000 stale
+	[ -n "$CG2" ] && [ "$(id -u)" = 0 ] && [ "$AS_TEST_USER" = 0 ] || return 0
+	[ -w "$CG2" ] || return 0
+	while [ -e "/proc/$dead" ]; do dead=$((dead + 1)); done
+	stale=$CG2/txfs-run-$dead
+	mkdir "$stale" 2>/dev/null || { echo "# no stale cgroup could be made in $CG2"; return 0; }
+	lrun -- -- sh -c 'echo $$ >>"$PIDS"; true'
+	if [ -d "$stale" ]; then
+		rmdir "$stale"
+		fail "[$WHO] the empty cgroup of a dead run ($stale) was not swept"
+	else
+		ok "[$WHO] the empty cgroup of a dead run was swept by the next run"
+	fi
+}
+
 body() {
 	local E
 	ws_fixture
+	sweep_case
 	for MODE in "" " no-cgroup"; do
 		if [ -n "$MODE" ]; then E=(TXFS_NO_CGROUP=1); else E=(); fi
 		# the test user has no cgroup of its own here: one pass is the fallback
