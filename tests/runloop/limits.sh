@@ -13,7 +13,7 @@
 #            processes of 40M each under a limit of 100M (only their sum
 #            exceeds it);
 #   pids:    a loop starting 2,000 sleepers; a bounded exponential fork
-#            bomb (up to 8,191); 300 threads in one process;
+#            bomb (up to 1,023 shells); 300 threads in one process;
 #   cpu:     one busy loop; four busy children; short-lived burners each
 #            reaped before the next (their CPU counts once reaped).
 # After each: exit 124, the JSON report's "limit" names the limit, the
@@ -191,8 +191,9 @@ cases() {
 	# ---- pids
 	over "pids: 2,000 sleepers" pids "${E[@]}" -- --pids 100 -- \
 		sh -c "$MARK; for i in \$(seq 2000); do sh -c '$sleeper' & done; wait"
+	# (depth 9: up to 1,023 shells and as many sleeps; the machine is shared)
 	over "pids: a bounded exponential fork bomb" pids "${E[@]}" -- --pids 200 -- \
-		bash -c "$MARK; f() { echo \$BASHPID >>\"\$PIDS\"; if [ \$1 -gt 0 ]; then f \$((\$1 - 1)) & f \$((\$1 - 1)) & fi; sleep 60; }; f 12"
+		bash -c "$MARK; f() { echo \$BASHPID >>\"\$PIDS\"; if [ \$1 -gt 0 ]; then f \$((\$1 - 1)) & f \$((\$1 - 1)) & fi; sleep 60; }; f 9"
 	over "pids: 300 threads" pids "${E[@]}" -- --pids 100 -- \
 		sh -c "$MARK; exec \"\$PY\" $T/bin/threads.py 300"
 
