@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sandbox/reslimit.h"
+
 int cmd_mount(int argc, char **argv);
 int cmd_umount(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
@@ -97,6 +99,25 @@ struct copts {
 	size_t ngaps;
 };
 int copts_parse(int argc, char **argv, struct copts *o, const char *usage);
+
+/* limit_opts.c: --timeout, --memory, --cpu, --pids (set: given on the
+ * command line, "none" included). cli_limit_opt returns 0 or 2 after
+ * "txfs: WHO: --NAME: bad size 'ARG': why". cli_limits_merge: the
+ * options over the policy's limits (p may be NULL) over the defaults.
+ * cli_limit_json: {"name","value","text","used","by"} of the limit
+ * hit, or JSON null; cli_limit_print: "txfs: WHO: limit hit: ..." */
+struct cli_limits {
+	uint64_t v[LIMIT_N];
+	bool set[LIMIT_N];
+};
+struct policy_limits;
+struct json_t;
+int cli_limit_opt(struct cli_limits *c, enum limit_kind k, const char *arg,
+		  const char *who);
+void cli_limits_merge(const struct cli_limits *c,
+		      const struct policy_limits *p, struct limits *out);
+struct json_t *cli_limit_json(const struct limwatch *w);
+void cli_limit_print(const struct limwatch *w, const char *who);
 
 /* Print "txfs: what: why" (why from errno value err, or a string). */
 void cli_err(int err, const char *fmt, ...)

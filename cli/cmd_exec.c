@@ -15,8 +15,9 @@
  * savepoints are a stack, so rolling back a command while a later one runs
  * would discard the later one's changes too.
  *
- * The exit status is CMD's, or the check's when CMD succeeded; 125 when
- * txfs itself failed (no mount, daemon unreachable), 2 for wrong usage.
+ * The exit status is CMD's, or the check's when CMD succeeded; 124 when a
+ * resource limit stopped it (reslimit.h), 125 when txfs itself failed (no
+ * mount, daemon unreachable), 2 for wrong usage.
  * The command cannot commit, roll back, release or take savepoints: the
  * daemon refuses control requests from processes under a seccomp filter
  * (fs/session/sock.c), and every .txfs/ctl verb from the processes of a command
@@ -54,7 +55,9 @@ static const char exec_usage[] =
 "usage: txfs exec [--check CMD] [--json] [--json-fd FD]\n"
 "                 [--allow-write PATH]...\n"
 "                 [--env NAME[=VALUE]]... [--clean-env] [--no-network]\n"
-"                 [--allow-weaker] [--pass-fd N]... [MNT] -- CMD [ARG...]\n"
+"                 [--allow-weaker] [--pass-fd N]... [--timeout DURATION]\n"
+"                 [--memory SIZE] [--cpu DURATION] [--pids N]\n"
+"                 [MNT] -- CMD [ARG...]\n"
 "\n"
 "Run CMD as one nested transaction of the session mounted at MNT\n"
 "(default: the txfs mount holding the current folder): take savepoint\n"
@@ -71,7 +74,13 @@ static const char exec_usage[] =
 "other descriptor of the caller (a folder as one of them is refused). It\n"
 "can neither commit, roll back, release nor take savepoints: the daemon\n"
 "refuses .txfs/ctl verbs from its processes and the control socket to\n"
-"confined peers.\n";
+"confined peers.\n"
+"--timeout DURATION (90s, 5m, 1h; plain: seconds), --memory SIZE (512M),\n"
+"--cpu DURATION (CPU time of the whole tree), --pids N (tasks at once),\n"
+"over the policy's `limit timeout|memory|cpu|pids` lines; `none` lifts\n"
+"one. Past a limit the whole tree is stopped, the command rolled back,\n"
+"exit 124, and the report names the limit (\"limit\" in --json).\n"
+"Defaults: no timeout, memory or CPU bound, 32768 tasks.\n";
 
 #define MAX_WRITABLE 64
 
@@ -105,6 +114,10 @@ struct exec_ctx {
 	int pass_fds[SPAWN_MAX_PASS_FD];	/* --pass-fd, ascending */
 	size_t npass;
 	char ws_real[PATH_MAX];	/* the real directory, if not at mnt */
+	struct cli_limits lim;	/* --timeout, --memory, --cpu, --pids */
+	struct policy_limits pol_lim;	/* the policy's limit lines */
+	bool have_pol_lim;
+	struct limwatch lw;	/* the command's and the check's limits */
 };
 
 static int add_path(struct exec_ctx *x, const char *path, bool must)
@@ -164,6 +177,10 @@ static int parse_exec(int argc, char **argv, struct exec_ctx *x)
 		{ "no-network", no_argument, NULL, 'n' },
 		{ "allow-weaker", no_argument, NULL, 'w' },
 		{ "pass-fd", required_argument, NULL, 'F' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "memory", required_argument, NULL, 'M' },
+		{ "cpu", required_argument, NULL, 'U' },
+		{ "pids", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -203,6 +220,12 @@ static int parse_exec(int argc, char **argv, struct exec_ctx *x)
 		case 'w': x->allow_weaker = true; break;
 		case 'F':
 			if (spawn_pass_fd_add(x->pass_fds, &x->npass, optarg, "exec"))
+				return 2;
+			break;
+		case 'T': case 'M': case 'U': case 'P':
+			if (cli_limit_opt(&x->lim, c == 'T' ? LIMIT_TIMEOUT :
+					  c == 'M' ? LIMIT_MEMORY : c == 'U' ?
+					  LIMIT_CPU : LIMIT_PIDS, optarg, "exec"))
 				return 2;
 			break;
 		case 'h': fputs(exec_usage, stdout); return -1;
@@ -249,9 +272,10 @@ static pid_t read_daemon_pid(const char *state)
 	return n > 0 ? (pid_t)atoi(buf) : 0;
 }
 
-/* The policy in force, read back from the mount's .txfs/policy: the
- * supervisor's `allow connect` and `exec deny` lists (when cmd-begin's
- * answer did not carry them: a daemon from before it did). */
+/* The policy in force, read back from the mount's .txfs/policy: its
+ * limit lines, and the supervisor's `allow connect` and `exec deny` lists
+ * (when cmd-begin's answer did not carry them: a daemon from before it
+ * did). */
 static int load_sup_lists(struct exec_ctx *x)
 {
 	char path[PATH_MAX + 16], *text = NULL, *err = NULL;
@@ -285,7 +309,9 @@ static int load_sup_lists(struct exec_ctx *x)
 		free(err);
 		return rc;
 	}
-	rc = sup_lists_from_policy(p, x->mnt, &x->sup);
+	x->pol_lim = *policy_limits(p);
+	x->have_pol_lim = true;
+	rc = x->have_globs ? 0 : sup_lists_from_policy(p, x->mnt, &x->sup);
 	policy_free(p);
 	return rc;
 }
@@ -337,7 +363,8 @@ static int exec_spawn_wait(struct exec_ctx *x, char *const *argv, bool shell)
 		.co = { .writable = x->writable, .n_writable = x->nwritable,
 			.daemon_pid = x->daemon, .no_network = x->no_network,
 			.allow_weaker = x->allow_weaker, .keep_group = true },
-		.so = &so, .pt = &x->pt, .quiet = x->json, .deathsig = true,
+		.so = &so, .pt = &x->pt, .lw = &x->lw, .quiet = x->json,
+		.deathsig = true,
 		.got_signal = &got_signal,
 		.pass_fds = x->pass_fds, .n_pass_fds = x->npass,
 		.started = tell_group, .started_arg = x,
@@ -521,6 +548,7 @@ static void report(struct exec_ctx *x, const char *end, int check_status,
 	/* a limit reached: what to do (the agent reads this, not the log) */
 	if (!cv.guard || audit_json_set_bytes(o, "guard", cv.guard))
 		json_object_set_new(o, "guard", json_null());
+	json_object_set_new(o, "limit", cli_limit_json(&x->lw));
 	json_object_set_new(o, "ms", json_real(ms));
 	if (x->json) {
 		char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -535,6 +563,7 @@ static void report(struct exec_ctx *x, const char *end, int check_status,
 		return;
 	}
 	ch = json_object_get(o, "changes");
+	cli_limit_print(&x->lw, "exec");
 	fprintf(stderr, "txfs: exec: command %lld %s (exit %lld%s): %zu "
 		"change%s, %lld veto%s\n",
 		(long long)json_integer_value(json_object_get(o, "cmd")),
@@ -587,7 +616,7 @@ static int setup(struct exec_ctx *x, int argc, char **argv)
 int cmd_exec(int argc, char **argv)
 {
 	struct exec_ctx x = { .pt = { .cgfd = -1, .cgparent = -1 },
-			      .json_fd = -1 };
+			      .json_fd = -1, .lw = { .hit = -1 } };
 	char ids[32], v0[32], st[16], *end, *req[5];
 	int rc, status, check_status = -1, lock;
 	double t0 = now_ms(), ms;
@@ -614,9 +643,16 @@ int cmd_exec(int argc, char **argv)
 	/* begun but refused (a policy allow-write over the state folder),
 	 * or its policy or subreaper not to be had: not run, and ended as a
 	 * failure so that its savepoint goes */
-	if (rc == 0 && (x.have_globs || (rc = load_sup_lists(&x)) == 0) &&
+	if (rc == 0 && (rc = load_sup_lists(&x)) == 0 &&
 	    (rc = proctree_start(&x.pt)))
 		cli_err(rc, "exec: cannot become the subreaper of the command");
+	if (rc == 0) {
+		struct limits lim;
+
+		cli_limits_merge(&x.lim, x.have_pol_lim ? &x.pol_lim : NULL,
+				 &lim);
+		rc = limwatch_start(&x.lw, &lim, &x.pt);
+	}
 	status = rc ? 125 : exec_spawn_wait(&x, x.cmd, false);
 	if (got_signal && status == 0)
 		status = 128 + got_signal;

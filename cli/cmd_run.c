@@ -9,7 +9,9 @@
  *   transaction staged and mounted); unmount; report.
  *
  * The exit status is CMD's, or the check's when CMD succeeded and the
- * check failed (the JSON report says which); 1 when the commit itself was
+ * check failed (the JSON report says which); 124 when a resource limit
+ * (--timeout, --memory, --cpu, --pids, the policy's limit lines:
+ * sandbox/reslimit.h) stopped them; 1 when the commit itself was
  * refused (conflicts: the transaction is kept staged in the state folder),
  * 2 for wrong usage, 125 when CMD was not run because the state folder
  * holds a transaction kept staged by an earlier mount. SIGINT and SIGTERM stop CMD (its process group) and
@@ -41,7 +43,8 @@ static const char run_usage[] =
 "usage: txfs run [-C DIR] [--policy FILE] [--state DIR] [--check CMD]\n"
 "                [--keep] [--no-network] [--allow-weaker] [--json] [-o OPT]...\n"
 "                [--allow-write PATH]... [--env NAME[=VALUE]]... [--clean-env]\n"
-"                [--pass-fd N]... -- CMD [ARG...]\n"
+"                [--pass-fd N]... [--timeout DURATION] [--memory SIZE]\n"
+"                [--cpu DURATION] [--pids N] -- CMD [ARG...]\n"
 "\n"
 "Mount DIR (default: the current folder) in place, run CMD confined\n"
 "inside it, then commit if CMD (and --check, run the same way) exited 0,\n"
@@ -63,7 +66,14 @@ static const char run_usage[] =
 "one of them is refused.\n"
 "-o OPT (repeatable): txfs mount's noopen, threads=N or spin=US, e.g.\n"
 "-o noopen for builds (see txfs mount --help; a policy with `exec deny`\n"
-"rules is refused with it).\n";
+"rules is refused with it).\n"
+"--timeout DURATION (90s, 5m, 1h; plain: seconds), --memory SIZE (512M,\n"
+"2G), --cpu DURATION (CPU time of the whole tree), --pids N (processes\n"
+"and threads at once), each also a policy line (`limit timeout 30m`);\n"
+"`none` lifts one. Past a limit the whole tree is stopped and rolled\n"
+"back, exit 124, the report says `limit hit: NAME (VALUE)`. Defaults: no\n"
+"timeout, memory or CPU bound, 32768 tasks (txfs(1) says which bound the\n"
+"kernel holds and which the supervisor counts).\n";
 
 #define RUN_MAX_EXTRA 64
 
@@ -77,6 +87,7 @@ struct run_opts {
 	size_t nmopts;
 	int pass_fds[SPAWN_MAX_PASS_FD];	/* --pass-fd, ascending */
 	size_t npass;
+	struct cli_limits lim;		/* --timeout, --memory, --cpu, --pids */
 };
 
 struct run_ctx {
@@ -94,6 +105,8 @@ struct run_ctx {
 	struct sup_opts so;	/* the supervisor's options */
 	char **pol_allow;	/* the policy's allow-write paths */
 	size_t npol_allow;
+	struct policy_limits pol_lim;	/* the policy's limit lines */
+	struct limwatch lw;	/* CMD's and the check's limits (reslimit.h) */
 };
 
 static volatile sig_atomic_t got_signal;
@@ -135,6 +148,10 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		{ "env", required_argument, NULL, 'e' },
 		{ "clean-env", no_argument, NULL, 'E' },
 		{ "pass-fd", required_argument, NULL, 'F' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "memory", required_argument, NULL, 'M' },
+		{ "cpu", required_argument, NULL, 'U' },
+		{ "pids", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -180,6 +197,12 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		case 'E': o->clean_env = true; break;
 		case 'F':
 			if (spawn_pass_fd_add(o->pass_fds, &o->npass, optarg, "run"))
+				return 2;
+			break;
+		case 'T': case 'M': case 'U': case 'P':
+			if (cli_limit_opt(&o->lim, c == 'T' ? LIMIT_TIMEOUT :
+					  c == 'M' ? LIMIT_MEMORY : c == 'U' ?
+					  LIMIT_CPU : LIMIT_PIDS, optarg, "run"))
 				return 2;
 			break;
 		case 'h': fputs(run_usage, stdout); return -1;
@@ -243,6 +266,7 @@ static int load_policy(struct run_ctx *r)
 		return rc;
 	}
 	r->network_denied = r->o.no_network || policy_network_denied(p);
+	r->pol_lim = *policy_limits(p);
 	rc = sup_lists_from_policy(p, r->ws, &r->sup);
 	if (rc)
 		cli_err(rc, "run: policy");
@@ -334,7 +358,7 @@ static int run_confined(struct run_ctx *r, char *const *argv, bool shell)
 		.co = { .writable = r->writable, .n_writable = r->nwritable,
 			.daemon_pid = r->daemon, .no_network = r->network_denied,
 			.allow_weaker = r->o.allow_weaker },
-		.so = &r->so, .pt = &r->pt, .quiet = r->o.json,
+		.so = &r->so, .pt = &r->pt, .lw = &r->lw, .quiet = r->o.json,
 		.got_signal = &got_signal,
 		.pass_fds = r->o.pass_fds, .n_pass_fds = r->o.npass,
 	};
@@ -366,6 +390,7 @@ struct outcome {
 	unsigned stopped;	/* processes left by CMD or --check, killed */
 	double seconds;
 	struct cli_vetoes vetoes;	/* what the policy refused (vetoes.c) */
+	const struct limwatch *lw;	/* the limit hit, if any */
 };
 
 /* The vetoes of this run (its daemon counts them from its mount: status's
@@ -402,6 +427,8 @@ static void report_json(const struct outcome *o)
 
 	if (st && !json_is_object(st))
 		json_decref(st);
+	if (j)
+		json_object_set_new(j, "limit", cli_limit_json(o->lw));
 	if (j && o->vetoes.guard &&
 	    audit_json_set_bytes(j, "guard", o->vetoes.guard))
 		json_object_del(j, "guard");
@@ -423,6 +450,7 @@ static void report(const struct run_ctx *r, const struct outcome *o)
 		report_json(o);
 		return;
 	}
+	cli_limit_print(o->lw, "run");
 	if (o->stopped)
 		fprintf(stderr, "txfs: run: stopped %u process%s left running "
 			"by the command\n", o->stopped,
@@ -504,12 +532,16 @@ static double now_s(void)
 /* After the mount (the daemon must not become our child): subreaper. */
 static int tree_begin(struct run_ctx *r)
 {
+	struct limits lim;
 	int rc = proctree_start(&r->pt);
 
 	r->pt.exclude = r->daemon;
-	if (rc)
+	if (rc) {
 		cli_err(rc, "run: cannot become the subreaper of CMD");
-	return rc;
+		return rc;
+	}
+	cli_limits_merge(&r->o.lim, &r->pol_lim, &lim);
+	return limwatch_start(&r->lw, &lim, &r->pt);
 }
 
 /* Stop every process left by CMD (or the check) before anything reads
@@ -592,7 +624,7 @@ static int decide(struct run_ctx *r, struct outcome *o)
 
 int cmd_run(int argc, char **argv)
 {
-	struct run_ctx r = { 0 };
+	struct run_ctx r = { .lw = { .hit = -1 } };
 	struct outcome o = { .cmd_status = -1, .check_status = -1 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	double t0 = now_s();
@@ -638,6 +670,7 @@ int cmd_run(int argc, char **argv)
 		umount_ws(&r);
 	proctree_end(&r.pt);
 	o.stopped = r.stopped;
+	o.lw = &r.lw;
 	o.seconds = now_s() - t0;
 	report(&r, &o);
 	free(o.status_json);

@@ -19,6 +19,7 @@
 #define MCP_OUT_CAP (2 * MCP_OUT_HALF)
 #define MCP_PROGRESS_MS 2000.0	/* notifications/progress while running */
 #define MCP_KILL_MS 30000.0	/* SIGKILL txfs exec this long after TERM */
+#define MCP_TIMEOUT_GRACE_S 15	/* our clock: txfs exec's --timeout + this */
 #define MCP_QUEUE_MAX 32	/* calls waiting for the transaction */
 #define MCP_TIMEOUT_MAX 86400
 

@@ -6,10 +6,13 @@
  * its own stdin (cmd_mcp.c polls them all), so that a cancellation can
  * stop it and progress can be told.
  *
- * Stopping (timeout, notifications/cancelled, the client gone) is SIGTERM
- * to txfs exec, which stops the command's whole process tree and rolls
- * the command back (cmd_exec.c); SIGKILL MCP_KILL_MS later if it is still
- * there. Each stream keeps its first and last MCP_OUT_HALF bytes; the
+ * The tool's timeout is txfs exec's --timeout (reslimit.h: the command's
+ * tree is stopped and rolled back, the report says "limit"); the server
+ * keeps a clock of its own MCP_TIMEOUT_GRACE_S longer, in case txfs exec
+ * itself does not return. Stopping (that clock, notifications/cancelled,
+ * the client gone) is SIGTERM to txfs exec, which stops the command's
+ * whole process tree and rolls the command back (cmd_exec.c); SIGKILL
+ * MCP_KILL_MS later if it is still there. Each stream keeps its first and last MCP_OUT_HALF bytes; the
  * result says how many bytes were cut where.
  */
 #include <errno.h>
@@ -102,6 +105,7 @@ int mcp_exec_start(struct mcp *m, struct mcp_job *j)
 	const char *check = json_string_value(json_object_get(j->args,
 							      "check"));
 	char dir[PATH_MAX], real[PATH_MAX], *chk = NULL, **argv = NULL;
+	char tmo[48];
 	int p[3][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 } }, rc = 0;
 	size_t n = 0, i, ml = strlen(m->mnt);
 
@@ -120,6 +124,10 @@ int mcp_exec_start(struct mcp *m, struct mcp_job *j)
 	argv[n++] = "--json-fd=3";
 	if (chk)
 		argv[n++] = chk;
+	if (j->timeout_s > 0) {
+		snprintf(tmo, sizeof(tmo), "--timeout=%lds", j->timeout_s);
+		argv[n++] = tmo;
+	}
 	argv[n++] = m->mnt;
 	argv[n++] = "--";
 	json_array_foreach(argv_j, i, v)
@@ -253,8 +261,8 @@ int mcp_exec_step(struct mcp *m, struct mcp_job *j, double now)
 		}
 		return 1;
 	}
-	if (j->timeout_s && !j->term_at &&
-	    now - j->t0 >= (double)j->timeout_s * 1000.0) {
+	if (j->timeout_s && !j->term_at && now - j->t0 >=
+	    (double)(j->timeout_s + MCP_TIMEOUT_GRACE_S) * 1000.0) {
 		j->timed_out = true;
 		mcp_exec_stop(j, now);
 	}
@@ -293,6 +301,10 @@ json_t *mcp_exec_result(struct mcp_job *j)
 		json_decref(rep);
 		rep = NULL;
 	}
+	/* txfs exec's --timeout stopped it (or, failing that, our clock) */
+	if (!strcmp(json_string_value(json_object_get(json_object_get(rep,
+	    "limit"), "name")) ?: "", "timeout"))
+		j->timed_out = true;
 	if (out && j->cap[0].total)
 		add_text(content, out);
 	if (err && j->cap[1].total &&

@@ -29,6 +29,8 @@
 static const struct policy_limits no_limits = {
 	.bytes = UINT64_MAX, .files = UINT64_MAX,
 	.file_size = UINT64_MAX, .deletes = UINT64_MAX,
+	.timeout_ms = UINT64_MAX, .memory = UINT64_MAX,
+	.cpu_ms = UINT64_MAX, .pids = UINT64_MAX,
 };
 
 /* ---- building --------------------------------------------------------- */

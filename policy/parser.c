@@ -6,6 +6,7 @@
  *   hide GLOB...           readonly GLOB...        flag GLOB...
  *   limit bytes|file-size SIZE                     limit files|deletes N
  *   limit deletes N except GLOB...
+ *   limit timeout|cpu DURATION  limit memory SIZE  limit pids N  (txfs run)
  *   network deny           exec deny GLOB...       control deny VERB...
  *
  * deny, allow and readonly rules may end with a caller condition:
@@ -324,99 +325,71 @@ static int parse_flag(struct pline *l)
 
 /* ---- limits ----------------------------------------------------------- */
 
+enum limit_value { LV_COUNT, LV_SIZE, LV_DURATION };
+
 struct limit_kind {
 	const char *word;
-	bool size;	/* SIZE (units allowed) or a plain count */
+	enum limit_value kind;	/* how its value is written */
+	bool positive;		/* 0 refused (it would run nothing) */
 };
 
+/* bytes .. deletes: the daemon's, per transaction; timeout .. pids: the
+ * command's, for txfs run and txfs exec (cli/sandbox/reslimit.h). */
 static const struct limit_kind limit_kinds[] = {
-	{ "bytes", true }, { "files", false },
-	{ "file-size", true }, { "deletes", false },
+	{ "bytes", LV_SIZE, false }, { "files", LV_COUNT, false },
+	{ "file-size", LV_SIZE, false }, { "deletes", LV_COUNT, false },
+	{ "timeout", LV_DURATION, true }, { "memory", LV_SIZE, true },
+	{ "cpu", LV_DURATION, true }, { "pids", LV_COUNT, true },
 };
+
+#define LIMIT_KINDS_TEXT "bytes, files, file-size, deletes, timeout, " \
+	"memory, cpu or pids"
 
 static uint64_t *limit_slot(struct policy_limits *lim, size_t k,
 			    unsigned **line)
 {
-	switch (k) {
-	case 0:
-		*line = &lim->bytes_line;
-		return &lim->bytes;
-	case 1:
-		*line = &lim->files_line;
-		return &lim->files;
-	case 2:
-		*line = &lim->file_size_line;
-		return &lim->file_size;
-	default:
-		*line = &lim->deletes_line;
-		return &lim->deletes;
-	}
+	struct { uint64_t *v; unsigned *line; } slots[] = {
+		{ &lim->bytes, &lim->bytes_line },
+		{ &lim->files, &lim->files_line },
+		{ &lim->file_size, &lim->file_size_line },
+		{ &lim->deletes, &lim->deletes_line },
+		{ &lim->timeout_ms, &lim->timeout_line },
+		{ &lim->memory, &lim->memory_line },
+		{ &lim->cpu_ms, &lim->cpu_line },
+		{ &lim->pids, &lim->pids_line },
+	};
+
+	*line = slots[k].line;
+	return slots[k].v;
 }
 
-struct unit {
-	const char *name;
-	unsigned shift;
-};
-
-static const struct unit units[] = {
-	{ "K", 10 }, { "KiB", 10 }, { "M", 20 }, { "MiB", 20 },
-	{ "G", 30 }, { "GiB", 30 }, { "T", 40 }, { "TiB", 40 },
-};
-
-/* The multiplier's shift for unit s[0..n), or an error message. */
-static const char *parse_unit(const char *s, size_t n, unsigned *shift)
-{
-	static const char *const decimal[] = { "KB", "kB", "MB", "GB", "TB" };
-
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strlen(units[i].name) == n && !memcmp(s, units[i].name, n)) {
-			*shift = units[i].shift;
-			return NULL;
-		}
-	}
-	for (size_t i = 0; i < sizeof(decimal) / sizeof(decimal[0]); i++)
-		if (n == 2 && !memcmp(s, decimal[i], 2))
-			return "decimal units are not accepted: write K, M, "
-			       "G, T or KiB, MiB, GiB, TiB (all 1024-based)";
-	return "unknown unit (use K, M, G, T or KiB, MiB, GiB, TiB)";
-}
-
-/* A count or, if size, a number with an optional unit. Returns NULL or an
+/* The value of limit kind k in token t (units.c). Returns NULL or an
  * error message with *off the offset of the mistake. */
-static const char *parse_value(const struct token *t, bool size,
+static const char *parse_value(const struct token *t, size_t k,
 			       uint64_t *val, uint32_t *off)
 {
-	uint64_t v = 0;
-	uint32_t i = 0;
-	unsigned shift = 0;
+	const struct limit_kind *lk = &limit_kinds[k];
 	const char *msg;
+	size_t o = 0;
 
-	*off = 0;
-	for (; i < t->len && t->s[i] >= '0' && t->s[i] <= '9'; i++) {
-		uint64_t d = (uint64_t)(t->s[i] - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return "number too large";
-		v = v * 10 + d;
+	switch (lk->kind) {
+	case LV_SIZE:
+		msg = policy_parse_size(t->s, t->len, val, &o);
+		break;
+	case LV_DURATION:
+		msg = policy_parse_duration(t->s, t->len, val, &o);
+		break;
+	case LV_COUNT:
+	default:
+		msg = policy_parse_count(t->s, t->len, val, &o);
+		break;
 	}
-	if (i == 0)
-		return size ? "expected a size (e.g. 100M)"
-			    : "expected a number";
-	*off = i;
-	if (i < t->len && !size)
-		return "expected a plain number here (units only apply to "
-		       "'bytes' and 'file-size')";
-	if (i < t->len) {
-		msg = parse_unit(t->s + i, t->len - i, &shift);
-		if (msg)
-			return msg;
-	}
-	if (shift && v > UINT64_MAX >> shift) {
+	*off = (uint32_t)o;
+	if (!msg && lk->positive && *val == 0) {
 		*off = 0;
-		return "size too large";
+		msg = "must be more than 0 (leave the line out for no limit)";
 	}
-	*val = v << shift;
-	return NULL;
+	return msg;
 }
 
 static int find_limit_kind(const struct token *t, size_t *k)
@@ -518,20 +491,20 @@ static int parse_limit(struct pline *l)
 	size_t k;
 
 	if (l->n < 2) {
-		missing(l, &l->t[0], "missing limit kind (bytes, files, "
-			"file-size or deletes)");
+		missing(l, &l->t[0], "missing limit kind ("
+			LIMIT_KINDS_TEXT ")");
 		return 0;
 	}
 	if (find_limit_kind(&l->t[1], &k)) {
-		error_at(l, &l->t[1], "unknown limit (expected bytes, files, "
-			 "file-size or deletes)");
+		error_at(l, &l->t[1], "unknown limit (expected "
+			 LIMIT_KINDS_TEXT ")");
 		return 0;
 	}
 	if (l->n < 3) {
 		missing(l, &l->t[1], "missing value for the limit");
 		return 0;
 	}
-	msg = parse_value(&l->t[2], limit_kinds[k].size, &v, &off);
+	msg = parse_value(&l->t[2], k, &v, &off);
 	if (msg)
 		diag_error(l->diag, l->t[2].line, l->t[2].col + off, "%s", msg);
 	else
@@ -654,6 +627,8 @@ static void limits_init(struct policy_limits *lim)
 	*lim = (struct policy_limits){
 		.bytes = UINT64_MAX, .files = UINT64_MAX,
 		.file_size = UINT64_MAX, .deletes = UINT64_MAX,
+		.timeout_ms = UINT64_MAX, .memory = UINT64_MAX,
+		.cpu_ms = UINT64_MAX, .pids = UINT64_MAX,
 	};
 }
 

@@ -76,7 +76,26 @@ struct policy_limits {
 	uint64_t file_size;	/* largest file */
 	uint64_t deletes;	/* deletions in one transaction */
 	unsigned bytes_line, files_line, file_size_line, deletes_line;
+	/* For txfs run and txfs exec (the daemon ignores them): the
+	 * command's wall time and CPU time in milliseconds, its memory in
+	 * bytes, its tasks (processes and threads). */
+	uint64_t timeout_ms, memory, cpu_ms, pids;
+	unsigned timeout_line, memory_line, cpu_line, pids_line;
 };
+
+/*
+ * units.c - the numbers of policies and of the command line: s[0..n) as
+ * a size (N, NK, NM, NG, NT, NKiB ... 1024-based: `512M`), a duration in
+ * milliseconds (N seconds, Nms, Ns, Nm, Nh, Nd: `90s`, `5m`) or a plain
+ * count. Each returns NULL with *out set, or an error message (static
+ * text) with *off the offset of the mistake in s.
+ */
+const char *policy_parse_size(const char *s, size_t n, uint64_t *out,
+			      size_t *off);
+const char *policy_parse_duration(const char *s, size_t n, uint64_t *ms,
+				  size_t *off);
+const char *policy_parse_count(const char *s, size_t n, uint64_t *out,
+			       size_t *off);
 
 struct policy;
 

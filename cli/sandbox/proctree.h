@@ -10,10 +10,14 @@
  *   - a kill-and-reap loop: walk /proc for our descendants, SIGKILL them
  *     (through a pidfd, re-checking the parent, so a recycled pid is never
  *     signalled), reap, repeat until none is left and waitpid says ECHILD;
- *   - where our cgroup v2 is delegated to us (owned by our uid, not root,
- *     e.g. a systemd user scope): the command runs in a child cgroup, killed at once with cgroup.kill (it catches
- *     what a fork loop races past the walk). Optional: without it the walk
- *     alone stops everything, only slower against a fork bomb.
+ *   - where our cgroup v2 (found in /proc/self/mountinfo: also the
+ *     unified hierarchy of a hybrid system) is ours (owned by our uid and
+ *     writable: delegated, e.g. a systemd user scope, or root's own): the
+ *     command runs in a child cgroup, killed at once with cgroup.kill (it
+ *     catches what a fork loop races past the walk), whose accounting
+ *     reslimit.c reads. Optional: without it the walk alone stops
+ *     everything, only slower against a fork bomb. TXFS_NO_CGROUP in the
+ *     environment (tests) makes none.
  *
  * Usage: proctree_start() before forking the command; proctree_enter() in
  * the forked child before exec; proctree_stop_all() after the command
@@ -23,6 +27,7 @@
 #define TXFS_PROCTREE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct proctree {
@@ -44,5 +49,27 @@ void proctree_enter(const struct proctree *pt);
 int proctree_stop_all(struct proctree *pt, unsigned *count);
 /* Remove the cgroup; stays a subreaper. */
 void proctree_end(struct proctree *pt);
+
+/*
+ * What the tree uses now (for reslimit.c). With the cgroup: its CPU
+ * (cpu.stat usage_usec, every process it ever held), its tasks
+ * (pids.current, else the lines of cgroup.threads) and, when mem, its
+ * memory (memory.current, else the anonymous resident memory of each of
+ * its processes). Without: the same summed over the live descendants
+ * (utime + stime + the children they reaped; threads; anonymous resident
+ * memory), one walk of /proc. Returns 0 or a negative errno.
+ */
+struct proctree_usage {
+	uint64_t cpu_us, mem, tasks;
+};
+int proctree_usage(const struct proctree *pt, bool mem,
+		   struct proctree_usage *u);
+/* Write v to the cgroup's file (memory.max, pids.max ...); read the
+ * number after key (NULL: the first) of file. -ENOENT without a cgroup. */
+int proctree_cg_limit(const struct proctree *pt, const char *file, uint64_t v);
+int proctree_cg_read(const struct proctree *pt, const char *file,
+		     const char *key, uint64_t *v);
+/* cgroup.kill: every process of the cgroup, at once (no-op without). */
+void proctree_cg_kill(const struct proctree *pt);
 
 #endif /* TXFS_PROCTREE_H */

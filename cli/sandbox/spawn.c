@@ -7,12 +7,15 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -136,6 +139,8 @@ static void child(const struct spawn *s, char *const *argv, bool shell,
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
 	signal(SIGALRM, SIG_DFL);
+	if (s->lw)
+		limwatch_child(s->lw);
 	if (s->deathsig) {	/* if the caller is killed outright */
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		if (getppid() != parent)	/* it died before the prctl */
@@ -168,14 +173,35 @@ static void child(const struct spawn *s, char *const *argv, bool shell,
 	_exit(127);
 }
 
-/* Wait for pid; the caller's signals stop its group (TERM, then KILL). */
+/* A limit is exceeded: the whole tree at once (the cgroup, else the
+ * command's group; the caller's proctree_stop_all takes what fled it). */
+static void stop_for_limit(const struct spawn *s, pid_t pid)
+{
+	proctree_cg_kill(s->pt);
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+}
+
+/* Sleep until pid's pidfd is readable, a signal or ms pass. True when
+ * a signal woke it. */
+static bool sleep_on(int pfd, int ms)
+{
+	struct pollfd p = { .fd = pfd, .events = POLLIN };
+
+	return poll(pfd >= 0 ? &p : NULL, pfd >= 0 ? 1 : 0, ms) < 0 &&
+	       errno == EINTR;
+}
+
+/* Wait for pid; the caller's signals stop its group (TERM, then KILL);
+ * the limits are sampled while it runs. */
 static int wait_cmd(const struct spawn *s, pid_t pid)
 {
-	int status = 0, sent = 0;
+	int status = 0, sent = 0, pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	bool woken = false;
 
 	for (;;) {
 		pid_t w;
+		int due = s->lw ? limwatch_due(s->lw) : -1;
 
 		/* a signal taken before the wait (while the supervisor
 		 * started) counts as well as one that interrupts it */
@@ -184,14 +210,30 @@ static int wait_cmd(const struct spawn *s, pid_t pid)
 			if (!sent++)
 				alarm(5);
 		}
-		w = waitpid(pid, &status, 0);
+		if (due == 0 && limwatch_check(s->lw, false))
+			stop_for_limit(s, pid);
+		if (due >= 0 && s->lw->hit < 0) {
+			w = waitpid(pid, &status, WNOHANG);
+			if (w == 0) {
+				woken = sleep_on(pfd, due) || woken;
+				continue;
+			}
+		} else {
+			w = waitpid(pid, &status, 0);
+		}
 		if (w == pid)
 			break;
-		if (w < 0 && errno != EINTR)
-			return 126 << 8;
+		if (w < 0 && errno != EINTR) {
+			status = 126 << 8;
+			break;
+		}
 		woken = true;
 	}
 	alarm(0);
+	if (pfd >= 0)
+		close(pfd);
+	if (s->lw && s->lw->hit < 0 && limwatch_exited(s->lw, status))
+		stop_for_limit(s, pid);
 	return status;
 }
 
@@ -238,6 +280,8 @@ int spawn_wait(const struct spawn *s, char *const *argv, bool shell)
 		fprintf(stderr, "txfs: %s: the supervisor refused %lu of %lu "
 			"calls (in the audit log: txfs log)\n", s->who,
 			st.refused, st.notifications);
+	if (s->lw && s->lw->hit >= 0)
+		return LIMIT_EXIT;
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);

@@ -11,6 +11,9 @@
  * recorded in *got_signal sends SIGTERM to the command's group, and
  * SIGKILL once it has asked 5 s later (SIGALRM) or on a second signal.
  * What the command left behind is the caller's to stop (proctree).
+ * With lw, the parent samples the command's use while it waits
+ * (reslimit.h); past a limit it kills the cgroup and the command's group
+ * at once, and spawn_wait returns LIMIT_EXIT with lw->hit set.
  *
  * Descriptors: the command gets its standard input, output and error and
  * the --pass-fd descriptors, nothing else the caller had open (close_range
@@ -29,6 +32,7 @@
 #include <stdbool.h>
 
 #include "confine.h"
+#include "reslimit.h"
 #include "proctree.h"
 #include "supervise.h"
 
@@ -38,6 +42,7 @@ struct spawn {
 	struct confine_opts co;		/* what confine_apply() enforces */
 	const struct sup_opts *so;	/* the supervisor's options */
 	const struct proctree *pt;	/* the command's cgroup, if any */
+	struct limwatch *lw;		/* its limits (reslimit.h), or NULL */
 	bool quiet;			/* no notes nor refusal counts (--json) */
 	bool deathsig;			/* the command dies with its caller */
 	volatile sig_atomic_t *got_signal; /* set by the caller's handlers */
@@ -63,7 +68,8 @@ int spawn_pass_fd_add(int *fds, size_t *n, const char *arg, const char *who);
  * Run argv (with shell: `sh -c argv[0]`) as described above and wait for
  * it. The caller handles SIGALRM (without SA_RESTART) like its other
  * signals. Returns the command's exit status, 128+N when signal N ended
- * it, 126 when it could not be started or confined, 127 when not found.
+ * it, 126 when it could not be started or confined, 127 when not found,
+ * LIMIT_EXIT (124) when a limit of lw stopped it.
  */
 int spawn_wait(const struct spawn *s, char *const *argv, bool shell);
 

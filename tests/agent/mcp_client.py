@@ -408,9 +408,11 @@ def features(c, ws, txfs, runner):
                         "timeout": 2}, timeout=60)
     sc = r["result"].get("structuredContent", {})
     check(sc.get("timed_out") is True and sc.get("outcome") == "rolled-back" and
+          (sc.get("limit") or {}).get("name") == "timeout" and sc.get("exit") == 124 and
           r["result"]["isError"] and time.monotonic() - t0 < 20 and
           any("timed out after 2 s" in x for x in items(r)) and valid(sc, out_schema),
-          "exec timeout 2: stopped, rolled back, said", r["result"])
+          "exec timeout 2: txfs exec --timeout stopped it (limit timeout, exit 124), rolled back, said",
+          r["result"])
     check(shows(c, "timed.txt") is False and not pgrep(sleeper + " 60"),
           "exec timeout: its change and its process are gone")
 

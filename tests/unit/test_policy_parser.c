@@ -278,6 +278,98 @@ static void test_limit_forms(void **state)
 	policy_free(p);
 }
 
+/* The command's limits (txfs run, txfs exec): timeout and cpu are
+ * durations in milliseconds, memory a size, pids a count. */
+static void test_command_limit_forms(void **state)
+{
+	struct policy *p = load_ok(
+		"limit timeout 30m\n"
+		"limit memory 4G\n"
+		"limit cpu 600\n"
+		"limit pids 4096\n");
+	const struct policy_limits *l = policy_limits(p);
+
+	(void)state;
+	assert_int_equal(l->timeout_ms, 30 * 60 * 1000);
+	assert_int_equal(l->timeout_line, 1);
+	assert_int_equal(l->memory, 4ull << 30);
+	assert_int_equal(l->memory_line, 2);
+	assert_int_equal(l->cpu_ms, 600 * 1000);
+	assert_int_equal(l->cpu_line, 3);
+	assert_int_equal(l->pids, 4096);
+	assert_int_equal(l->pids_line, 4);
+	assert_true(l->bytes == UINT64_MAX && l->deletes == UINT64_MAX);
+	policy_free(p);
+	p = load_ok("limit deletes 7\n");
+	l = policy_limits(p);
+	assert_true(l->timeout_ms == UINT64_MAX && l->memory == UINT64_MAX &&
+		    l->cpu_ms == UINT64_MAX && l->pids == UINT64_MAX);
+	policy_free(p);
+	p = load_ok("limit timeout 1500ms\nlimit cpu 2h\n");
+	assert_int_equal(policy_limits(p)->timeout_ms, 1500);
+	assert_int_equal(policy_limits(p)->cpu_ms, 2 * 3600 * 1000);
+	policy_free(p);
+}
+
+/* units.c itself: what the command line's --timeout, --memory, --cpu and
+ * --pids read. */
+static void test_units(void **state)
+{
+	static const struct {
+		const char *text;
+		uint64_t ms;
+	} durations[] = {
+		{ "90", 90000 }, { "90s", 90000 }, { "5m", 300000 },
+		{ "1h", 3600000 }, { "2d", 172800000 }, { "250ms", 250 },
+		{ "0", 0 },
+	};
+	static const struct {
+		const char *text, *err;
+		size_t off;
+	} bad[] = {
+		{ "", "expected a duration", 0 }, { "s", "expected a duration", 0 },
+		{ "5x", "unknown unit", 1 }, { "1.5h", "unknown unit", 1 },
+		{ "-1", "expected a duration", 0 }, { "5 m", "unknown unit", 1 },
+		{ "18446744073709551615s", "duration too large", 0 },
+		{ "99999999999999999999", "number too large", 0 },
+	};
+	uint64_t v;
+	size_t off;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(durations) / sizeof(*durations); i++) {
+		assert_null(policy_parse_duration(durations[i].text,
+			strlen(durations[i].text), &v, &off));
+		assert_int_equal(v, durations[i].ms);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		const char *m = policy_parse_duration(bad[i].text,
+			strlen(bad[i].text), &v, &off);
+
+		assert_non_null(m);
+		if (strncmp(m, bad[i].err, strlen(bad[i].err)))
+			fail_msg("'%s': got '%s' want '%s'", bad[i].text, m,
+				 bad[i].err);
+		assert_int_equal(off, bad[i].off);
+	}
+	assert_null(policy_parse_size("512M", 4, &v, &off));
+	assert_int_equal(v, 512u << 20);
+	assert_null(policy_parse_size("2G", 2, &v, &off));
+	assert_int_equal(v, 2ull << 30);
+	assert_null(policy_parse_size("4096", 4, &v, &off));
+	assert_int_equal(v, 4096);
+	assert_string_equal(policy_parse_size("2GB", 3, &v, &off),
+			    "decimal units are not accepted: write K, M, G, "
+			    "T or KiB, MiB, GiB, TiB (all 1024-based)");
+	assert_int_equal(off, 1);
+	assert_non_null(policy_parse_size("x", 1, &v, &off));
+	assert_non_null(policy_parse_size("16777216T", 9, &v, &off));
+	assert_null(policy_parse_count("4096", 4, &v, &off));
+	assert_int_equal(v, 4096);
+	assert_non_null(policy_parse_count("4K", 2, &v, &off));
+	assert_int_equal(off, 1);
+}
+
 static void test_sizes(void **state)
 {
 	static const struct {
@@ -445,6 +537,21 @@ static void test_error_limits(void **state)
 	EXPECT("limit bytes 18446744073709551616", "t.policy:1:13: number too");
 	EXPECT("limit bytes 16777216T", "t.policy:1:13: size too large");
 	EXPECT("limit bytes 10M extra", "t.policy:1:17: unexpected 'extra'");
+	EXPECT("limit timeout", "t.policy:1:14: missing value");
+	EXPECT("limit timeout 5x", "t.policy:1:16: unknown unit");
+	EXPECT("limit timeout 0", "t.policy:1:15: must be more than 0");
+	EXPECT("limit cpu 1.5h", "t.policy:1:12: unknown unit");
+	EXPECT("limit cpu -5", "t.policy:1:11: expected a duration");
+	EXPECT("limit memory 4GB", "t.policy:1:15: decimal units");
+	EXPECT("limit memory 0", "t.policy:1:14: must be more than 0");
+	EXPECT("limit memory none", "t.policy:1:14: expected a size");
+	EXPECT("limit pids 4K", "t.policy:1:13: expected a plain number");
+	EXPECT("limit pids 0", "t.policy:1:12: must be more than 0");
+	EXPECT("limit pids 10 more", "t.policy:1:15: unexpected 'more'");
+	EXPECT("limit memory 1G\nlimit memory 2G",
+	       "t.policy:2:7: duplicate 'limit memory': already set on line 1");
+	EXPECT("limit time 5s", "t.policy:1:7: unknown limit (expected bytes, "
+	       "files, file-size, deletes, timeout, memory, cpu or pids)");
 	EXPECT("limit deletes 5\n# x\nlimit deletes 6",
 	       "t.policy:3:7: duplicate 'limit deletes': already set on "
 	       "line 1");
@@ -625,6 +732,8 @@ int main(void)
 		cmocka_unit_test(test_hide_readonly_flag_forms),
 		cmocka_unit_test(test_limit_forms),
 		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_command_limit_forms),
+		cmocka_unit_test(test_units),
 		cmocka_unit_test(test_network_exec_control_forms),
 		cmocka_unit_test(test_comments_blanks_crlf),
 		cmocka_unit_test(test_empty_policy),
