@@ -94,6 +94,7 @@ struct run_ctx {
 	struct sup_opts so;	/* the supervisor's options */
 	char **pol_allow;	/* the policy's allow-write paths */
 	size_t npol_allow;
+	struct cli_hidden hid;	/* what CMD must not read (cli.h) */
 };
 
 static volatile sig_atomic_t got_signal;
@@ -326,6 +327,26 @@ static int add_allowed(struct run_ctx *r)
 	return 0;
 }
 
+/* After the mount (it makes the state folder): what CMD must not read,
+ * the state folder and, if there, the root of the default ones (other
+ * workspaces' layers and histories). */
+static int hide_state(struct run_ctx *r)
+{
+	char def[PATH_MAX], *sl;
+	int rc = cli_hidden_add(&r->hid, r->state, r->writable, r->nwritable);
+
+	if (rc) {
+		cli_err(rc, "run: state folder %s", r->state);
+		return rc;
+	}
+	if (txfs_default_state(r->ws, def, sizeof(def)) == 0 &&
+	    (sl = strrchr(def, '/')) && sl != def) {
+		*sl = '\0';
+		(void)cli_hidden_add(&r->hid, def, r->writable, r->nwritable);
+	}
+	return 0;
+}
+
 /* Run one confined command (spawn.h); its exit status. */
 static int run_confined(struct run_ctx *r, char *const *argv, bool shell)
 {
@@ -333,7 +354,8 @@ static int run_confined(struct run_ctx *r, char *const *argv, bool shell)
 		.who = "run", .dir = r->ws,
 		.co = { .writable = r->writable, .n_writable = r->nwritable,
 			.daemon_pid = r->daemon, .no_network = r->network_denied,
-			.allow_weaker = r->o.allow_weaker },
+			.allow_weaker = r->o.allow_weaker,
+			.hidden = r->hid.list, .n_hidden = r->hid.n },
 		.so = &r->so, .pt = &r->pt, .quiet = r->o.json,
 		.got_signal = &got_signal,
 		.pass_fds = r->o.pass_fds, .n_pass_fds = r->o.npass,
@@ -458,11 +480,16 @@ static int setup(struct run_ctx *r, int argc, char **argv)
 		return 1;
 	}
 	if (r->o.state) {
-		snprintf(r->state, sizeof(r->state), "%s", r->o.state);
-	} else if ((rc = txfs_default_state(r->ws, r->state,
-					    sizeof(r->state)))) {
+		snprintf(cwd, sizeof(cwd), "%s", r->o.state);
+	} else if ((rc = txfs_default_state(r->ws, cwd, sizeof(cwd)))) {
 		cli_err(rc, "run: state folder (set --state or HOME)");
 		return 1;
+	}
+	/* canonical even when not made yet: the checks below compare where
+	 * it is, not how it was named (a symlink to an allowed folder) */
+	if ((rc = cli_canon_path(cwd, r->state, sizeof(r->state)))) {
+		cli_err(rc, "run: state folder %s", cwd);
+		return 2;
 	}
 	if (load_policy(r))
 		return 1;
@@ -616,7 +643,7 @@ int cmd_run(int argc, char **argv)
 		sup_lists_free(&r.sup);
 		return 1;
 	}
-	if ((rc = refuse_kept(&r)) || tree_begin(&r)) {
+	if ((rc = refuse_kept(&r)) || hide_state(&r) || tree_begin(&r)) {
 		umount_ws(&r);
 		policy_allow_write_free(r.pol_allow, r.npol_allow);
 		sup_lists_free(&r.sup);

@@ -142,6 +142,40 @@ static int check_path(const char *what, size_t i, const char *p, bool glob_ok,
 	return 0;
 }
 
+/* Is one path the other, or below it? (both canonical) */
+static bool nested(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), l = la < lb ? la : lb;
+
+	if (strncmp(a, b, l))
+		return false;
+	return la == lb || (la < lb ? b[la] == '/' || la == 1 :
+				      a[lb] == '/' || lb == 1);
+}
+
+/* Hidden folders: absolute, never "/" nor nested with a writable path (a
+ * cover over the workspace would hide it; one inside a writable folder
+ * could be moved away with its parent). */
+static int check_hidden(const struct confine_opts *o, const char **why)
+{
+	size_t i, j;
+	int rc;
+
+	for (i = 0; i < o->n_hidden; i++) {
+		rc = check_path("hidden", i, o->hidden[i], false, why);
+		if (rc < 0)
+			return rc;
+		if (!strcmp(o->hidden[i], "/"))
+			return why_set(why, -EINVAL, "hidden entry %zu is /", i);
+		for (j = 0; j < o->n_writable; j++)
+			if (nested(o->hidden[i], o->writable[j]))
+				return why_set(why, -EINVAL, "hidden folder %s and "
+					       "writable path %s are nested",
+					       o->hidden[i], o->writable[j]);
+	}
+	return 0;
+}
+
 int confine_check_opts(const struct confine_opts *o, const char **why)
 {
 	const char *dummy;
@@ -153,7 +187,8 @@ int confine_check_opts(const struct confine_opts *o, const char **why)
 	if (o == NULL)
 		return why_set(why, -EINVAL, "no confinement options");
 	if ((o->n_writable > 0 && o->writable == NULL) ||
-	    (o->n_exec_deny > 0 && o->exec_deny == NULL))
+	    (o->n_exec_deny > 0 && o->exec_deny == NULL) ||
+	    (o->n_hidden > 0 && o->hidden == NULL))
 		return why_set(why, -EINVAL, "a path list is NULL but its count is not 0");
 	for (i = 0; i < o->n_writable; i++) {
 		rc = check_path("writable", i, o->writable[i], false, why);
@@ -165,6 +200,9 @@ int confine_check_opts(const struct confine_opts *o, const char **why)
 		if (rc < 0)
 			return rc;
 	}
+	rc = check_hidden(o, why);
+	if (rc < 0)
+		return rc;
 	if (o->daemon_pid < 0)
 		return why_set(why, -EINVAL, "daemon pid %d is negative", (int)o->daemon_pid);
 	if (o->daemon_pid > 0 && o->daemon_pid == getpid())
@@ -620,6 +658,34 @@ static int check_support(const struct confine_opts *o, int abi, int abi_err, int
 }
 
 /*
+ * Cover o->hidden (confine_ns.c) before Landlock, which forbids mounting.
+ * No namespace to be had (nothing changed yet): refused, or with
+ * allow_weaker a note. A failure after the unshare is always an error.
+ */
+static int hide(const struct confine_opts *o, const char **why)
+{
+	enum confine_ns how;
+	const char *step;
+	int rc = confine_hide(o->hidden, o->n_hidden, &how, &step);
+
+	if (rc == 0)
+		return 0;
+	if (how != CONFINE_NS_NONE)
+		return why_set(why, rc, "hiding the state folder: %s: %s", step,
+			       strerror(-rc));
+	if (!o->allow_weaker)
+		return why_set(why, -EOPNOTSUPP,
+			       "no private mount namespace (%s: %s; unprivileged user "
+			       "namespaces disabled?), so the state folder%s cannot be "
+			       "hidden from the command; allow weaker confinement to run "
+			       "anyway", step, strerror(-rc),
+			       o->n_hidden > 1 ? " and the real directory" : "");
+	why_note("no private mount namespace (%s): the state folder stays readable",
+		 strerror(-rc));
+	return 0;
+}
+
+/*
  * Enforce what is prepared, in this order: no new privileges (required by
  * both), Landlock, seccomp (last, so the filter need not allow Landlock).
  */
@@ -665,6 +731,9 @@ int confine_apply(const struct confine_opts *o, const char **why)
 	abi = landlock_abi(&abi_err);
 	sc = seccomp_supported();
 	rc = check_support(o, abi, abi_err, sc, why);
+	if (rc < 0)
+		return rc;
+	rc = hide(o, why);
 	if (rc < 0)
 		return rc;
 	if (abi >= 1) {

@@ -75,6 +75,12 @@
  * group and session (kill(0) and terminal signals to our group would reach
  * it otherwise; confine_apply() denies kill(0) in that case).
  *
+ * Reading is not restricted by Landlock (its read rights are an allow-list:
+ * a folder cannot be carved out of an allowed parent); the folders in
+ * o->hidden are covered by an empty tmpfs in a private mount namespace
+ * instead (confine_ns.c, confine_hide()), before Landlock and seccomp,
+ * which then keep the command from removing the cover.
+ *
  * Threads: landlock_restrict_self() restricts only the calling thread, so
  * confine_apply() must run in a single-threaded process: the child between
  * fork() and exec(). Errors the user can cause (options, kernel support,
@@ -109,6 +115,15 @@ struct confine_opts {
 	 */
 	const char *const *exec_deny;
 	size_t n_exec_deny;
+	/*
+	 * Folders the command must not read (the state folder, a real
+	 * directory mounted elsewhere): absolute, canonical (no symlink, no
+	 * "." or ".."), existing, neither holding nor inside a writable path.
+	 * Covered in a private mount namespace (confine_hide()); where the
+	 * kernel allows no such namespace, refused unless allow_weaker.
+	 */
+	const char *const *hidden;
+	size_t n_hidden;
 };
 
 /* Longest *why message, including the terminating NUL. */
@@ -147,6 +162,24 @@ int confine_check_opts(const struct confine_opts *o, const char **why);
  * kernel (daemon threads before Landlock ABI 6), or to NULL when nothing is.
  */
 int confine_apply(const struct confine_opts *o, const char **why);
+
+/*
+ * confine_ns.c - hide paths[0..n) (absolute, canonical, existing folders)
+ * from this process and everything it execs: a private mount namespace
+ * (inside a new user namespace mapping only our uid and gid when
+ * unshare(CLONE_NEWNS) alone is not permitted), every mount a slave, each
+ * path covered by an empty read-only tmpfs of mode 000. Single-threaded
+ * callers only (the child between fork and exec), before Landlock (which
+ * forbids mounting) and seccomp. *how (may be NULL): CONFINE_NS_NONE while
+ * nothing was changed (n == 0, or the unshare failed: the caller may go on
+ * weaker), CONFINE_NS_MOUNT, CONFINE_NS_USER. *step (may be NULL): on error
+ * what failed (a static string or one of paths), else NULL.
+ * Returns 0 or a negative errno (EPERM, ENOSPC, EINVAL: no namespace for
+ * us; others from mount(2) or the uid and gid maps).
+ */
+enum confine_ns { CONFINE_NS_NONE, CONFINE_NS_MOUNT, CONFINE_NS_USER };
+int confine_hide(const char *const *paths, size_t n, enum confine_ns *how,
+		 const char **step);
 
 /*
  * confine_known.c - the system calls the confinement knows: a second

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * confine_ns.c - folders the command must not read (confine_opts.hidden:
+ * the state folder, a real directory mounted elsewhere), hidden in a
+ * private mount namespace.
+ *
+ * Landlock cannot do it: its read rights are an allow-list of hierarchies,
+ * and a folder cannot be carved out of an allowed parent. So the child,
+ * before Landlock and seccomp:
+ *
+ *   1. unshare(CLONE_NEWNS) when it may (root, CAP_SYS_ADMIN), else
+ *      unshare(CLONE_NEWUSER | CLONE_NEWNS) and map only its own uid and
+ *      gid (setgroups denied first, as an unprivileged caller must);
+ *   2. every mount below / becomes a slave: nothing it mounts propagates
+ *      back to the caller's namespace, and the caller's unmounts (txfs
+ *      umount of the workspace) still reach it;
+ *   3. each hidden folder is covered by an empty tmpfs mounted read-only,
+ *      nosuid, nodev, noexec, of mode 000.
+ *
+ * The cover is on the folder itself, so every path form reaches it: an
+ * absolute path, a symlink, "..", /proc/self/fd of a descriptor opened
+ * inside, openat() from any folder descriptor of the namespace. Nothing
+ * of the command can remove it: mount, umount2, move_mount, open_tree,
+ * unshare and setns are denied by seccomp, and Landlock refuses every
+ * mount change to a sandboxed process. The ways around it are the ways
+ * into another mount namespace: /proc/PID/root, cwd and fd of a process
+ * outside (Landlock's ptrace check refuses those to a sandboxed process
+ * for every process outside its domain), and descriptors opened before
+ * the unshare (only 0, 1, 2 and --pass-fd reach the command; folders and
+ * O_PATH are refused among them, spawn.h).
+ *
+ * What the command sees: an empty folder it cannot list (EACCES: mode 000
+ * and, after exec, no capability) when unprivileged; as root (capabilities
+ * kept) an empty folder: every name in it is ENOENT. In the user namespace
+ * only the caller's uid and gid are mapped: files of other users and
+ * groups (root's /usr) show as 65534 (nobody, nogroup); access is still
+ * decided by the real ids.
+ *
+ * Fails (and the caller refuses, unless allow_weaker) where the kernel
+ * forbids unprivileged user namespaces (Debian's
+ * kernel.unprivileged_userns_clone=0, user.max_user_namespaces=0,
+ * Ubuntu's AppArmor restriction) or the caller runs in a multi-threaded
+ * process (unshare(CLONE_NEWUSER) needs a single thread: call it in the
+ * child between fork and exec, as confine_apply() must be).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "confine.h"
+
+/* Write text to /proc/self/<file>. 0 or -errno. */
+static int write_proc(const char *file, const char *text)
+{
+	char path[64];
+	size_t len = strlen(text);
+	ssize_t n;
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, len);
+	if (n < 0)
+		rc = -errno;
+	else if ((size_t)n != len)
+		rc = -EIO;
+	close(fd);
+	return rc;
+}
+
+/* A user namespace mapping only our own ids, with a mount namespace. */
+static int unshare_user(const char **step, enum confine_ns *how)
+{
+	char map[64];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	int rc;
+
+	*step = "unshare(CLONE_NEWUSER|CLONE_NEWNS)";
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		return -errno;
+	*how = CONFINE_NS_USER;
+	*step = "writing /proc/self/setgroups";
+	rc = write_proc("setgroups", "deny");
+	if (rc < 0 && rc != -ENOENT)	/* before Linux 3.19: no such file */
+		return rc;
+	*step = "writing /proc/self/uid_map";
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	rc = write_proc("uid_map", map);
+	if (rc < 0)
+		return rc;
+	*step = "writing /proc/self/gid_map";
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	return write_proc("gid_map", map);
+}
+
+/* Cover path with an empty read-only tmpfs of mode 000. */
+static int cover(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (mount("txfs-hidden", path, "tmpfs",
+		  MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "mode=000,size=4k,nr_inodes=2") < 0)
+		return -errno;
+	return 0;
+}
+
+int confine_hide(const char *const *paths, size_t n, enum confine_ns *how,
+		 const char **step)
+{
+	enum confine_ns dummy_how;
+	const char *dummy;
+	size_t i;
+	int rc;
+
+	if (step == NULL)
+		step = &dummy;
+	if (how == NULL)
+		how = &dummy_how;
+	*step = NULL;
+	*how = CONFINE_NS_NONE;
+	if (n == 0)
+		return 0;
+	*step = "unshare(CLONE_NEWNS)";
+	if (unshare(CLONE_NEWNS) < 0) {
+		if (errno != EPERM)
+			return -errno;
+		rc = unshare_user(step, how);
+		if (rc < 0)
+			return rc;
+	} else {
+		*how = CONFINE_NS_MOUNT;
+	}
+	*step = "making the mounts slaves";
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return -errno;
+	for (i = 0; i < n; i++) {
+		*step = paths[i];
+		rc = cover(paths[i]);
+		if (rc < 0)
+			return rc;
+	}
+	*step = NULL;
+	return 0;
+}
