@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * confine.h - confinement of the command `txfs run` executes: no user
- * namespaces needed, only PR_SET_NO_NEW_PRIVS, Landlock and a seccomp filter.
+ * confine.h - confinement of the command `txfs run` executes:
+ * PR_SET_NO_NEW_PRIVS, Landlock and a seccomp filter, and, when o->hidden
+ * names folders to hide, a private mount namespace (confine_ns.c; a user
+ * namespace too when unprivileged).
  *
  * What confine_apply() enforces in the calling process and everything it
  * execs afterwards (nothing here can be undone):

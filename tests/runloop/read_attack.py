@@ -32,7 +32,10 @@ def report(form, fn):
 def grep(top):
     """Every file below top, read: the token in any of them is a leak."""
     out = b""
+    here = os.getcwd()  # the mount: what it shows is the policy's to judge
     for d, _, files in os.walk(top, onerror=lambda e: None):
+        if top != "." and os.path.realpath(d).startswith(here):
+            continue
         for f in files:
             try:
                 with open(os.path.join(d, f), "rb") as h:
