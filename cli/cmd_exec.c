@@ -361,6 +361,7 @@ static int exec_spawn_wait(struct exec_ctx *x, char *const *argv, bool shell)
 		.exec_deny = (const char *const *)x->sup.exec,
 		.n_exec_deny = x->sup.nexec,
 		.no_network = x->no_network, .quiet = x->json, .state = x->state,
+		.hidden = x->hid.list, .n_hidden = x->hid.n,
 	};
 	const struct spawn sp = {
 		.who = "exec", .dir = cmd_dir(x),

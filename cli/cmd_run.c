@@ -346,6 +346,7 @@ static int hide_state(struct run_ctx *r)
 		*sl = '\0';
 		(void)cli_hidden_add(&r->hid, def, r->writable, r->nwritable);
 	}
+	r->so.n_hidden = r->hid.n;
 	return 0;
 }
 
@@ -516,6 +517,7 @@ static int setup(struct run_ctx *r, int argc, char **argv)
 		.n_connect_allow = r->sup.nconnect,
 		.exec_deny = (const char *const *)r->sup.exec, .n_exec_deny = r->sup.nexec,
 		.no_network = r->network_denied, .quiet = r->o.json, .state = r->state,
+		.hidden = r->hid.list, .n_hidden = 0,	/* hide_state() sets it */
 	};
 	return 0;
 }
