@@ -49,6 +49,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -75,18 +76,11 @@ static int write_proc(const char *file, const char *text)
 	return rc;
 }
 
-/* A user namespace mapping only our own ids, with a mount namespace. */
-static int unshare_user(const char **step, enum confine_ns *how)
+static int write_id_maps(uid_t uid, gid_t gid, const char **step)
 {
 	char map[64];
-	uid_t uid = geteuid();
-	gid_t gid = getegid();
 	int rc;
 
-	*step = "unshare(CLONE_NEWUSER|CLONE_NEWNS)";
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-		return -errno;
-	*how = CONFINE_NS_USER;
 	*step = "writing /proc/self/setgroups";
 	rc = write_proc("setgroups", "deny");
 	if (rc < 0 && rc != -ENOENT)	/* before Linux 3.19: no such file */
@@ -99,6 +93,31 @@ static int unshare_user(const char **step, enum confine_ns *how)
 	*step = "writing /proc/self/gid_map";
 	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
 	return write_proc("gid_map", map);
+}
+
+/* Our uid and gid maps: /proc/self/ of a process that is not dumpable (a
+ * changed uid, PR_SET_DUMPABLE 0) belongs to root, so dumpable while we
+ * write them, as before after. */
+static int write_maps(uid_t uid, gid_t gid, const char **step)
+{
+	int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), rc;
+
+	if (dumpable == 0 && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+		return -errno;
+	rc = write_id_maps(uid, gid, step);
+	if (dumpable == 0)
+		(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	return rc;
+}
+
+/* A user namespace mapping only our own ids, with a mount namespace. */
+static int unshare_user(const char **step, enum confine_ns *how)
+{
+	*step = "unshare(CLONE_NEWUSER|CLONE_NEWNS)";
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		return -errno;
+	*how = CONFINE_NS_USER;
+	return write_maps(geteuid(), getegid(), step);
 }
 
 /* Cover path with an empty read-only tmpfs of mode 000. */
