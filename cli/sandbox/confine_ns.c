@@ -113,11 +113,14 @@ static int write_maps(uid_t uid, gid_t gid, const char **step)
 /* A user namespace mapping only our own ids, with a mount namespace. */
 static int unshare_user(const char **step, enum confine_ns *how)
 {
+	uid_t uid = geteuid();	/* before: inside, unmapped ids read 65534 */
+	gid_t gid = getegid();
+
 	*step = "unshare(CLONE_NEWUSER|CLONE_NEWNS)";
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
 		return -errno;
 	*how = CONFINE_NS_USER;
-	return write_maps(geteuid(), getegid(), step);
+	return write_maps(uid, gid, step);
 }
 
 /* Cover path with an empty read-only tmpfs of mode 000. */

@@ -528,8 +528,8 @@ static void child_hidden(struct fix *f)
  * allows none to an unprivileged user). */
 static void child_hidden_user(struct fix *f)
 {
-	CHECK(chmod(f->root, 0755) == 0 && chown(f->ws, 65534, 65534) == 0);
-	CHECK(setgroups(0, NULL) == 0 && setgid(65534) == 0 && setuid(65534) == 0);
+	CHECK(chmod(f->root, 0755) == 0 && chown(f->ws, 54321, 54321) == 0);
+	CHECK(setgroups(0, NULL) == 0 && setgid(54321) == 0 && setuid(54321) == 0);
 	check_hidden(f);
 }
 
