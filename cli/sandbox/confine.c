@@ -365,10 +365,16 @@ static int ll_add_rules(int ruleset, const struct confine_opts *o, uint64_t hand
 	return 0;
 }
 
-/* Build the ruleset (not yet enforced). Returns its fd or a negative errno. */
-static int ll_prepare(const struct confine_opts *o, int abi, const char **why)
+/* Build the ruleset (not yet enforced). Returns its fd or a negative errno.
+ * ll_read: reading is handled too, granted everywhere but o->hidden. */
+static int ll_prepare(const struct confine_opts *o, int abi, bool ll_read,
+		      const char **why)
 {
-	struct ll_ruleset_attr attr = { .handled_access_fs = ll_handled_fs(abi) };
+	const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+	struct ll_ruleset_attr attr = {
+		.handled_access_fs = ll_handled_fs(abi) | (ll_read ? read : 0),
+	};
+	const char *step;
 	int ruleset, rc;
 
 	if (abi >= 4 && o->no_network)
@@ -381,6 +387,9 @@ static int ll_prepare(const struct confine_opts *o, int abi, const char **why)
 		return why_set(why, -errno, "landlock_create_ruleset (ABI %d): %s", abi,
 			       strerror(errno));
 	rc = ll_add_rules(ruleset, o, attr.handled_access_fs, why);
+	if (rc == 0 && ll_read &&
+	    (rc = confine_hide_rules(ruleset, o->hidden, o->n_hidden, read, &step)))
+		why_set(why, rc, "Landlock read rules hiding %s: %s", step, strerror(-rc));
 	if (rc < 0) {
 		close(ruleset);
 		return rc;
@@ -659,27 +668,36 @@ static int check_support(const struct confine_opts *o, int abi, int abi_err, int
 
 /*
  * Cover o->hidden (confine_ns.c) before Landlock, which forbids mounting.
- * No namespace to be had (nothing changed yet): refused, or with
- * allow_weaker a note. A failure after the unshare is always an error.
+ * No namespace to be had (nothing changed yet): with Landlock, its read
+ * rules instead (*ll_read, noted); without, refused unless allow_weaker.
+ * A failure after the unshare is always an error.
  */
-static int hide(const struct confine_opts *o, const char **why)
+static int hide(const struct confine_opts *o, int abi, bool *ll_read, const char **why)
 {
 	enum confine_ns how;
 	const char *step;
 	int rc = confine_hide(o->hidden, o->n_hidden, &how, &step);
 
+	*ll_read = false;
 	if (rc == 0)
 		return 0;
 	if (how != CONFINE_NS_NONE)
 		return why_set(why, rc, "hiding the state folder: %s: %s", step,
 			       strerror(-rc));
+	if (abi >= 1) {
+		*ll_read = true;
+		why_note("no private mount namespace (%s): the state folder is hidden by "
+			 "Landlock read rules, so the folders on its way (/ included) "
+			 "cannot be listed and what is made in them later is unreadable",
+			 strerror(-rc));
+		return 0;
+	}
 	if (!o->allow_weaker)
 		return why_set(why, -EOPNOTSUPP,
-			       "no private mount namespace (%s: %s; unprivileged user "
-			       "namespaces disabled?), so the state folder%s cannot be "
-			       "hidden from the command; allow weaker confinement to run "
-			       "anyway", step, strerror(-rc),
-			       o->n_hidden > 1 ? " and the real directory" : "");
+			       "neither a private mount namespace (%s: %s; unprivileged "
+			       "user namespaces disabled?) nor Landlock, so the state "
+			       "folder cannot be hidden from the command; allow weaker "
+			       "confinement to run anyway", step, strerror(-rc));
 	why_note("no private mount namespace (%s): the state folder stays readable",
 		 strerror(-rc));
 	return 0;
@@ -719,6 +737,7 @@ int confine_apply(const struct confine_opts *o, const char **why)
 	scmp_filter_ctx ctx = NULL;
 	void *known = NULL;
 	const char *dummy;
+	bool ll_read;
 	int abi, abi_err, sc, rc, ruleset = -1;
 
 	if (why == NULL)
@@ -733,11 +752,11 @@ int confine_apply(const struct confine_opts *o, const char **why)
 	rc = check_support(o, abi, abi_err, sc, why);
 	if (rc < 0)
 		return rc;
-	rc = hide(o, why);
+	rc = hide(o, abi, &ll_read, why);
 	if (rc < 0)
 		return rc;
 	if (abi >= 1) {
-		ruleset = ll_prepare(o, abi, why);
+		ruleset = ll_prepare(o, abi, ll_read, why);
 		if (ruleset < 0)
 			return ruleset;
 	}

@@ -96,6 +96,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct confine_opts {
@@ -184,6 +185,20 @@ int confine_hide(const char *const *paths, size_t n, enum confine_ns *how,
 		 const char **step);
 
 /*
+ * confine_ns.c, the fallback without a namespace: add to the Landlock
+ * ruleset (which handles rights, READ_FILE and READ_DIR) rules granting
+ * rights beneath every entry of every folder on the way from / to each of
+ * hidden[0..n) but those on the way and the hidden folders: the hidden
+ * folders are then unreadable, and so are the folders on the way
+ * themselves (/ cannot be listed) and what is made in them later. A
+ * symlink among the entries gets a rule on itself (O_NOFOLLOW), never on
+ * its target. Returns 0 or a negative errno (a folder on the way that
+ * cannot be listed), *step the hidden folder it was for.
+ */
+int confine_hide_rules(int ruleset, const char *const *hidden, size_t n,
+		       uint64_t rights, const char **step);
+
+/*
  * confine_known.c - the system calls the confinement knows: a second
  * seccomp filter, loaded by confine_apply() before the deny filter, allows
  * only them and answers every other number ENOSYS (a call a newer kernel
@@ -205,6 +220,8 @@ int confine_known_filter(void **out);
  * paths for older kernels (0: no Landlock). Default -1.
  */
 extern int confine_test_max_landlock_abi;
+/* When true, confine_hide() fails as where no namespace is permitted. */
+extern bool confine_test_no_ns;
 #endif
 
 #endif /* TXFS_CONFINE_H */

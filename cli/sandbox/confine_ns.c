@@ -43,17 +43,29 @@
  * process (unshare(CLONE_NEWUSER) needs a single thread: call it in the
  * child between fork and exec, as confine_apply() must be).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/landlock.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "confine.h"
+
+#ifndef __NR_landlock_add_rule
+#define __NR_landlock_add_rule 445
+#endif
+
+#ifdef TXFS_CONFINE_TEST
+bool confine_test_no_ns;
+#endif
 
 /* Write text to /proc/self/<file>. 0 or -errno. */
 static int write_proc(const char *file, const char *text)
@@ -156,6 +168,10 @@ int confine_hide(const char *const *paths, size_t n, enum confine_ns *how,
 	if (n == 0)
 		return 0;
 	*step = "unshare(CLONE_NEWNS)";
+#ifdef TXFS_CONFINE_TEST
+	if (confine_test_no_ns)
+		return -EPERM;	/* as where user namespaces are disabled */
+#endif
 	if (unshare(CLONE_NEWNS) < 0) {
 		if (errno != EPERM)
 			return -errno;
@@ -173,6 +189,97 @@ int confine_hide(const char *const *paths, size_t n, enum confine_ns *how,
 		rc = cover(paths[i]);
 		if (rc < 0)
 			return rc;
+	}
+	*step = NULL;
+	return 0;
+}
+
+/* ---- without a namespace: Landlock read rules ------------------------------ */
+
+/* Is p "/", one of the hidden folders, or a folder on the way to one? */
+static bool on_way(const char *p, const char *const *hidden, size_t n)
+{
+	size_t i, len = strlen(p);
+
+	for (i = 0; i < n; i++)
+		if (len == 1 || (!strncmp(hidden[i], p, len) &&
+				 (hidden[i][len] == '\0' || hidden[i][len] == '/')))
+			return true;
+	return false;
+}
+
+/* Grant rights beneath path itself: O_NOFOLLOW, so a symlink planted
+ * beside a hidden folder and pointing into it gets a rule on the link
+ * (which nothing reads through), not on its target. */
+static int allow_here(int ruleset, const char *path, uint64_t rights)
+{
+	struct landlock_path_beneath_attr rule;
+	struct stat st;
+	int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;	/* gone since the listing */
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		goto out_close;
+	}
+	if (!S_ISDIR(st.st_mode))
+		rights &= LANDLOCK_ACCESS_FS_READ_FILE;
+	rule.allowed_access = rights;
+	rule.parent_fd = fd;
+	if (rights && syscall(__NR_landlock_add_rule, ruleset,
+			      LANDLOCK_RULE_PATH_BENEATH, &rule, 0) < 0)
+		rc = -errno;
+out_close:
+	close(fd);
+	return rc;
+}
+
+/* Grant rights beneath every entry of dir that is not on the way. */
+static int allow_entries(int ruleset, const char *dir, const char *const *hidden,
+			 size_t n, uint64_t rights)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	int rc = 0;
+
+	if (!d)
+		return -errno;
+	while (rc == 0 && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir[1] ? dir : "",
+				     e->d_name) >= sizeof(path))
+			continue;	/* no rule: not readable, never more */
+		if (!on_way(path, hidden, n))
+			rc = allow_here(ruleset, path, rights);
+	}
+	closedir(d);
+	return rc;
+}
+
+int confine_hide_rules(int ruleset, const char *const *hidden, size_t n,
+		       uint64_t rights, const char **step)
+{
+	char dir[PATH_MAX];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		char *sl;
+
+		snprintf(dir, sizeof(dir), "%s", hidden[i]);
+		/* from the hidden folder's parent up to / */
+		while ((sl = strrchr(dir, '/'))) {
+			sl[sl == dir] = '\0';	/* "/a" -> "/", "/a/b" -> "/a" */
+			*step = hidden[i];
+			rc = allow_entries(ruleset, dir, hidden, n, rights);
+			if (rc < 0)
+				return rc;
+			if (!strcmp(dir, "/"))
+				break;
+		}
 	}
 	*step = NULL;
 	return 0;

@@ -544,6 +544,51 @@ static void test_hidden(void **state)
 		in_child(f, child_hidden_user);
 }
 
+/* Without a namespace (as where user namespaces are disabled): Landlock
+ * read rules hide it; the folders on the way cannot be listed; everything
+ * else reads. */
+static void child_hidden_landlock(struct fix *f)
+{
+	const char *w[1], *h[1] = { f->outside };
+	struct confine_opts o;
+	char link[200], via[220], in[200], buf[8];
+	int fd;
+
+	snprintf(link, sizeof(link), "%s/link", f->root);
+	CHECK(symlink(f->outside, link) == 0);	/* planted before */
+	confine_test_no_ns = true;
+	child_opts(f, &o, w);
+	o.hidden = h;
+	o.n_hidden = 1;
+	apply_or_die(&o);
+	CHECK_ERR(open(f->canary, O_RDONLY | O_CLOEXEC), EACCES);
+	CHECK_ERR(open(f->outside, O_RDONLY | O_DIRECTORY | O_CLOEXEC), EACCES);
+	snprintf(via, sizeof(via), "%s/canary", link);
+	CHECK_ERR(open(via, O_RDONLY | O_CLOEXEC), EACCES);
+	CHECK_ERR(open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), EACCES);
+	CHECK_ERR(open(f->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC), EACCES);
+	fd = open(f->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK_ERR(openat(fd, "outside/canary", O_RDONLY | O_CLOEXEC), EACCES);
+	close(fd);
+	CHECK(file_is("/proc/self/comm", "test_confine\n"));
+	fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0 && read(fd, buf, sizeof(buf)) > 0);
+	close(fd);
+	snprintf(in, sizeof(in), "%s/file", f->ws);
+	CHECK(write_file(in, "inside\n") == 0 && file_is(in, "inside\n") && unlink(in) == 0);
+	fd = open(f->ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	close(fd);
+}
+
+static void test_hidden_landlock(void **state)
+{
+	if (!kernel_ready())
+		skip();
+	in_child(*state, child_hidden_landlock);
+}
+
 static void test_hidden_opts(void **state)
 {
 	const char *w[] = { "/work/ws" }, *bad[] = { "/work" }, *root[] = { "/" };
@@ -578,6 +623,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_path, setup, teardown),
 		cmocka_unit_test(test_hidden_opts),
 		cmocka_unit_test_setup_teardown(test_hidden, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hidden_landlock, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
