@@ -12,7 +12,8 @@
  *     allow_weaker (no Landlock, no seccomp), or reported in *why (daemon
  *     threads before ABI 6, which nothing here can cover).
  *   - The Landlock ruleset handles only write-like rights of the ABI in use,
- *     so reading and executing stay unrestricted; the ruleset attribute is
+ *     so reading and executing stay unrestricted (but in the fallback for
+ *     hidden folders without a namespace, which handles reading too); the ruleset attribute is
  *     passed with the size of that ABI, so it works with kernels from 5.13
  *     and with the 6.1 uapi headers of Debian 12 (newer constants are
  *     defined here when missing).

@@ -81,7 +81,12 @@
  * a folder cannot be carved out of an allowed parent); the folders in
  * o->hidden are covered by an empty tmpfs in a private mount namespace
  * instead (confine_ns.c, confine_hide()), before Landlock and seccomp,
- * which then keep the command from removing the cover.
+ * which then keep the command from removing the cover. Where no namespace
+ * can be had (unprivileged user namespaces disabled), Landlock handles
+ * READ_FILE and READ_DIR too and grants them beneath every entry of the
+ * folders on the way to a hidden folder but the way itself
+ * (confine_hide_rules(); *why says so): / and those folders cannot be
+ * listed then. Without Landlock either: refused unless allow_weaker.
  *
  * Threads: landlock_restrict_self() restricts only the calling thread, so
  * confine_apply() must run in a single-threaded process: the child between
