@@ -176,11 +176,13 @@ int confine_apply(const struct confine_opts *o, const char **why);
  * from this process and everything it execs: a private mount namespace
  * (inside a new user namespace mapping only our uid and gid when
  * unshare(CLONE_NEWNS) alone is not permitted), every mount a slave, each
- * path covered by an empty read-only tmpfs of mode 000. Single-threaded
- * callers only (the child between fork and exec), before Landlock (which
- * forbids mounting) and seccomp. *how (may be NULL): CONFINE_NS_NONE while
- * nothing was changed (n == 0, or the unshare failed: the caller may go on
- * weaker), CONFINE_NS_MOUNT, CONFINE_NS_USER. *step (may be NULL): on error
+ * path covered by an empty read-only tmpfs of mode 000. Tried first in a
+ * child that exits at once, so that a failure anywhere (not only of the
+ * unshare) leaves this process untouched. Single-threaded callers only
+ * (the child between fork and exec), before Landlock (which forbids
+ * mounting) and seccomp. *how (may be NULL): CONFINE_NS_NONE while
+ * nothing was changed (n == 0, or the trial failed: the caller may fall
+ * back), CONFINE_NS_MOUNT, CONFINE_NS_USER. *step (may be NULL): on error
  * what failed (a static string or one of paths), else NULL.
  * Returns 0 or a negative errno (EPERM, ENOSPC, EINVAL: no namespace for
  * us; others from mount(2) or the uid and gid maps).

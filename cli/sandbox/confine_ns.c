@@ -15,7 +15,12 @@
  *      back to the caller's namespace, and the caller's unmounts (txfs
  *      umount of the workspace) still reach it;
  *   3. each hidden folder is covered by an empty tmpfs mounted read-only,
- *      nosuid, nodev, noexec, of mode 000.
+ *      nosuid, nodev, noexec, of mode 000;
+ *
+ * all of it first tried in a child that exits at once, so that a failure
+ * after the unshare (a user namespace without capabilities) leaves the
+ * caller as it was, free to fall back to Landlock read rules (below,
+ * confine_hide_rules()).
  *
  * The cover is on the folder itself, so every path form reaches it: an
  * absolute path, a symlink, "..", /proc/self/fd of a descriptor opened
@@ -36,8 +41,9 @@
  * groups (root's /usr) show as 65534 (nobody, nogroup); access is still
  * decided by the real ids.
  *
- * Fails (and the caller refuses, unless allow_weaker) where the kernel
- * forbids unprivileged user namespaces (Debian's
+ * Fails (and the caller falls back to Landlock read rules, or without
+ * Landlock refuses unless allow_weaker) where the kernel forbids
+ * unprivileged user namespaces (Debian's
  * kernel.unprivileged_userns_clone=0, user.max_user_namespaces=0,
  * Ubuntu's AppArmor restriction) or the caller runs in a multi-threaded
  * process (unshare(CLONE_NEWUSER) needs a single thread: call it in the
@@ -52,6 +58,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -151,27 +158,14 @@ static int cover(const char *path)
 	return 0;
 }
 
-int confine_hide(const char *const *paths, size_t n, enum confine_ns *how,
-		 const char **step)
+/* The whole of confine_hide() in this process (n > 0). */
+static int hide_here(const char *const *paths, size_t n, enum confine_ns *how,
+		     const char **step)
 {
-	enum confine_ns dummy_how;
-	const char *dummy;
 	size_t i;
 	int rc;
 
-	if (step == NULL)
-		step = &dummy;
-	if (how == NULL)
-		how = &dummy_how;
-	*step = NULL;
-	*how = CONFINE_NS_NONE;
-	if (n == 0)
-		return 0;
 	*step = "unshare(CLONE_NEWNS)";
-#ifdef TXFS_CONFINE_TEST
-	if (confine_test_no_ns)
-		return -EPERM;	/* as where user namespaces are disabled */
-#endif
 	if (unshare(CLONE_NEWNS) < 0) {
 		if (errno != EPERM)
 			return -errno;
@@ -192,6 +186,58 @@ int confine_hide(const char *const *paths, size_t n, enum confine_ns *how,
 	}
 	*step = NULL;
 	return 0;
+}
+
+/*
+ * Try it first in a child that exits at once: where the unshare succeeds
+ * but what follows cannot (a user namespace without capabilities, as
+ * Ubuntu's AppArmor restriction leaves it; mounts forbidden by a security
+ * module), this process is left as it was, and its caller can fall back.
+ * 0 or the child's negative errno.
+ */
+static int hide_trial(const char *const *paths, size_t n)
+{
+	enum confine_ns how;
+	const char *step;
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(-hide_here(paths, n, &how, &step) & 0xff);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (!WIFEXITED(status))
+		return -ECHILD;
+	return -WEXITSTATUS(status);
+}
+
+int confine_hide(const char *const *paths, size_t n, enum confine_ns *how,
+		 const char **step)
+{
+	enum confine_ns dummy_how;
+	const char *dummy;
+	int rc;
+
+	if (step == NULL)
+		step = &dummy;
+	if (how == NULL)
+		how = &dummy_how;
+	*step = NULL;
+	*how = CONFINE_NS_NONE;
+	if (n == 0)
+		return 0;
+	*step = "a trial in a child process";
+#ifdef TXFS_CONFINE_TEST
+	if (confine_test_no_ns)
+		return -EPERM;	/* as where user namespaces are disabled */
+#endif
+	rc = hide_trial(paths, n);
+	if (rc < 0)
+		return rc;
+	return hide_here(paths, n, how, step);
 }
 
 /* ---- without a namespace: Landlock read rules ------------------------------ */
