@@ -11,6 +11,7 @@
 #ifndef TXFS_CLI_H
 #define TXFS_CLI_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,9 +41,31 @@ int cmd_restore(int argc, char **argv);
 /* agent_env.c: --env NAME[=VALUE]... and --clean-env on our environment
  * (before the fork: the command inherits it). -1 on a bad entry. */
 int cli_env_apply(const char *const *envs, size_t n, bool clean_env);
+/* path made absolute and canonical in out (size bytes) as realpath(3)
+ * would, also when its end does not exist yet: the longest existing prefix
+ * resolved (symlinks followed, a dangling one by its target), the rest
+ * appended ("." dropped, ".." taken lexically). 0, -ELOOP (more than 40
+ * symlinks), -ENOTDIR (a file on the way), -ENAMETOOLONG or -errno. */
+int cli_canon_path(const char *path, char *out, size_t size);
 /* 0 when the command may write path: -EPERM when path is the state folder,
- * holds it or lies inside it; -errno when either cannot be resolved. */
+ * holds it or lies inside it, compared canonical (cli_canon_path), or when
+ * either runs into a symlink loop; -errno when either cannot be resolved. */
 int cli_allow_write_check(const char *path, const char *state);
+/* The folders a confined command must not read (confine_opts.hidden): the
+ * state folder, the root of the default state folders (every workspace's
+ * state), a real directory mounted elsewhere; canonical, none inside
+ * another (list[i] points to path[i]). */
+#define CLI_MAX_HIDDEN 4
+struct cli_hidden {
+	char path[CLI_MAX_HIDDEN][PATH_MAX];
+	const char *list[CLI_MAX_HIDDEN];
+	size_t n;
+};
+/* Add path (an existing folder) to h, canonical; 0, -EPERM when it holds
+ * or lies in one of writable[0..nw) (it could not be covered), -ENOTDIR,
+ * -E2BIG or the -errno of cli_canon_path or stat. */
+int cli_hidden_add(struct cli_hidden *h, const char *path,
+		   const char *const *writable, size_t nw);
 /* cmd_session.c: the audit log text grouped by txfs exec command
  * (modifies text); txfs rollback MNT --command N. */
 int cli_log_grouped(char *text, bool json);

@@ -49,6 +49,7 @@
 #include "cli.h"
 #include "mountinfo.h"
 #include "sandbox/sandbox.h"
+#include "../fs/mount.h"
 #include "../policy/policy.h"
 
 static const char exec_usage[] =
@@ -118,6 +119,7 @@ struct exec_ctx {
 	struct policy_limits pol_lim;	/* the policy's limit lines */
 	bool have_pol_lim;
 	struct limwatch lw;	/* the command's and the check's limits */
+	struct cli_hidden hid;	/* what the command must not read (cli.h) */
 };
 
 static int add_path(struct exec_ctx *x, const char *path, bool must)
@@ -160,9 +162,37 @@ static void load_ws_real(struct exec_ctx *x)
 	char ws[PATH_MAX];
 
 	if (mountinfo_txfs_source(x->mnt, ws, sizeof(ws)) == 0 &&
-	    ws[0] == '/' && strcmp(ws, x->mnt) &&
-	    strlen(ws) < sizeof(x->ws_real))
-		memcpy(x->ws_real, ws, strlen(ws) + 1);
+	    ws[0] == '/' &&
+	    cli_canon_path(ws, x->ws_real, sizeof(x->ws_real)) == 0 &&
+	    !strcmp(x->ws_real, x->mnt))
+		x->ws_real[0] = '\0';
+}
+
+/* What the command must not read: the state folder, the root of the
+ * default ones (other workspaces' layers and histories) if there, and the
+ * real directory when it is not under the mount (reading it by its path
+ * would pass by hide and deny read rules). */
+static int hide_paths(struct exec_ctx *x)
+{
+	char def[PATH_MAX], *sl;
+	int rc = cli_hidden_add(&x->hid, x->state, x->writable, x->nwritable);
+
+	if (rc) {
+		cli_err(rc, "exec: state folder %s", x->state);
+		return rc;
+	}
+	if (x->ws_real[0] &&
+	    (rc = cli_hidden_add(&x->hid, x->ws_real, x->writable, x->nwritable))) {
+		cli_err(rc, "exec: the real directory %s", x->ws_real);
+		return rc;
+	}
+	if (txfs_default_state(x->ws_real[0] ? x->ws_real : x->mnt, def,
+			       sizeof(def)) == 0 &&
+	    (sl = strrchr(def, '/')) && sl != def) {
+		*sl = '\0';
+		(void)cli_hidden_add(&x->hid, def, x->writable, x->nwritable);
+	}
+	return 0;
 }
 
 static int parse_exec(int argc, char **argv, struct exec_ctx *x)
@@ -357,12 +387,14 @@ static int exec_spawn_wait(struct exec_ctx *x, char *const *argv, bool shell)
 		.exec_deny = (const char *const *)x->sup.exec,
 		.n_exec_deny = x->sup.nexec,
 		.no_network = x->no_network, .quiet = x->json, .state = x->state,
+		.hidden = x->hid.list, .n_hidden = x->hid.n,
 	};
 	const struct spawn sp = {
 		.who = "exec", .dir = cmd_dir(x),
 		.co = { .writable = x->writable, .n_writable = x->nwritable,
 			.daemon_pid = x->daemon, .no_network = x->no_network,
-			.allow_weaker = x->allow_weaker, .keep_group = true },
+			.allow_weaker = x->allow_weaker, .keep_group = true,
+			.hidden = x->hid.list, .n_hidden = x->hid.n },
 		.so = &so, .pt = &x->pt, .lw = &x->lw, .quiet = x->json,
 		.deathsig = true,
 		.got_signal = &got_signal,
@@ -582,6 +614,7 @@ static void report(struct exec_ctx *x, const char *end, int check_status,
 
 static int setup(struct exec_ctx *x, int argc, char **argv)
 {
+	char state[PATH_MAX];
 	int rc = parse_exec(argc, argv, x);
 
 	if (rc)
@@ -592,9 +625,14 @@ static int setup(struct exec_ctx *x, int argc, char **argv)
 			x->mnt_arg ? x->mnt_arg : "current folder");
 		return 125;
 	}
-	if (!x->state[0] && (rc = cli_find_state(x->mnt, ".txfs", x->state,
-						 sizeof(x->state)))) {
+	if (!x->state[0] && (rc = cli_find_state(x->mnt, ".txfs", state,
+						 sizeof(state)))) {
 		cli_err_find_state(rc, "exec: ", x->mnt, ".txfs");
+		return 125;
+	}
+	if (!x->state[0] && (rc = cli_canon_path(state, x->state,
+						 sizeof(x->state)))) {
+		cli_err(rc, "exec: state folder %s", state);
 		return 125;
 	}
 	x->daemon = read_daemon_pid(x->state);
@@ -643,6 +681,8 @@ int cmd_exec(int argc, char **argv)
 	/* begun but refused (a policy allow-write over the state folder),
 	 * or its policy or subreaper not to be had: not run, and ended as a
 	 * failure so that its savepoint goes */
+	if (rc == 0)
+		rc = hide_paths(&x);	/* after the policy's allow-write */
 	if (rc == 0 && (rc = load_sup_lists(&x)) == 0 &&
 	    (rc = proctree_start(&x.pt)))
 		cli_err(rc, "exec: cannot become the subreaper of the command");

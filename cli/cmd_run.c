@@ -49,7 +49,9 @@ static const char run_usage[] =
 "Mount DIR (default: the current folder) in place, run CMD confined\n"
 "inside it, then commit if CMD (and --check, run the same way) exited 0,\n"
 "or roll back. --keep leaves the transaction staged and mounted.\n"
-"Confinement (no user namespace needed): writes only inside DIR, /tmp,\n"
+"Confinement: the state folder unreadable (an empty folder in CMD's own\n"
+"mount namespace, in a user namespace when unprivileged; without one,\n"
+"Landlock read rules: see txfs(1) SECURITY); writes only inside DIR, /tmp,\n"
 "$TMPDIR and /dev/shm (Landlock); no mount, ptrace, bpf, kexec, modules,\n"
 "keyrings, namespaces, io_uring, TIOCSTI (seccomp); --no-network (or the\n"
 "policy's `network deny`) forbids every non-unix socket. If the kernel\n"
@@ -107,6 +109,7 @@ struct run_ctx {
 	size_t npol_allow;
 	struct policy_limits pol_lim;	/* the policy's limit lines */
 	struct limwatch lw;	/* CMD's and the check's limits (reslimit.h) */
+	struct cli_hidden hid;	/* what CMD must not read (cli.h) */
 };
 
 static volatile sig_atomic_t got_signal;
@@ -350,6 +353,27 @@ static int add_allowed(struct run_ctx *r)
 	return 0;
 }
 
+/* After the mount (it makes the state folder): what CMD must not read,
+ * the state folder and, if there, the root of the default ones (other
+ * workspaces' layers and histories). */
+static int hide_state(struct run_ctx *r)
+{
+	char def[PATH_MAX], *sl;
+	int rc = cli_hidden_add(&r->hid, r->state, r->writable, r->nwritable);
+
+	if (rc) {
+		cli_err(rc, "run: state folder %s", r->state);
+		return rc;
+	}
+	if (txfs_default_state(r->ws, def, sizeof(def)) == 0 &&
+	    (sl = strrchr(def, '/')) && sl != def) {
+		*sl = '\0';
+		(void)cli_hidden_add(&r->hid, def, r->writable, r->nwritable);
+	}
+	r->so.n_hidden = r->hid.n;
+	return 0;
+}
+
 /* Run one confined command (spawn.h); its exit status. */
 static int run_confined(struct run_ctx *r, char *const *argv, bool shell)
 {
@@ -357,7 +381,8 @@ static int run_confined(struct run_ctx *r, char *const *argv, bool shell)
 		.who = "run", .dir = r->ws,
 		.co = { .writable = r->writable, .n_writable = r->nwritable,
 			.daemon_pid = r->daemon, .no_network = r->network_denied,
-			.allow_weaker = r->o.allow_weaker },
+			.allow_weaker = r->o.allow_weaker,
+			.hidden = r->hid.list, .n_hidden = r->hid.n },
 		.so = &r->so, .pt = &r->pt, .lw = &r->lw, .quiet = r->o.json,
 		.got_signal = &got_signal,
 		.pass_fds = r->o.pass_fds, .n_pass_fds = r->o.npass,
@@ -486,11 +511,16 @@ static int setup(struct run_ctx *r, int argc, char **argv)
 		return 1;
 	}
 	if (r->o.state) {
-		snprintf(r->state, sizeof(r->state), "%s", r->o.state);
-	} else if ((rc = txfs_default_state(r->ws, r->state,
-					    sizeof(r->state)))) {
+		snprintf(cwd, sizeof(cwd), "%s", r->o.state);
+	} else if ((rc = txfs_default_state(r->ws, cwd, sizeof(cwd)))) {
 		cli_err(rc, "run: state folder (set --state or HOME)");
 		return 1;
+	}
+	/* canonical even when not made yet: the checks below compare where
+	 * it is, not how it was named (a symlink to an allowed folder) */
+	if ((rc = cli_canon_path(cwd, r->state, sizeof(r->state)))) {
+		cli_err(rc, "run: state folder %s", cwd);
+		return 2;
 	}
 	if (load_policy(r))
 		return 1;
@@ -515,6 +545,7 @@ static int setup(struct run_ctx *r, int argc, char **argv)
 		.n_connect_allow = r->sup.nconnect,
 		.exec_deny = (const char *const *)r->sup.exec, .n_exec_deny = r->sup.nexec,
 		.no_network = r->network_denied, .quiet = r->o.json, .state = r->state,
+		.hidden = r->hid.list, .n_hidden = 0,	/* hide_state() sets it */
 	};
 	return 0;
 }
@@ -648,7 +679,7 @@ int cmd_run(int argc, char **argv)
 		sup_lists_free(&r.sup);
 		return 125;	/* CMD did not run */
 	}
-	if ((rc = refuse_kept(&r)) || tree_begin(&r)) {
+	if ((rc = refuse_kept(&r)) || hide_state(&r) || tree_begin(&r)) {
 		umount_ws(&r);
 		policy_allow_write_free(r.pol_allow, r.npol_allow);
 		sup_lists_free(&r.sup);

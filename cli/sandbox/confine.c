@@ -12,7 +12,8 @@
  *     allow_weaker (no Landlock, no seccomp), or reported in *why (daemon
  *     threads before ABI 6, which nothing here can cover).
  *   - The Landlock ruleset handles only write-like rights of the ABI in use,
- *     so reading and executing stay unrestricted; the ruleset attribute is
+ *     so reading and executing stay unrestricted (but in the fallback for
+ *     hidden folders without a namespace, which handles reading too); the ruleset attribute is
  *     passed with the size of that ABI, so it works with kernels from 5.13
  *     and with the 6.1 uapi headers of Debian 12 (newer constants are
  *     defined here when missing).
@@ -142,6 +143,40 @@ static int check_path(const char *what, size_t i, const char *p, bool glob_ok,
 	return 0;
 }
 
+/* Is one path the other, or below it? (both canonical) */
+static bool nested(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), l = la < lb ? la : lb;
+
+	if (strncmp(a, b, l))
+		return false;
+	return la == lb || (la < lb ? b[la] == '/' || la == 1 :
+				      a[lb] == '/' || lb == 1);
+}
+
+/* Hidden folders: absolute, never "/" nor nested with a writable path (a
+ * cover over the workspace would hide it; one inside a writable folder
+ * could be moved away with its parent). */
+static int check_hidden(const struct confine_opts *o, const char **why)
+{
+	size_t i, j;
+	int rc;
+
+	for (i = 0; i < o->n_hidden; i++) {
+		rc = check_path("hidden", i, o->hidden[i], false, why);
+		if (rc < 0)
+			return rc;
+		if (!strcmp(o->hidden[i], "/"))
+			return why_set(why, -EINVAL, "hidden entry %zu is /", i);
+		for (j = 0; j < o->n_writable; j++)
+			if (nested(o->hidden[i], o->writable[j]))
+				return why_set(why, -EINVAL, "hidden folder %s and "
+					       "writable path %s are nested",
+					       o->hidden[i], o->writable[j]);
+	}
+	return 0;
+}
+
 int confine_check_opts(const struct confine_opts *o, const char **why)
 {
 	const char *dummy;
@@ -153,7 +188,8 @@ int confine_check_opts(const struct confine_opts *o, const char **why)
 	if (o == NULL)
 		return why_set(why, -EINVAL, "no confinement options");
 	if ((o->n_writable > 0 && o->writable == NULL) ||
-	    (o->n_exec_deny > 0 && o->exec_deny == NULL))
+	    (o->n_exec_deny > 0 && o->exec_deny == NULL) ||
+	    (o->n_hidden > 0 && o->hidden == NULL))
 		return why_set(why, -EINVAL, "a path list is NULL but its count is not 0");
 	for (i = 0; i < o->n_writable; i++) {
 		rc = check_path("writable", i, o->writable[i], false, why);
@@ -165,6 +201,9 @@ int confine_check_opts(const struct confine_opts *o, const char **why)
 		if (rc < 0)
 			return rc;
 	}
+	rc = check_hidden(o, why);
+	if (rc < 0)
+		return rc;
 	if (o->daemon_pid < 0)
 		return why_set(why, -EINVAL, "daemon pid %d is negative", (int)o->daemon_pid);
 	if (o->daemon_pid > 0 && o->daemon_pid == getpid())
@@ -327,10 +366,16 @@ static int ll_add_rules(int ruleset, const struct confine_opts *o, uint64_t hand
 	return 0;
 }
 
-/* Build the ruleset (not yet enforced). Returns its fd or a negative errno. */
-static int ll_prepare(const struct confine_opts *o, int abi, const char **why)
+/* Build the ruleset (not yet enforced). Returns its fd or a negative errno.
+ * ll_read: reading is handled too, granted everywhere but o->hidden. */
+static int ll_prepare(const struct confine_opts *o, int abi, bool ll_read,
+		      const char **why)
 {
-	struct ll_ruleset_attr attr = { .handled_access_fs = ll_handled_fs(abi) };
+	const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+	struct ll_ruleset_attr attr = {
+		.handled_access_fs = ll_handled_fs(abi) | (ll_read ? read : 0),
+	};
+	const char *step;
 	int ruleset, rc;
 
 	if (abi >= 4 && o->no_network)
@@ -343,6 +388,9 @@ static int ll_prepare(const struct confine_opts *o, int abi, const char **why)
 		return why_set(why, -errno, "landlock_create_ruleset (ABI %d): %s", abi,
 			       strerror(errno));
 	rc = ll_add_rules(ruleset, o, attr.handled_access_fs, why);
+	if (rc == 0 && ll_read &&
+	    (rc = confine_hide_rules(ruleset, o->hidden, o->n_hidden, read, &step)))
+		why_set(why, rc, "Landlock read rules hiding %s: %s", step, strerror(-rc));
 	if (rc < 0) {
 		close(ruleset);
 		return rc;
@@ -620,6 +668,43 @@ static int check_support(const struct confine_opts *o, int abi, int abi_err, int
 }
 
 /*
+ * Cover o->hidden (confine_ns.c) before Landlock, which forbids mounting.
+ * No namespace to be had (nothing changed yet): with Landlock, its read
+ * rules instead (*ll_read, noted); without, refused unless allow_weaker.
+ * A failure after the unshare is always an error.
+ */
+static int hide(const struct confine_opts *o, int abi, bool *ll_read, const char **why)
+{
+	enum confine_ns how;
+	const char *step;
+	int rc = confine_hide(o->hidden, o->n_hidden, &how, &step);
+
+	*ll_read = false;
+	if (rc == 0)
+		return 0;
+	if (how != CONFINE_NS_NONE)
+		return why_set(why, rc, "hiding the state folder: %s: %s", step,
+			       strerror(-rc));
+	if (abi >= 1) {
+		*ll_read = true;
+		why_note("no private mount namespace (%s): the state folder is hidden by "
+			 "Landlock read rules, so the folders on its way (/ included) "
+			 "cannot be listed and what is made in them later is unreadable",
+			 strerror(-rc));
+		return 0;
+	}
+	if (!o->allow_weaker)
+		return why_set(why, -EOPNOTSUPP,
+			       "neither a private mount namespace (%s: %s; unprivileged "
+			       "user namespaces disabled?) nor Landlock, so the state "
+			       "folder cannot be hidden from the command; allow weaker "
+			       "confinement to run anyway", step, strerror(-rc));
+	why_note("no private mount namespace (%s): the state folder stays readable",
+		 strerror(-rc));
+	return 0;
+}
+
+/*
  * Enforce what is prepared, in this order: no new privileges (required by
  * both), Landlock, seccomp (last, so the filter need not allow Landlock).
  */
@@ -653,6 +738,7 @@ int confine_apply(const struct confine_opts *o, const char **why)
 	scmp_filter_ctx ctx = NULL;
 	void *known = NULL;
 	const char *dummy;
+	bool ll_read;
 	int abi, abi_err, sc, rc, ruleset = -1;
 
 	if (why == NULL)
@@ -667,8 +753,11 @@ int confine_apply(const struct confine_opts *o, const char **why)
 	rc = check_support(o, abi, abi_err, sc, why);
 	if (rc < 0)
 		return rc;
+	rc = hide(o, abi, &ll_read, why);
+	if (rc < 0)
+		return rc;
 	if (abi >= 1) {
-		ruleset = ll_prepare(o, abi, why);
+		ruleset = ll_prepare(o, abi, ll_read, why);
 		if (ruleset < 0)
 			return ruleset;
 	}

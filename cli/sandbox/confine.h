@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * confine.h - confinement of the command `txfs run` executes: no user
- * namespaces needed, only PR_SET_NO_NEW_PRIVS, Landlock and a seccomp filter.
+ * confine.h - confinement of the command `txfs run` executes:
+ * PR_SET_NO_NEW_PRIVS, Landlock and a seccomp filter, and, when o->hidden
+ * names folders to hide, a private mount namespace (confine_ns.c; a user
+ * namespace too when unprivileged).
  *
  * What confine_apply() enforces in the calling process and everything it
  * execs afterwards (nothing here can be undone):
@@ -75,6 +77,17 @@
  * group and session (kill(0) and terminal signals to our group would reach
  * it otherwise; confine_apply() denies kill(0) in that case).
  *
+ * Reading is not restricted by Landlock (its read rights are an allow-list:
+ * a folder cannot be carved out of an allowed parent); the folders in
+ * o->hidden are covered by an empty tmpfs in a private mount namespace
+ * instead (confine_ns.c, confine_hide()), before Landlock and seccomp,
+ * which then keep the command from removing the cover. Where no namespace
+ * can be had (unprivileged user namespaces disabled), Landlock handles
+ * READ_FILE and READ_DIR too and grants them beneath every entry of the
+ * folders on the way to a hidden folder but the way itself
+ * (confine_hide_rules(); *why says so): / and those folders cannot be
+ * listed then. Without Landlock either: refused unless allow_weaker.
+ *
  * Threads: landlock_restrict_self() restricts only the calling thread, so
  * confine_apply() must run in a single-threaded process: the child between
  * fork() and exec(). Errors the user can cause (options, kernel support,
@@ -88,6 +101,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct confine_opts {
@@ -109,6 +123,15 @@ struct confine_opts {
 	 */
 	const char *const *exec_deny;
 	size_t n_exec_deny;
+	/*
+	 * Folders the command must not read (the state folder, a real
+	 * directory mounted elsewhere): absolute, canonical (no symlink, no
+	 * "." or ".."), existing, neither holding nor inside a writable path.
+	 * Covered in a private mount namespace (confine_hide()); where the
+	 * kernel allows no such namespace, refused unless allow_weaker.
+	 */
+	const char *const *hidden;
+	size_t n_hidden;
 };
 
 /* Longest *why message, including the terminating NUL. */
@@ -149,6 +172,40 @@ int confine_check_opts(const struct confine_opts *o, const char **why);
 int confine_apply(const struct confine_opts *o, const char **why);
 
 /*
+ * confine_ns.c - hide paths[0..n) (absolute, canonical, existing folders)
+ * from this process and everything it execs: a private mount namespace
+ * (inside a new user namespace mapping only our uid and gid when
+ * unshare(CLONE_NEWNS) alone is not permitted), every mount a slave, each
+ * path covered by an empty read-only tmpfs of mode 000. Tried first in a
+ * child that exits at once, so that a failure anywhere (not only of the
+ * unshare) leaves this process untouched. Single-threaded callers only
+ * (the child between fork and exec), before Landlock (which forbids
+ * mounting) and seccomp. *how (may be NULL): CONFINE_NS_NONE while
+ * nothing was changed (n == 0, or the trial failed: the caller may fall
+ * back), CONFINE_NS_MOUNT, CONFINE_NS_USER. *step (may be NULL): on error
+ * what failed (a static string or one of paths), else NULL.
+ * Returns 0 or a negative errno (EPERM, ENOSPC, EINVAL: no namespace for
+ * us; others from mount(2) or the uid and gid maps).
+ */
+enum confine_ns { CONFINE_NS_NONE, CONFINE_NS_MOUNT, CONFINE_NS_USER };
+int confine_hide(const char *const *paths, size_t n, enum confine_ns *how,
+		 const char **step);
+
+/*
+ * confine_ns.c, the fallback without a namespace: add to the Landlock
+ * ruleset (which handles rights, READ_FILE and READ_DIR) rules granting
+ * rights beneath every entry of every folder on the way from / to each of
+ * hidden[0..n) but those on the way and the hidden folders: the hidden
+ * folders are then unreadable, and so are the folders on the way
+ * themselves (/ cannot be listed) and what is made in them later. A
+ * symlink among the entries gets a rule on itself (O_NOFOLLOW), never on
+ * its target. Returns 0 or a negative errno (a folder on the way that
+ * cannot be listed), *step the hidden folder it was for.
+ */
+int confine_hide_rules(int ruleset, const char *const *hidden, size_t n,
+		       uint64_t rights, const char **step);
+
+/*
  * confine_known.c - the system calls the confinement knows: a second
  * seccomp filter, loaded by confine_apply() before the deny filter, allows
  * only them and answers every other number ENOSYS (a call a newer kernel
@@ -170,6 +227,8 @@ int confine_known_filter(void **out);
  * paths for older kernels (0: no Landlock). Default -1.
  */
 extern int confine_test_max_landlock_abi;
+/* When true, confine_hide() fails as where no namespace is permitted. */
+extern bool confine_test_no_ns;
 #endif
 
 #endif /* TXFS_CONFINE_H */

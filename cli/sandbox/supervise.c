@@ -714,6 +714,7 @@ int sup_new(const struct sup_opts *o, struct sup **out)
 	s->o.writable = keep_list(s, o->writable, o->n_writable, true, &rc);
 	s->o.connect_allow = keep_list(s, o->connect_allow, o->n_connect_allow, false, &rc);
 	s->o.exec_deny = keep_list(s, o->exec_deny, o->n_exec_deny, false, &rc);
+	s->o.hidden = keep_list(s, o->hidden, o->n_hidden, true, &rc);
 	if (rc == 0 && !s->o.workspace)
 		rc = -ENOMEM;
 	if (rc == 0)

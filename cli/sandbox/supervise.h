@@ -68,6 +68,12 @@ struct sup_opts {
 	bool no_network;
 	bool quiet;				/* no veto lines on stderr */
 	const char *state;			/* vetoes go to its audit.log; NULL: not logged */
+	/* the command's hidden folders (confine_opts.hidden): the supervisor,
+	 * which resolves paths in its own mount namespace where they are not
+	 * covered, never connects to a socket beneath them, whatever the
+	 * policy's allow connect */
+	const char *const *hidden;
+	size_t n_hidden;
 };
 
 struct sup_stats {

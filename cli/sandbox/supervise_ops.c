@@ -71,6 +71,9 @@ static bool connect_allowed(const struct sup *s, const char *real)
 {
 	size_t i;
 
+	for (i = 0; i < s->o.n_hidden; i++)
+		if (sup_beneath(real, s->o.hidden[i]))
+			return false;
 	if (sup_beneath(real, s->o.workspace))
 		return true;
 	for (i = 0; i < s->o.n_connect_allow; i++)
@@ -698,6 +701,9 @@ static bool meta_allowed(const struct sup *s, const char *real)
 {
 	size_t i;
 
+	for (i = 0; i < s->o.n_hidden; i++)
+		if (sup_beneath(real, s->o.hidden[i]))
+			return false;
 	if (sup_beneath(real, s->o.workspace))
 		return true;
 	for (i = 0; i < s->o.n_writable; i++)

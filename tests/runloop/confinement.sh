@@ -3,7 +3,7 @@
 # confinement - what CMD cannot do under `txfs run` (the real loop, not the
 # confined_exec driver), as root and as the unprivileged test user:
 #   1. the syscall table helper, run as CMD with the daemon's pid read from
-#      STATE/daemon.pid: every entry denied with the documented errno (EPERM;
+#      the mount's .txfs/status.json (the state folder is hidden from CMD): every entry denied with the documented errno (EPERM;
 #      ENOSYS for clone3/io_uring), i386 and x32 entry points included, with
 #      and without --no-network (as root every probe is conclusive);
 #   2. writes outside the workspace and the temp folders fail (corpus-style
@@ -11,11 +11,12 @@
 #      behind the workspace symlink `link`); both stay byte-identical, while
 #      the workspace, /tmp and /dev/shm stay writable;
 #   3. the state folder and its control socket: `txfs commit/rollback/status`
-#      from CMD are refused by the daemon (seccomp-confined peer), a raw
+#      from CMD are refused (the state folder is hidden from CMD: covered
+#      by an empty tmpfs; else the daemon refuses a seccomp-confined peer), a raw
 #      request on ctl.sock too, files cannot be written, removed or renamed
 #      in the state folder; the refused commit had no effect (rollback);
 #      with `control deny commit`, `echo commit > .txfs/ctl` fails (EPERM);
-#   4. the daemon cannot be killed (kill -9 of the pid in STATE/daemon.pid,
+#   4. the daemon cannot be killed (kill -9 of the pid in .txfs/status.json,
 #      its process group), signalled by python, or traced (strace -p), and
 #      is alive afterwards (the run still rolls back normally). Reading
 #      /proc/PID/environ is reported, not judged (CMD inherits that
@@ -35,7 +36,7 @@ table() {
 	local u=$WHO what=$1 net=$2 rc
 	ws_fixture
 	run_txfs -- --json $net --check false -- bash -c \
-		'exec 1>&2; "$SYSCALLS" --expect-denied '"$net"' --daemon-pid "$(cat "$STATE/daemon.pid")"'
+		'exec 1>&2; "$SYSCALLS" --expect-denied '"$net"' --daemon-pid "$(sed -n "s/.*\"pid\":\([0-9]*\).*/\1/p" .txfs/status.json)"'
 	echo "## [$u] syscall table under txfs run $net"
 	grep -vE 'has its current directory|^txfs: run:' "$RUN_ERR" | sed 's/^/    /'
 	check_json_exit "[$u] $what: syscalls --expect-denied (every entry denied as documented)" 0
@@ -146,9 +147,10 @@ state_folder() {
 		for i in 1 2 3 4 5 6 7 8 9 10; do
 			out=$("$TXFS" commit "$WS" 2>&1); rc=$?
 			case $rc:$out in
-			# refused by the daemon (a confined peer) or, before it, by
-			# the supervisor of txfs run (ctl.sock is outside the workspace)
-			1:*confined*|1:*Permission\ denied*) [ $i = 1 ] && echo "txfs commit: exit $rc: $out" ;;
+			# not found (the state folder is hidden: as root an empty
+			# folder), refused by the daemon (a confined peer) or, before
+			# it, by the supervisor (ctl.sock is outside the workspace)
+			1:*confined*|1:*Permission\ denied*|1:*cannot\ reach\ the\ daemon*) [ $i = 1 ] && echo "txfs commit: exit $rc: $out" ;;
 			0:*) echo "SUCCEEDED: txfs commit: $out"; bad=$((bad + 1)) ;;
 			*) echo "UNEXPECTED: txfs commit (try $i): expected exit 1 and a refusal message got exit $rc: $out"; bad=$((bad + 1)) ;;
 			esac
@@ -159,11 +161,11 @@ state_folder() {
 		no "\"\$TXFS\" policy reload \"\$WS\""
 		no "\"\$PY\" -c \"import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(\\\"\$STATE/ctl.sock\\\"); s.sendall(b\\\"commit\\0\\0\\\"); r = s.recv(100); print(r); sys.exit(0 if r.startswith(b\\\"0\\n\\\") else 1)\""
 		no "echo x > \"\$STATE/evil\""
-		no "rm -f \"\$STATE/daemon.pid\""
+		no "rm \"\$STATE/daemon.pid\""
 		no "mv \"\$STATE/audit.log\" \"\$STATE/audit.old\""
 		no ": > \"\$STATE/audit.log\""
 		no "ln -s / \"\$STATE/link\""
-		no "rm -rf \"\$STATE/layer\""
+		no "rm -r \"\$STATE/layer\""
 		no "mkdir \"\$STATE/dir\""
 		no "echo x > \"\$STATE/ctl.sock\""
 		echo "# $bad not refused as expected"
@@ -195,7 +197,7 @@ daemon() {
 	ws_fixture
 	before=$(snap "$WS")
 	run_txfs -- --json -- bash -c 'exec 1>&2
-		P=$(cat "$STATE/daemon.pid"); G=$(ps -o pgid= -p "$P" | tr -d " ")
+		P=$(sed -n "s/.*\"pid\":\([0-9]*\).*/\1/p" .txfs/status.json); G=$(ps -o pgid= -p "$P" | tr -d " ")
 		echo "# daemon pid $P, process group $G"
 		bad=0
 		no() { if eval "$1" >/dev/null 2>&1; then echo "SUCCEEDED: $1"; bad=$((bad + 1)); else echo "refused: $1"; fi; }
@@ -220,7 +222,7 @@ daemon() {
 		echo "# $bad not refused as expected"
 		[ $bad = 0 ] && exit 42 || exit 1'
 	grep -E '^(SUCCEEDED|refused|MOUNT|#)' "$RUN_ERR" | sed 's/^/    /'
-	check_json_exit "[$u] daemon: kill -9 (pid from STATE/daemon.pid), its group, python, pidfd, strace, gdb, /proc/pid/mem all refused" 42
+	check_json_exit "[$u] daemon: kill -9 (pid from .txfs/status.json), its group, python, pidfd, strace, gdb, /proc/pid/mem all refused" 42
 	check_action "[$u] daemon alive afterwards: the run rolls back normally" rolled-back
 	check_unmounted "[$u] daemon attempts"
 	check_snap "[$u] daemon attempts: real directory byte-identical" "$before" "$(snap "$WS")"

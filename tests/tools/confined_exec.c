@@ -33,6 +33,7 @@
 struct args {
 	const char *writable[MAX_PATHS];
 	const char *exec_deny[MAX_PATHS];
+	const char *hidden[MAX_PATHS];
 	struct confine_opts opts;
 	char **cmd;
 	bool probe, known;
@@ -42,7 +43,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: confined_exec [--no-network] [--allow-weaker] "
 		"[--daemon-pid N] [--landlock-abi N] [--exec-deny P]... "
-		"[--writable DIR...]... -- CMD [ARG...]\n"
+		"[--hide DIR]... [--no-ns] [--writable DIR...]... -- CMD [ARG...]\n"
 		"       confined_exec --probe | --known\n");
 	return -EINVAL;
 }
@@ -67,6 +68,12 @@ static int parse_valued(struct args *a, const char *opt, const char *val)
 		if (a->opts.n_exec_deny == MAX_PATHS)
 			return usage();
 		a->exec_deny[a->opts.n_exec_deny++] = val;
+		return 0;
+	}
+	if (strcmp(opt, "--hide") == 0) {	/* confine_opts.hidden */
+		if (a->opts.n_hidden == MAX_PATHS)
+			return usage();
+		a->hidden[a->opts.n_hidden++] = val;
 		return 0;
 	}
 	if (parse_int(val, &v) < 0 || v < INT_MIN || v > INT_MAX)
@@ -96,6 +103,8 @@ static int parse(struct args *a, int argc, char **argv)
 			a->opts.no_network = true;
 		} else if (strcmp(s, "--allow-weaker") == 0) {
 			a->opts.allow_weaker = true;
+		} else if (strcmp(s, "--no-ns") == 0) {	/* as without user namespaces */
+			confine_test_no_ns = true;
 		} else if (strcmp(s, "--writable") == 0) {
 			while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) {
 				if (a->opts.n_writable == MAX_PATHS)
@@ -103,7 +112,7 @@ static int parse(struct args *a, int argc, char **argv)
 				a->writable[a->opts.n_writable++] = argv[++i];
 			}
 		} else if (strcmp(s, "--daemon-pid") == 0 || strcmp(s, "--landlock-abi") == 0 ||
-			   strcmp(s, "--exec-deny") == 0) {
+			   strcmp(s, "--exec-deny") == 0 || strcmp(s, "--hide") == 0) {
 			rc = parse_valued(a, s, argv[i + 1]);
 			if (rc < 0)
 				return rc;
@@ -147,6 +156,7 @@ int main(int argc, char **argv)
 		return confine_known_each(print_known, NULL) ? 1 : 0;
 	a.opts.writable = a.writable;
 	a.opts.exec_deny = a.exec_deny;
+	a.opts.hidden = a.hidden;
 	rc = confine_apply(&a.opts, &why);
 	if (rc < 0) {
 		fprintf(stderr, "confined_exec: confinement refused: %s (%s)\n",

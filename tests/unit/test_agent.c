@@ -105,10 +105,63 @@ static void allow_write_state_guard(void **st)
 	assert_int_equal(cli_allow_write_check("/", a), -EPERM);
 	assert_int_equal(cli_allow_write_check(c, a), 0);
 	assert_int_equal(cli_allow_write_check(e, a), 0);
-	/* a state folder not made yet is compared as given */
+	/* a state folder not made yet is compared canonical all the same */
 	assert_int_equal(cli_allow_write_check(e, gone), -EPERM);
 	assert_int_equal(cli_allow_write_check(c, gone), 0);
 	rmdir(b), rmdir(a), rmdir(c), rmdir(e), rmdir(d);
+}
+
+/* Issue B10: --state LINK/st with LINK -> an allowed folder, not made yet. */
+static void canon_path_forms(void **st)
+{
+	char d[] = "/tmp/txfs-agent-unit-XXXXXX", p[PATH_MAX], q[PATH_MAX],
+	     out[PATH_MAX], want[PATH_MAX];
+
+	(void)st;
+	assert_non_null(mkdtemp(d));
+	snprintf(p, sizeof(p), "%s/sx", d);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(q, sizeof(q), "%s/link", d);
+	assert_int_equal(symlink(p, q), 0);		/* absolute target */
+	snprintf(q, sizeof(q), "%s/chain", d);
+	assert_int_equal(symlink("link", q), 0);	/* relative, to a link */
+	snprintf(q, sizeof(q), "%s/dang", d);
+	snprintf(want, sizeof(want), "%s/sx/notyet", d);
+	assert_int_equal(symlink(want, q), 0);		/* dangling */
+	snprintf(q, sizeof(q), "%s/la", d);
+	assert_int_equal(symlink("lb", q), 0);
+	snprintf(q, sizeof(q), "%s/lb", d);
+	assert_int_equal(symlink("la", q), 0);
+
+	snprintf(want, sizeof(want), "%s/sx/st3", d);
+	snprintf(q, sizeof(q), "%s/link/st3", d);
+	assert_int_equal(cli_canon_path(q, out, sizeof(out)), 0);
+	assert_string_equal(out, want);
+	snprintf(q, sizeof(q), "%s/chain/a/.././st3/", d);
+	assert_int_equal(cli_canon_path(q, out, sizeof(out)), 0);
+	assert_string_equal(out, want);
+	snprintf(q, sizeof(q), "%s/dang/st", d);
+	snprintf(want, sizeof(want), "%s/sx/notyet/st", d);
+	assert_int_equal(cli_canon_path(q, out, sizeof(out)), 0);
+	assert_string_equal(out, want);
+	snprintf(q, sizeof(q), "%s/la/st", d);
+	assert_int_equal(cli_canon_path(q, out, sizeof(out)), -ELOOP);
+	assert_int_equal(cli_canon_path("/etc/passwd/x", out, sizeof(out)), -ENOTDIR);
+	assert_int_equal(cli_canon_path("/..//.", out, sizeof(out)), 0);
+	assert_string_equal(out, "/");
+	/* the checks: an allowed folder holding such a state folder */
+	snprintf(q, sizeof(q), "%s/link/st3", d);
+	assert_int_equal(cli_allow_write_check(p, q), -EPERM);
+	snprintf(q, sizeof(q), "%s/la/st", d);
+	assert_int_equal(cli_allow_write_check(p, q), -EPERM);
+	snprintf(q, sizeof(q), "%s/link", d);
+	assert_int_equal(cli_allow_write_check(q, want), -EPERM);
+	snprintf(q, sizeof(q), "%s/la", d), unlink(q);
+	snprintf(q, sizeof(q), "%s/lb", d), unlink(q);
+	snprintf(q, sizeof(q), "%s/dang", d), unlink(q);
+	snprintf(q, sizeof(q), "%s/chain", d), unlink(q);
+	snprintf(q, sizeof(q), "%s/link", d), unlink(q);
+	rmdir(p), rmdir(d);
 }
 
 static void env_apply(void **st)
@@ -188,6 +241,7 @@ int main(void)
 		cmocka_unit_test(allow_write_rules),
 		cmocka_unit_test(allow_write_bad_rules),
 		cmocka_unit_test(allow_write_state_guard),
+		cmocka_unit_test(canon_path_forms),
 		cmocka_unit_test(env_apply),
 		cmocka_unit_test(log_grouping),
 	};

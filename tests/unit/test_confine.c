@@ -13,9 +13,11 @@
  * confinement are skipped when the kernel (or valgrind, which does not
  * implement the Landlock and seccomp system calls) cannot enforce it.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <grp.h>
 #include <linux/landlock.h>
 #include <linux/openat2.h>
 #include <sched.h>
@@ -482,6 +484,130 @@ static void test_bad_path(void **state)
 	in_child(*state, child_bad_path);
 }
 
+/* ---- hidden folders (confine_ns.c) ------------------------------------------- */
+
+/* o.hidden = { outside }: the canary is unreadable by every name, the
+ * cover cannot be removed, the workspace stays writable. */
+static void check_hidden(struct fix *f)
+{
+	const char *w[1], *h[1] = { f->outside };
+	struct confine_opts o;
+	char up[200];
+	DIR *d;
+	int fd;
+
+	child_opts(f, &o, w);
+	o.hidden = h;
+	o.n_hidden = 1;
+	apply_or_die(&o);
+	/* EACCES after an exec as a user; before it (here) the creator of the
+	 * user namespace still has its capabilities in it: an empty folder */
+	CHECK(open(f->canary, O_RDONLY | O_CLOEXEC) == -1);
+	CHECK(errno == EACCES || errno == ENOENT);
+	snprintf(up, sizeof(up), "%s/../outside/canary", f->ws);
+	CHECK(open(up, O_RDONLY | O_CLOEXEC) == -1);
+	fd = open(f->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(fd >= 0 && openat(fd, "outside/canary", O_RDONLY | O_CLOEXEC) == -1);
+	close(fd);
+	d = opendir(f->outside);
+	CHECK(d == NULL || (readdir(d) && readdir(d) && !readdir(d)));	/* . and .. */
+	if (d)
+		closedir(d);
+	CHECK_ERR(umount2(f->outside, MNT_DETACH), EPERM);
+	CHECK(write_file(f->outside, "x") < 0);
+	snprintf(up, sizeof(up), "%s/file", f->ws);
+	CHECK(write_file(up, "inside\n") == 0 && unlink(up) == 0);
+}
+
+static void child_hidden(struct fix *f)
+{
+	check_hidden(f);
+}
+
+/* The same without privileges: a user namespace (skipped where the kernel
+ * allows none to an unprivileged user). */
+static void child_hidden_user(struct fix *f)
+{
+	CHECK(chmod(f->root, 0755) == 0 && chown(f->ws, 54321, 54321) == 0);
+	CHECK(setgroups(0, NULL) == 0 && setgid(54321) == 0 && setuid(54321) == 0);
+	check_hidden(f);
+}
+
+static void test_hidden(void **state)
+{
+	struct fix *f = *state;
+
+	if (!kernel_ready())
+		skip();
+	in_child(f, child_hidden);
+	if (geteuid() == 0)
+		in_child(f, child_hidden_user);
+}
+
+/* Without a namespace (as where user namespaces are disabled): Landlock
+ * read rules hide it; the folders on the way cannot be listed; everything
+ * else reads. */
+static void child_hidden_landlock(struct fix *f)
+{
+	const char *w[1], *h[1] = { f->outside };
+	struct confine_opts o;
+	char link[200], via[220], in[200], buf[8];
+	int fd;
+
+	snprintf(link, sizeof(link), "%s/link", f->root);
+	CHECK(symlink(f->outside, link) == 0);	/* planted before */
+	confine_test_no_ns = true;
+	child_opts(f, &o, w);
+	o.hidden = h;
+	o.n_hidden = 1;
+	apply_or_die(&o);
+	CHECK_ERR(open(f->canary, O_RDONLY | O_CLOEXEC), EACCES);
+	CHECK_ERR(open(f->outside, O_RDONLY | O_DIRECTORY | O_CLOEXEC), EACCES);
+	snprintf(via, sizeof(via), "%s/canary", link);
+	CHECK_ERR(open(via, O_RDONLY | O_CLOEXEC), EACCES);
+	CHECK_ERR(open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), EACCES);
+	CHECK_ERR(open(f->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC), EACCES);
+	fd = open(f->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK_ERR(openat(fd, "outside/canary", O_RDONLY | O_CLOEXEC), EACCES);
+	close(fd);
+	CHECK(file_is("/proc/self/comm", "test_confine\n"));
+	fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0 && read(fd, buf, sizeof(buf)) > 0);
+	close(fd);
+	snprintf(in, sizeof(in), "%s/file", f->ws);
+	CHECK(write_file(in, "inside\n") == 0 && file_is(in, "inside\n") && unlink(in) == 0);
+	fd = open(f->ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	close(fd);
+}
+
+static void test_hidden_landlock(void **state)
+{
+	if (!kernel_ready())
+		skip();
+	in_child(*state, child_hidden_landlock);
+}
+
+static void test_hidden_opts(void **state)
+{
+	const char *w[] = { "/work/ws" }, *bad[] = { "/work" }, *root[] = { "/" };
+	struct confine_opts o = { .writable = w, .n_writable = 1, .hidden = bad,
+				  .n_hidden = 1 };
+	const char *why;
+
+	(void)state;
+	assert_int_equal(confine_check_opts(&o, &why), -EINVAL);	/* holds ws */
+	o.hidden = root;
+	assert_int_equal(confine_check_opts(&o, &why), -EINVAL);
+	o.n_hidden = 0;
+	o.hidden = NULL;
+	assert_int_equal(confine_check_opts(&o, &why), 0);
+	o.n_hidden = 1;
+	assert_int_equal(confine_check_opts(&o, &why), -EINVAL);	/* NULL list */
+	assert_int_equal(confine_hide(NULL, 0, NULL, NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -495,6 +621,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_apply_unscoped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuse_weaker, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_path, setup, teardown),
+		cmocka_unit_test(test_hidden_opts),
+		cmocka_unit_test_setup_teardown(test_hidden, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hidden_landlock, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
