@@ -31,30 +31,6 @@
  * than the largest write transaction (a 1 MiB FUSE write and its pages). */
 #define LAYER_FULL_SLACK (4ULL << 20)
 
-/* Map an LMDB return code to a negative errno. */
-int lerr(int rc)
-{
-	switch (rc) {
-	case MDB_SUCCESS:
-		return 0;
-	case MDB_NOTFOUND:
-		return -ENOENT;
-	case MDB_MAP_FULL:
-	case MDB_TXN_FULL:
-	case MDB_PAGE_FULL:
-		return -ENOSPC;
-	case MDB_READERS_FULL:
-		return -EAGAIN;
-	case MDB_KEYEXIST:
-		return -EEXIST;
-	default:
-		if (rc > 0 && rc < 4096)
-			return -rc; /* a system errno, e.g. ENOSPC, EIO */
-		fprintf(stderr, "txfs: layer: %s\n", mdb_strerror(rc));
-		return -EIO;
-	}
-}
-
 /* --- environment --------------------------------------------------- */
 
 static int open_dbis(struct layer *l)

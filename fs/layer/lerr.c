@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * lerr.c - LMDB's return codes as negative errnos: the one place they are
+ * mapped, so no LMDB code leaves the layer module (layer.h).
+ */
+#include <errno.h>
+#include <lmdb.h>
+#include <stdio.h>
+
+#include "layer_int.h"
+
+/* Map an LMDB return code to a negative errno. */
+int lerr(int rc)
+{
+	switch (rc) {
+	case MDB_SUCCESS:
+		return 0;
+	case MDB_NOTFOUND:
+		return -ENOENT;
+	case MDB_MAP_FULL:
+	case MDB_TXN_FULL:
+	case MDB_PAGE_FULL:
+		return -ENOSPC;
+	case MDB_READERS_FULL:
+		return -EAGAIN;
+	case MDB_KEYEXIST:
+		return -EEXIST;
+	default:
+		if (rc > 0 && rc < 4096)
+			return -rc; /* a system errno, e.g. ENOSPC, EIO */
+		fprintf(stderr, "txfs: layer: %s\n", mdb_strerror(rc));
+		return -EIO;
+	}
+}
