@@ -39,6 +39,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,11 @@ void layer_batch_stop(struct layer *l)
 	pthread_mutex_unlock(&l->b.lock);
 }
 
+int layer_batch_lost(struct layer *l)
+{
+	return atomic_exchange(&l->b.lost, 0);
+}
+
 uint64_t layer_batch_ops(struct layer *l)
 {
 	return l->b.total_ops + l->b.ops;
@@ -140,10 +146,13 @@ static int batch_close(struct layer *l)
 	pthread_mutex_unlock(&b->lock);
 	if (read(b->evfd, &junk, sizeof(junk)) < 0)
 		junk = 0;	/* nothing was kicked */
-	if (rc)
+	if (rc) {
 		fprintf(stderr, "txfs: layer: a batch of %u operations could "
 			"not be committed (%s): they are lost\n", ops,
 			strerror(-rc));
+		b->lost = rc;	/* the next fsync says so, as a real file
+				 * system reports a failed write-back */
+	}
 	return rc;
 }
 

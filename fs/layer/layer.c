@@ -218,6 +218,8 @@ int layer_sync(struct layer *l)
 {
 	int rc = layer_batch_flush(l);
 
+	if (rc == 0)
+		rc = layer_batch_lost(l);	/* an earlier batch's failure */
 	return rc ? rc : lerr(mdb_env_sync(l->env, 1));
 }
 

@@ -175,6 +175,9 @@ void layer_batch_stop(struct layer *l);
 int layer_batch_flush(struct layer *l);
 int layer_batch_wait(struct layer *l, int fd);
 uint64_t layer_batch_ops(struct layer *l);
+/* The error of a batch that could not be committed since the last call
+ * (0: none); layer_sync returns it. */
+int layer_batch_lost(struct layer *l);
 
 /* Transactions. A read transaction sees a stable snapshot; a write
  * transaction is exclusive among writers. layer_txn_end() aborts a write

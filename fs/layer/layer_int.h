@@ -33,6 +33,8 @@ struct layer_batch {
 	unsigned waiters;	/* other threads waiting (lock) */
 	bool open;		/* txn != NULL, read under lock */
 	_Atomic bool wanted;	/* another thread waits: commit it now */
+	_Atomic int lost;	/* a batch could not be committed: its
+				 * error, for the next layer_sync */
 	int evfd;		/* eventfd: wakes the owner's wait */
 	pthread_mutex_t lock;
 	pthread_cond_t closed;	/* closes moved / waiters dropped */
