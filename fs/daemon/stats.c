@@ -29,6 +29,9 @@
  *                                  one was already waiting in /dev/fuse
  *   overlap N                      requests whose handler began while
  *                                  another handler ran (threads > 1)
+ *   forgotten N                    inodes the kernel dropped from its
+ *                                  cache (FORGET, BATCH_FORGET entries):
+ *                                  each may cost a LOOKUP again later
  *
  * Each serving thread counts into its own table; the tables are summed
  * at the end. Without the variable nothing is counted, nothing costs. A
@@ -53,6 +56,7 @@ struct stats {
 	uint64_t n[STATS_NOPS + 1];	/* the last slot: other or unread */
 	uint64_t ns[STATS_NOPS + 1];
 	uint64_t queued, overlap;
+	uint64_t forgotten;	/* inodes named in FORGET / BATCH_FORGET */
 };
 
 /* What the serving threads share. */
@@ -133,6 +137,20 @@ static unsigned opcode_of(const struct fuse_buf *b)
 	return op < STATS_NOPS ? op : STATS_NOPS;
 }
 
+/* How many inodes a FORGET (one) or BATCH_FORGET (its count, the
+ * uint32 after the 40-byte request header) names. */
+static uint64_t forgets_of(const struct fuse_buf *b, unsigned op)
+{
+	uint32_t count;
+
+	if (op == 2)
+		return 1;
+	if (op != 42 || (b->flags & FUSE_BUF_IS_FD) || b->size < 44)
+		return 0;
+	memcpy(&count, (const char *)b->mem + 40, sizeof(count));
+	return count;
+}
+
 static int stats_write(const struct server *sv, const char *path,
 		       const struct stats *s, unsigned nthreads)
 {
@@ -167,6 +185,7 @@ static int stats_write(const struct server *sv, const char *path,
 	fprintf(f, "threads %u\nqueued %llu\noverlap %llu\n", nthreads,
 		(unsigned long long)s->queued,
 		(unsigned long long)s->overlap);
+	fprintf(f, "forgotten %llu\n", (unsigned long long)s->forgotten);
 	spin_counts(sv->fs, f);
 	return fclose(f) ? -errno : 0;
 }
@@ -186,12 +205,15 @@ static void serve_counted(struct server *sv, const struct fuse_buf *buf,
 	unsigned op = opcode_of(buf);
 	uint64_t t0;
 
+	s->forgotten += forgets_of(buf, op);
+
 	if (atomic_fetch_add(&sv->busy, 1))
 		s->overlap++;
 	t0 = stats_clock();
 	fuse_session_process_buf(sv->se, buf);
 	s->n[op]++;
 	s->ns[op] += stats_clock() - t0;
+
 	atomic_fetch_sub(&sv->busy, 1);
 	if (request_waiting(sv->se))
 		s->queued++;
@@ -315,6 +337,7 @@ static void sum_stats(struct worker *w, unsigned n)
 		}
 		w[0].s.queued += w[i].s.queued;
 		w[0].s.overlap += w[i].s.overlap;
+		w[0].s.forgotten += w[i].s.forgotten;
 	}
 }
 
