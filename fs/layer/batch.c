@@ -19,7 +19,7 @@
  *                          change it acknowledged.
  *
  * The batch is committed (batch_close) when it holds BATCH_MAX_OPS
- * operations, when it is MS old, when the owner has waited MS for the next
+ * operations or BATCH_MAX_BYTES of file data, when it is MS old, when the owner has waited MS for the next
  * request (layer_batch_wait, from the read hook), when another thread needs
  * the layer (it sets `wanted`, kicks the eventfd and waits), and on every
  * durability point: layer_sync (fsync, fdatasync, fsyncdir, commit) and
@@ -27,6 +27,11 @@
  * verb). A daemon that dies loses the batch, never part of it: the layer
  * is then exactly as it was after some earlier batch, a prefix of the
  * acknowledged operations, and everything a sync point covered is in it.
+ * No batch is opened while the state disk has less than BATCH_MIN_FREE
+ * free: LMDB allocates a batch's new pages on disk only when it commits
+ * it, so a disk that fills up in between would lose the batch whole;
+ * near full, every operation is its own transaction again and the one
+ * that does not fit gets ENOSPC alone.
  *
  * Threads: only the owner touches the batch (LMDB's writer lock belongs to
  * the thread that took it). Another thread's layer_begin waits until the
@@ -44,12 +49,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "layer_int.h"
 
 #define BATCH_MAX_OPS 512	/* operations a batch holds at most */
+#define BATCH_MAX_BYTES (32ULL << 20)	/* file data a batch holds at most */
+/* Free space on the state disk below which no batch is opened: a batch
+ * gets its file blocks only when it is committed, and a disk that fills
+ * up then would lose it whole (the plain path refuses only the one
+ * operation). Well above BATCH_MAX_BYTES and the tree pages around it. */
+#define BATCH_MIN_FREE (256ULL << 20)
 #define BATCH_MAX_MS 1000	/* the longest -o batch= accepted */
 
 static uint64_t now_ns(void)
@@ -132,7 +144,7 @@ static int batch_close(struct layer *l)
 
 	if (!b->txn)
 		return 0;
-	rc = lerr(mdb_txn_commit(b->txn));
+	rc = lerr_commit(l, lerr(mdb_txn_commit(b->txn)));
 	b->txn = NULL;
 	b->total_ops += b->ops;
 	b->ops = 0;
@@ -159,6 +171,7 @@ static int batch_close(struct layer *l)
 static bool batch_due(const struct layer_batch *b)
 {
 	return b->ops >= BATCH_MAX_OPS || b->wanted ||
+	       b->bytes >= BATCH_MAX_BYTES ||
 	       now_ns() - b->born_ns >= b->max_ns;
 }
 
@@ -220,6 +233,16 @@ int layer_batch_wait(struct layer *l, int fd)
 
 /* --- layer_begin, layer_commit, layer_txn_end inside the batch ------- */
 
+static bool disk_low(struct layer *l)
+{
+	struct statvfs sv;
+	mdb_filehandle_t fd;
+
+	if (mdb_env_get_fd(l->env, &fd) || fstatvfs(fd, &sv))
+		return true;
+	return (uint64_t)sv.f_bavail * sv.f_frsize < BATCH_MIN_FREE;
+}
+
 static int batch_open(struct layer *l)
 {
 	struct layer_batch *b = &l->b;
@@ -234,6 +257,7 @@ static int batch_open(struct layer *l)
 		return rc;
 	b->born_ns = now_ns();
 	b->ops = 0;
+	b->bytes = 0;
 	pthread_mutex_lock(&b->lock);
 	b->open = true;
 	pthread_mutex_unlock(&b->lock);
@@ -280,8 +304,11 @@ int batch_begin(struct layer *l, bool write, struct layer_txn *t)
 	}
 	if (b->child)
 		return -EDEADLK;	/* one operation at a time */
-	if ((rc = batch_maybe_close(l)) == 0 && !b->txn)
+	if ((rc = batch_maybe_close(l)) == 0 && !b->txn) {
+		if (disk_low(l))
+			return 2;	/* a plain transaction of its own */
 		rc = batch_open(l);
+	}
 	if (rc)
 		return rc;
 	rc = lerr(mdb_txn_begin(l->env, b->txn, 0, &b->child));
@@ -298,8 +325,10 @@ int batch_commit(struct layer_txn *t)
 	int rc = lerr(mdb_txn_commit(t->txn));
 
 	l->b.child = NULL;
-	if (rc == 0)
+	if (rc == 0) {
 		l->b.ops++;
+		l->b.bytes += t->wbytes;
+	}
 	if (rc == 0)
 		rc = batch_maybe_close(l);
 	return rc;

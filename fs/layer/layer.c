@@ -27,9 +27,6 @@
 #include "layer_int.h"
 
 #define LAYER_MAX_READERS 1024
-/* Free space below which a failed page write means a full disk: more
- * than the largest write transaction (a 1 MiB FUSE write and its pages). */
-#define LAYER_FULL_SLACK (4ULL << 20)
 
 /* --- environment --------------------------------------------------- */
 
@@ -294,17 +291,6 @@ int layer_begin(struct layer *l, bool write, struct layer_txn **out)
 	return 0;
 }
 
-/* Is the file system of the layer's data file (nearly) full? */
-static bool layer_disk_full(struct layer *l)
-{
-	struct statvfs sv;
-	mdb_filehandle_t fd;
-
-	if (mdb_env_get_fd(l->env, &fd) || fstatvfs(fd, &sv))
-		return false;
-	return (uint64_t)sv.f_bavail * sv.f_frsize < LAYER_FULL_SLACK;
-}
-
 uint64_t layer_commits(struct layer *l)
 {
 	return l->commits;
@@ -343,9 +329,7 @@ int layer_commit(struct layer_txn *t)
 	 * short write: the disk filled up); the caller must hear ENOSPC
 	 * (README), not a damaged-device error. The transaction is aborted
 	 * either way: nothing committed before is touched. */
-	if (rc == -EIO && layer_disk_full(l))
-		rc = -ENOSPC;
-	return rc;
+	return lerr_commit(l, rc);
 }
 
 void layer_txn_end(struct layer_txn *t)

@@ -230,6 +230,7 @@ int layer_chunk_put(struct layer_txn *t, uint64_t tino, uint64_t block,
 	size_t old;
 	int rc;
 
+	t->wbytes += len;	/* batch.c: what the batch will write */
 	if (len > LAYER_BLOCK)
 		return -EINVAL;
 	ckey(&k, t->gen, tino, block);
@@ -247,6 +248,7 @@ int layer_piece_put(struct layer_txn *t, uint64_t tino, uint64_t block,
 
 	if (piece >= LAYER_PIECES || len > LAYER_PIECE)
 		return -EINVAL;
+	t->wbytes += len;	/* batch.c: what the batch will write */
 	ckey(&k, t->gen, tino, block);
 	k.b[k.len++] = (unsigned char)piece;
 	return chunk_store(t, &k, data, len, old);

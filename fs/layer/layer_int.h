@@ -26,6 +26,7 @@ struct layer_batch {
 	MDB_txn *child;		/* the operation open in it, or NULL */
 	unsigned readers;	/* owner read handles on the batch */
 	unsigned ops;		/* operations committed into it */
+	uint64_t bytes;		/* file data its operations put */
 	uint64_t born_ns;	/* CLOCK_MONOTONIC when it was opened */
 	uint64_t max_ns;	/* it is committed when this old */
 	uint64_t closes;	/* batches committed (lock) */
@@ -70,6 +71,7 @@ struct layer_txn {
 	bool maplocked;		/* holds l->maplock shared */
 	bool nested;		/* txn is an operation inside the batch */
 	bool batchref;		/* a read handle on the owner's batch */
+	uint64_t wbytes;	/* file data put (chunks, pieces) */
 	char *blockbuf;		/* a merged block (layer_chunk_get) */
 };
 
@@ -128,6 +130,9 @@ static inline MDB_txn *ltx(const struct layer_txn *t)
 
 /* Map an LMDB return code to a negative errno. */
 int lerr(int rc);
+/* After a failed commit (rc from lerr): LMDB says EIO when the disk took
+ * only part of a page write; on a (nearly) full disk that is -ENOSPC. */
+int lerr_commit(struct layer *l, int rc);
 /* batch.c: layer_begin/commit/txn_end for the batch. begin: 1 when the
  * calling thread does not own the batch (it waited for the batch to be
  * committed; open a plain transaction), 0 when t was set up inside the

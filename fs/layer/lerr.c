@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <lmdb.h>
 #include <stdio.h>
+#include <sys/statvfs.h>
 
 #include "layer_int.h"
 
@@ -31,4 +32,24 @@ int lerr(int rc)
 		fprintf(stderr, "txfs: layer: %s\n", mdb_strerror(rc));
 		return -EIO;
 	}
+}
+
+/* Free space below which a failed page write means a full disk: more
+ * than the largest write transaction (a 1 MiB FUSE write and its pages). */
+#define LAYER_FULL_SLACK (4ULL << 20)
+
+/* Is the file system of the layer's data file (nearly) full? */
+static bool layer_disk_full(struct layer *l)
+{
+	struct statvfs sv;
+	mdb_filehandle_t fd;
+
+	if (mdb_env_get_fd(l->env, &fd) || fstatvfs(fd, &sv))
+		return false;
+	return (uint64_t)sv.f_bavail * sv.f_frsize < LAYER_FULL_SLACK;
+}
+
+int lerr_commit(struct layer *l, int rc)
+{
+	return rc == -EIO && layer_disk_full(l) ? -ENOSPC : rc;
 }
