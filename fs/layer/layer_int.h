@@ -20,7 +20,8 @@
  * thread opens, uses and commits it (LMDB's writer lock belongs to the
  * thread that took it); other threads wait until it is committed. */
 struct layer_batch {
-	bool on;		/* enabled by layer_batch_start */
+	_Atomic bool on;	/* enabled by layer_batch_start (set after
+				 * owner: other threads read it) */
 	pthread_t owner;
 	MDB_txn *txn;		/* the open batch, or NULL */
 	MDB_txn *child;		/* the operation open in it, or NULL */
