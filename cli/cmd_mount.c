@@ -55,6 +55,11 @@ static const char mount_usage[] =
 "                   request: faster file-heavy work on a VM whose idle\n"
 "                   vCPUs halt; backs off when requests are sparse,\n"
 "                   stays off while the CPUs are busy\n"
+"  -o batch=MS      group commit: the layer takes many requests' changes\n"
+"                   in one write (closed after MS ms, at 512 operations,\n"
+"                   fsync, syncfs, commit, rollback, savepoint). A daemon\n"
+"                   killed loses what came after the last of those, never\n"
+"                   part of an operation (txfs(1), CRASHES). 0: off\n"
 "  -o noopen        the kernel opens and closes files without asking the\n"
 "                   daemon (no OPEN, no RELEASE): a build's header opens\n"
 "                   cost nothing. Policy checks move to each read and\n"
@@ -82,6 +87,24 @@ static int take_threads(struct txfs_opts *o, const char *v)
 	return 0;
 }
 
+/* -o batch=MS: 0 (off) to 1000. */
+static int take_batch(struct txfs_opts *o, const char *v)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || end == v || *end || n > 1000) {
+		cli_err(0, "mount: -o batch=%s: not a number of milliseconds "
+			"from 0 (off) to 1000", v);
+		return -EINVAL;
+	}
+	o->batch_ms = (unsigned)n;
+	o->batch_set = true;
+	return 0;
+}
+
 /* Split -o: our keys into opts, the rest appended to fuse (comma list). */
 static int take_o(struct txfs_opts *o, char *arg, char *fuse, size_t fsize)
 {
@@ -105,6 +128,9 @@ static int take_o(struct txfs_opts *o, char *arg, char *fuse, size_t fsize)
 			o->no_history = true;
 		else if (!strncmp(t, "threads=", 8)) {
 			if (take_threads(o, t + 8))
+				return -EINVAL;
+		} else if (!strncmp(t, "batch=", 6)) {
+			if (take_batch(o, t + 6))
 				return -EINVAL;
 		} else if (used + strlen(t) + 2 < fsize)
 			snprintf(fuse + used, fsize - used, "%s%s",

@@ -130,6 +130,7 @@ static bool run_mopt_ok(const char *arg)
 
 		if (!((n == 6 && !strncmp(t, "noopen", 6)) ||
 		      (n > 8 && !strncmp(t, "threads=", 8)) ||
+		      (n > 6 && !strncmp(t, "batch=", 6)) ||
 		      (n > 5 && !strncmp(t, "spin=", 5))))
 			return false;
 		t += n + (t[n] == ',');

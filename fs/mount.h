@@ -28,6 +28,9 @@ struct txfs_opts {
 				 * (ops.c, "no-open") */
 	unsigned threads;	/* serving threads (-o threads=N); 0: the
 				 * TXFS_THREADS variable, else the default */
+	unsigned batch_ms;	/* -o batch=MS: group commit (fs/layer/batch.c);
+				 * 0: off */
+	bool batch_set;		/* -o batch= given (else TXFS_BATCH) */
 	bool no_history;	/* -o nohistory: commits keep nothing to undo
 				 * (fs/history/history.h) */
 };

@@ -71,6 +71,7 @@ struct server {
 	struct rusage ru0;	/* process counters at the start */
 	uint64_t io0[3];
 	uint64_t commits0;
+	uint64_t ops0;		/* operations batched before */
 };
 
 struct worker {
@@ -173,6 +174,8 @@ static int stats_write(const struct server *sv, const char *path,
 				(unsigned long long)(s->ns[i] / 1000));
 	fprintf(f, "commits %llu\n", (unsigned long long)(
 			layer_commits(sv->fs->layer) - sv->commits0));
+	fprintf(f, "batched %llu\n", (unsigned long long)(
+			layer_batch_ops(sv->fs->layer) - sv->ops0));
 	fprintf(f, "nvcsw %ld\nnivcsw %ld\n", ru.ru_nvcsw - sv->ru0.ru_nvcsw,
 		ru.ru_nivcsw - sv->ru0.ru_nivcsw);
 	fprintf(f, "syscw %llu\nwchar %llu\nwrite_bytes %llu\n",
@@ -357,6 +360,35 @@ static unsigned nthreads(const struct txfs *fs)
 	return n ? (unsigned)n : TXFS_THREADS_DEFAULT;
 }
 
+/* -o batch=MS, else TXFS_BATCH=MS (the tests' way to run every mount
+ * with it): group commit by the one serving thread (layer/batch.c). */
+static unsigned batch_ms(struct txfs *fs)
+{
+	const char *env = getenv("TXFS_BATCH");
+
+	if (fs->opts.batch_set)
+		return fs->opts.batch_ms;
+	return env && *env ? (unsigned)strtoul(env, NULL, 10) : 0;
+}
+
+static void batch_bind(struct txfs *fs, unsigned n)
+{
+	unsigned ms = batch_ms(fs);
+	int rc;
+
+	if (!ms)
+		return;
+	if (n > 1) {
+		fprintf(stderr, "txfs: -o batch: off with %u serving threads "
+			"(it needs one)\n", n);
+		return;
+	}
+	if ((rc = layer_batch_start(fs->layer, ms)))
+		fprintf(stderr, "txfs: -o batch=%u: off: %s\n", ms,
+			rc == -ENOTSUP ? "not with TXFS_LAYER_WRITEMAP=1" :
+					 strerror(-rc));
+}
+
 int stats_serve(struct txfs *fs)
 {
 	const char *path = getenv("TXFS_STATS");
@@ -366,20 +398,28 @@ int stats_serve(struct txfs *fs)
 	struct worker *w;
 	int res;
 
-	if (n == 1 && !sv.counting)
-		return fuse_session_loop(fs->se);
+	batch_bind(fs, n);
+	if (n == 1 && !sv.counting) {
+		res = fuse_session_loop(fs->se);
+		layer_batch_stop(fs->layer);
+		return res;
+	}
 	w = calloc(n, sizeof(*w));
-	if (!w)
+	if (!w) {
+		layer_batch_stop(fs->layer);
 		return -ENOMEM;
+	}
 	getrusage(RUSAGE_SELF, &sv.ru0);
 	read_io(sv.io0);
 	sv.commits0 = layer_commits(fs->layer);
+	sv.ops0 = layer_batch_ops(fs->layer);
 	if (n == 1) {
 		w[0].sv = &sv;
 		res = serve_loop(&w[0]);
 	} else {
 		res = serve_threads(&sv, w, n);
 	}
+	layer_batch_stop(fs->layer);
 	if (sv.counting) {
 		sum_stats(w, n);
 		stats_write(&sv, path, &w[0].s, n);

@@ -27,33 +27,6 @@
 #include "layer_int.h"
 
 #define LAYER_MAX_READERS 1024
-/* Free space below which a failed page write means a full disk: more
- * than the largest write transaction (a 1 MiB FUSE write and its pages). */
-#define LAYER_FULL_SLACK (4ULL << 20)
-
-/* Map an LMDB return code to a negative errno. */
-int lerr(int rc)
-{
-	switch (rc) {
-	case MDB_SUCCESS:
-		return 0;
-	case MDB_NOTFOUND:
-		return -ENOENT;
-	case MDB_MAP_FULL:
-	case MDB_TXN_FULL:
-	case MDB_PAGE_FULL:
-		return -ENOSPC;
-	case MDB_READERS_FULL:
-		return -EAGAIN;
-	case MDB_KEYEXIST:
-		return -EEXIST;
-	default:
-		if (rc > 0 && rc < 4096)
-			return -rc; /* a system errno, e.g. ENOSPC, EIO */
-		fprintf(stderr, "txfs: layer: %s\n", mdb_strerror(rc));
-		return -EIO;
-	}
-}
 
 /* --- environment --------------------------------------------------- */
 
@@ -81,7 +54,7 @@ static int meta_get(struct layer_txn *t, const char *key, MDB_val *v)
 {
 	MDB_val k = { strlen(key), (void *)key };
 
-	return lerr(mdb_get(t->txn, t->l->meta, &k, v));
+	return lerr(mdb_get(ltx(t), t->l->meta, &k, v));
 }
 
 static int meta_put(struct layer_txn *t, const char *key, const void *val,
@@ -90,7 +63,7 @@ static int meta_put(struct layer_txn *t, const char *key, const void *val,
 	MDB_val k = { strlen(key), (void *)key };
 	MDB_val v = { len, (void *)val };
 
-	return lerr(mdb_put(t->txn, t->l->meta, &k, &v, 0));
+	return lerr(mdb_put(ltx(t), t->l->meta, &k, &v, 0));
 }
 
 /* Check the format and workspace records, or write them on a new layer. */
@@ -113,7 +86,7 @@ static int check_identity(struct layer *l, struct layer_ws *ws,
 	if (rc == -ENOENT) {
 		MDB_stat st;
 
-		mdb_stat(t->txn, l->inodes, &st);
+		mdb_stat(ltx(t), l->inodes, &st);
 		if (st.ms_entries) {
 			*why = "no format record: not a txfs layer, or corrupt";
 			rc = -EINVAL;
@@ -198,6 +171,7 @@ int layer_open(int dirfd, const char *name, uint64_t map_size,
 	l->writemap = wmap != 0;
 	mdb_env_set_mapsize(l->env, wmap ? wmap : l->maxmap);
 	pthread_rwlock_init(&l->maplock, NULL);
+	batch_init(l);
 	/* no MDB_NORDAHEAD: file data in the layer is mostly read in
 	 * order (bench W4: a cold read was 19x native without readahead) */
 	rc = mdb_env_open(l->env, path,
@@ -219,6 +193,7 @@ int layer_open(int dirfd, const char *name, uint64_t map_size,
 	return 0;
 out_env:
 	layer_reserve_refused(l, dirfd, name);	/* the file as it was */
+	batch_destroy(l);
 	pthread_rwlock_destroy(&l->maplock);
 out_free:
 	free(l);
@@ -229,6 +204,7 @@ void layer_close(struct layer *l)
 {
 	if (!l)
 		return;
+	batch_destroy(l);
 	mdb_env_sync(l->env, 1);
 	layer_reserve_close(l);
 	pthread_rwlock_destroy(&l->maplock);
@@ -237,7 +213,11 @@ void layer_close(struct layer *l)
 
 int layer_sync(struct layer *l)
 {
-	return lerr(mdb_env_sync(l->env, 1));
+	int rc = layer_batch_flush(l);
+
+	if (rc == 0)
+		rc = layer_batch_lost(l);	/* an earlier batch's failure */
+	return rc ? rc : lerr(mdb_env_sync(l->env, 1));
 }
 
 int layer_used_bytes(struct layer *l, uint64_t *bytes)
@@ -253,55 +233,62 @@ int layer_used_bytes(struct layer *l, uint64_t *bytes)
 
 /* --- transactions -------------------------------------------------- */
 
-int layer_begin(struct layer *l, bool write, struct layer_txn **out)
+/* The generation and savepoint level, read at the start of t. */
+static void begin_meta(struct layer_txn *t)
 {
-	struct layer_txn *t = malloc(sizeof(*t));
 	MDB_val v;
-	int rc;
 
-	if (!t)
-		return -ENOMEM;
-	t->l = l;
-	t->write = write;
-	t->gen = 0;
-	t->maplocked = l->writemap;
-	if (write)
-		layer_reserve_grow(l);
-	if (t->maplocked)
-		pthread_rwlock_rdlock(&l->maplock);
-	rc = mdb_txn_begin(l->env, NULL, write ? 0 : MDB_RDONLY, &t->txn);
-	if (rc) {
-		if (t->maplocked)
-			pthread_rwlock_unlock(&l->maplock);
-		free(t);
-		return lerr(rc);
-	}
-	rc = meta_get(t, "gen", &v);
-	if (rc == 0 && v.mv_size == 8)
+	if (meta_get(t, "gen", &v) == 0 && v.mv_size == 8)
 		memcpy(&t->gen, v.mv_data, 8);
-	t->sp_level = 0;
-	t->replaying = false;
-	t->dbytes = 0;
-	t->blockbuf = NULL;
 	if (meta_get(t, "sp_level", &v) == 0 && v.mv_size == 8) {
 		uint64_t lv;
 
 		memcpy(&lv, v.mv_data, 8);
 		t->sp_level = (uint32_t)lv;
 	}
-	*out = t;
-	return 0;
 }
 
-/* Is the file system of the layer's data file (nearly) full? */
-static bool layer_disk_full(struct layer *l)
+/* A transaction of its own (not inside the batch). */
+static int begin_plain(struct layer *l, bool write, struct layer_txn *t)
 {
-	struct statvfs sv;
-	mdb_filehandle_t fd;
+	int rc;
 
-	if (mdb_env_get_fd(l->env, &fd) || fstatvfs(fd, &sv))
-		return false;
-	return (uint64_t)sv.f_bavail * sv.f_frsize < LAYER_FULL_SLACK;
+	t->maplocked = l->writemap;
+	if (write)
+		layer_reserve_grow(l);
+	if (t->maplocked)
+		pthread_rwlock_rdlock(&l->maplock);
+	rc = mdb_txn_begin(l->env, NULL, write ? 0 : MDB_RDONLY, &t->txn);
+	if (rc && t->maplocked)
+		pthread_rwlock_unlock(&l->maplock);
+	return lerr(rc);
+}
+
+int layer_begin(struct layer *l, bool write, struct layer_txn **out)
+{
+	struct layer_txn *t = calloc(1, sizeof(*t));
+	int rc = 2;	/* batch_begin's "a plain transaction" */
+
+	if (!t)
+		return -ENOMEM;
+	t->l = l;
+	t->write = write;
+	if (l->b.on)
+		rc = batch_begin(l, write, t);	/* batch.c */
+	if (rc > 0) {
+		int waited = rc == 1;
+
+		rc = begin_plain(l, write, t);
+		if (waited)
+			batch_unwait(l);
+	}
+	if (rc) {
+		free(t);
+		return rc;
+	}
+	begin_meta(t);
+	*out = t;
+	return 0;
 }
 
 uint64_t layer_commits(struct layer *l)
@@ -323,6 +310,14 @@ int layer_commit(struct layer_txn *t)
 		layer_txn_end(t);
 		return rc;
 	}
+	if (t->nested || t->batchref) {
+		rc = t->nested ? batch_commit(t) : 0;
+		if (t->batchref)
+			batch_end(t);
+		free(t->blockbuf);
+		free(t);
+		return rc;
+	}
 	rc = lerr(mdb_txn_commit(t->txn));
 	if (t->maplocked)
 		pthread_rwlock_unlock(&l->maplock);
@@ -334,16 +329,17 @@ int layer_commit(struct layer_txn *t)
 	 * short write: the disk filled up); the caller must hear ENOSPC
 	 * (README), not a damaged-device error. The transaction is aborted
 	 * either way: nothing committed before is touched. */
-	if (rc == -EIO && layer_disk_full(l))
-		rc = -ENOSPC;
-	return rc;
+	return lerr_commit(l, rc);
 }
 
 void layer_txn_end(struct layer_txn *t)
 {
 	if (!t)
 		return;
-	mdb_txn_abort(t->txn);
+	if (t->nested || t->batchref)
+		batch_end(t);
+	else
+		mdb_txn_abort(t->txn);
 	if (t->maplocked)
 		pthread_rwlock_unlock(&t->l->maplock);
 	free(t->blockbuf);
@@ -395,7 +391,7 @@ int layer_meta_put(struct layer_txn *t, const char *key, const void *val,
 int layer_meta_del(struct layer_txn *t, const char *key)
 {
 	MDB_val k = { strlen(key), (void *)key };
-	int rc = lerr(mdb_del(t->txn, t->l->meta, &k, NULL));
+	int rc = lerr(mdb_del(ltx(t), t->l->meta, &k, NULL));
 
 	return rc == -ENOENT ? 0 : rc;
 }
@@ -406,7 +402,7 @@ int layer_journal_put(struct layer_txn *t, uint32_t i, const void *step,
 	uint32_t be = htobe32(i);
 	MDB_val k = { 4, &be }, v = { len, (void *)step };
 
-	return lerr(mdb_put(t->txn, t->l->journal, &k, &v, 0));
+	return lerr(mdb_put(ltx(t), t->l->journal, &k, &v, 0));
 }
 
 int layer_journal_get(struct layer_txn *t, uint32_t i, const void **step,
@@ -414,7 +410,7 @@ int layer_journal_get(struct layer_txn *t, uint32_t i, const void **step,
 {
 	uint32_t be = htobe32(i);
 	MDB_val k = { 4, &be }, v;
-	int rc = lerr(mdb_get(t->txn, t->l->journal, &k, &v));
+	int rc = lerr(mdb_get(ltx(t), t->l->journal, &k, &v));
 
 	if (rc == 0) {
 		*step = v.mv_data;
@@ -425,7 +421,7 @@ int layer_journal_get(struct layer_txn *t, uint32_t i, const void **step,
 
 int layer_journal_clear(struct layer_txn *t)
 {
-	return lerr(mdb_drop(t->txn, t->l->journal, 0));
+	return lerr(mdb_drop(ltx(t), t->l->journal, 0));
 }
 
 int layer_dirent_each_all(struct layer_txn *t, layer_any_dirent_fn fn,
@@ -439,7 +435,7 @@ int layer_dirent_each_all(struct layer_txn *t, layer_any_dirent_fn fn,
 	pre.len = 0;
 	key_u64(&pre, t->gen);
 	k = kval(&pre);
-	if ((rc = mdb_cursor_open(t->txn, t->l->dirents, &c)))
+	if ((rc = mdb_cursor_open(ltx(t), t->l->dirents, &c)))
 		return lerr(rc);
 	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
 	while (rc == 0 && k.mv_size > 16 && memcmp(k.mv_data, pre.b, 8) == 0) {
@@ -497,7 +493,7 @@ int layer_inode_get(struct layer_txn *t, uint64_t tino,
 
 	key2(&k, t->gen, tino);
 	kv = kval(&k);
-	rc = lerr(mdb_get(t->txn, t->l->inodes, &kv, &val));
+	rc = lerr(mdb_get(ltx(t), t->l->inodes, &kv, &val));
 	if (rc)
 		return rc;
 	if (val.mv_size < sizeof(v->rec))
@@ -571,7 +567,7 @@ int del_prefix(struct layer_txn *t, MDB_dbi dbi, const struct key *pre)
 {
 	MDB_cursor *c;
 	MDB_val k = { pre->len, (void *)pre->b }, v;
-	int rc = mdb_cursor_open(t->txn, dbi, &c);
+	int rc = mdb_cursor_open(ltx(t), dbi, &c);
 
 	if (rc)
 		return lerr(rc);
@@ -612,7 +608,7 @@ int layer_counters_get(struct layer_txn *t, struct layer_counters *c)
 
 	key2(&k, t->gen, 0);
 	kv = kval(&k);
-	rc = lerr(mdb_get(t->txn, t->l->inodes, &kv, &v));
+	rc = lerr(mdb_get(ltx(t), t->l->inodes, &kv, &v));
 	memset(c, 0, sizeof(*c));
 	if (rc == 0 && v.mv_size == sizeof(*c))
 		memcpy(c, v.mv_data, sizeof(*c));
@@ -644,7 +640,7 @@ int layer_inode_each(struct layer_txn *t, layer_inode_fn fn, void *arg)
 	pre.len = 0;
 	key_u64(&pre, t->gen);
 	k = kval(&pre);
-	if ((rc = mdb_cursor_open(t->txn, t->l->inodes, &c)))
+	if ((rc = mdb_cursor_open(ltx(t), t->l->inodes, &c)))
 		return lerr(rc);
 	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
 	while (rc == 0 && k.mv_size == 16 && key_get_u64(&k, 0) == t->gen) {

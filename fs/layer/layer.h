@@ -155,8 +155,31 @@ int layer_check(const char *path, uint64_t map_size, const char **why);
  * STATE/salvaged/lost.txt. layer_salvage_forget removes the copy. */
 int layer_salvage(int statefd, uint64_t map, const char *state);
 void layer_salvage_forget(int statefd);
-/* Make everything committed so far durable (fsync). */
+/* Make everything committed so far durable (fsync); with a batch open,
+ * commit it first (batch.c). */
 int layer_sync(struct layer *l);
+
+/* Group commit (batch.c). layer_batch_start binds the calling thread (the
+ * one serving thread) as the batch's owner: its write transactions become
+ * operations inside one LMDB transaction, committed when ms old, when the
+ * owner waits ms for a request, at BATCH_MAX_OPS operations, at
+ * layer_sync and layer_batch_flush, and when another thread begins a
+ * transaction (it waits for that). 0: off. -ENOTSUP with MDB_WRITEMAP,
+ * -EINVAL past 1000 ms. layer_batch_stop (owner) commits and ends it.
+ * layer_batch_flush: the owner commits the open batch (-EBUSY inside an
+ * operation); another thread waits until it is committed. An error means
+ * the batch could not be committed and is lost (logged).
+ * layer_batch_wait (owner, before it reads the next request from fd):
+ * keeps the batch open while a request comes within its time, else
+ * commits it. layer_batch_ops: operations that went through batches. */
+int layer_batch_start(struct layer *l, unsigned ms);
+void layer_batch_stop(struct layer *l);
+int layer_batch_flush(struct layer *l);
+int layer_batch_wait(struct layer *l, int fd);
+uint64_t layer_batch_ops(struct layer *l);
+/* The error of a batch that could not be committed since the last call
+ * (0: none); layer_sync returns it. */
+int layer_batch_lost(struct layer *l);
 
 /* Transactions. A read transaction sees a stable snapshot; a write
  * transaction is exclusive among writers. layer_txn_end() aborts a write

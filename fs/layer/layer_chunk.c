@@ -78,7 +78,7 @@ static int blk_read(struct layer_txn *t, uint64_t tino, uint64_t block,
 	memset(bl, 0, sizeof(*bl));
 	ckey(&k, t->gen, tino, block);
 	kv = kval(&k);
-	if ((rc = mdb_cursor_open(t->txn, t->l->chunks, &c)))
+	if ((rc = mdb_cursor_open(ltx(t), t->l->chunks, &c)))
 		return lerr(rc);
 	rc = mdb_cursor_get(c, &kv, &v, MDB_SET_RANGE);
 	for (; rc == 0 && of_block(&kv, &k);
@@ -180,7 +180,7 @@ static int del_from(struct layer_txn *t, struct key *start,
 	MDB_val kv = kval(start), v;
 	int rc;
 
-	if ((rc = mdb_cursor_open(t->txn, t->l->chunks, &c)))
+	if ((rc = mdb_cursor_open(ltx(t), t->l->chunks, &c)))
 		return lerr(rc);
 	rc = mdb_cursor_get(c, &kv, &v, MDB_SET_RANGE);
 	while (rc == 0 &&
@@ -212,7 +212,7 @@ static int chunk_store(struct layer_txn *t, struct key *k, const void *data,
 		       size_t len, size_t *old)
 {
 	MDB_val kv = kval(k), v = { len, (void *)data }, ov = { 0 };
-	int rc = lerr(mdb_get(t->txn, t->l->chunks, &kv, &ov));
+	int rc = lerr(mdb_get(ltx(t), t->l->chunks, &kv, &ov));
 
 	if (rc && rc != -ENOENT)
 		return rc;
@@ -230,6 +230,7 @@ int layer_chunk_put(struct layer_txn *t, uint64_t tino, uint64_t block,
 	size_t old;
 	int rc;
 
+	t->wbytes += len;	/* batch.c: what the batch will write */
 	if (len > LAYER_BLOCK)
 		return -EINVAL;
 	ckey(&k, t->gen, tino, block);
@@ -247,6 +248,7 @@ int layer_piece_put(struct layer_txn *t, uint64_t tino, uint64_t block,
 
 	if (piece >= LAYER_PIECES || len > LAYER_PIECE)
 		return -EINVAL;
+	t->wbytes += len;	/* batch.c: what the batch will write */
 	ckey(&k, t->gen, tino, block);
 	k.b[k.len++] = (unsigned char)piece;
 	return chunk_store(t, &k, data, len, old);
@@ -273,7 +275,7 @@ int layer_chunk_next(struct layer_txn *t, uint64_t tino, uint64_t block,
 	key2(&pre, t->gen, tino);
 	ckey(&k, t->gen, tino, block);
 	kv = kval(&k);
-	if ((rc = mdb_cursor_open(t->txn, t->l->chunks, &c)))
+	if ((rc = mdb_cursor_open(ltx(t), t->l->chunks, &c)))
 		return lerr(rc);
 	rc = mdb_cursor_get(c, &kv, &v, MDB_SET_RANGE);
 	if (rc == 0 && !of_file(&kv, &pre))
@@ -299,7 +301,7 @@ int layer_chunks_bytes(struct layer_txn *t, uint64_t tino, uint64_t *bytes)
 	*bytes = 0;
 	key2(&pre, t->gen, tino);
 	k = kval(&pre);
-	if ((rc = mdb_cursor_open(t->txn, t->l->chunks, &c)))
+	if ((rc = mdb_cursor_open(ltx(t), t->l->chunks, &c)))
 		return lerr(rc);
 	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
 	while (rc == 0 && of_file(&k, &pre)) {

@@ -15,6 +15,33 @@
 
 #define LAYER_DEFAULT_MAP (64ULL << 30)
 
+/* Group commit (batch.c): the serving thread's operations, each an LMDB
+ * nested transaction, gathered into one write transaction. Only the owner
+ * thread opens, uses and commits it (LMDB's writer lock belongs to the
+ * thread that took it); other threads wait until it is committed. */
+struct layer_batch {
+	_Atomic bool on;	/* enabled by layer_batch_start (set after
+				 * owner: other threads read it) */
+	pthread_t owner;
+	MDB_txn *txn;		/* the open batch, or NULL */
+	MDB_txn *child;		/* the operation open in it, or NULL */
+	unsigned readers;	/* owner read handles on the batch */
+	unsigned ops;		/* operations committed into it */
+	uint64_t bytes;		/* file data its operations put */
+	uint64_t born_ns;	/* CLOCK_MONOTONIC when it was opened */
+	uint64_t max_ns;	/* it is committed when this old */
+	uint64_t closes;	/* batches committed (lock) */
+	uint64_t total_ops;	/* operations in every batch (stats) */
+	unsigned waiters;	/* other threads waiting (lock) */
+	bool open;		/* txn != NULL, read under lock */
+	_Atomic bool wanted;	/* another thread waits: commit it now */
+	_Atomic int lost;	/* a batch could not be committed: its
+				 * error, for the next layer_sync */
+	int evfd;		/* eventfd: wakes the owner's wait */
+	pthread_mutex_t lock;
+	pthread_cond_t closed;	/* closes moved / waiters dropped */
+};
+
 struct layer {
 	MDB_env *env;
 	MDB_dbi meta, inodes, dirents, chunks, xattrs, undo, journal;
@@ -29,6 +56,7 @@ struct layer {
 	bool grow_failed;	/* the disk had no room: statfs before trying */
 	pthread_rwlock_t maplock; /* shared: a transaction is open;
 				   * exclusive: the map moves */
+	struct layer_batch b;
 };
 
 struct layer_txn {
@@ -42,6 +70,9 @@ struct layer_txn {
 				 * this transaction and not yet in the
 				 * counters; folded in at commit */
 	bool maplocked;		/* holds l->maplock shared */
+	bool nested;		/* txn is an operation inside the batch */
+	bool batchref;		/* a read handle on the owner's batch */
+	uint64_t wbytes;	/* file data put (chunks, pieces) */
 	char *blockbuf;		/* a merged block (layer_chunk_get) */
 };
 
@@ -89,8 +120,30 @@ static inline void key2(struct key *k, uint64_t gen, uint64_t a)
 	key_u64(k, a);
 }
 
+/* The LMDB transaction behind t: a read handle on the batch follows the
+ * operation open in it (it sees that operation's changes so far). */
+static inline MDB_txn *ltx(const struct layer_txn *t)
+{
+	if (!t->batchref)
+		return t->txn;
+	return t->l->b.child ? t->l->b.child : t->l->b.txn;
+}
+
 /* Map an LMDB return code to a negative errno. */
 int lerr(int rc);
+/* After a failed commit (rc from lerr): LMDB says EIO when the disk took
+ * only part of a page write; on a (nearly) full disk that is -ENOSPC. */
+int lerr_commit(struct layer *l, int rc);
+/* batch.c: layer_begin/commit/txn_end for the batch. begin: 1 when the
+ * calling thread does not own the batch (it waited for the batch to be
+ * committed; open a plain transaction), 0 when t was set up inside the
+ * batch, or a negative errno. */
+int batch_begin(struct layer *l, bool write, struct layer_txn *t);
+int batch_commit(struct layer_txn *t);
+void batch_end(struct layer_txn *t);
+void batch_unwait(struct layer *l);
+void batch_init(struct layer *l);
+void batch_destroy(struct layer *l);
 /* reserve.c: MDB_WRITEMAP with the map kept inside allocated blocks.
  * prepare (before mdb_env_open): the map size to open with (0: open
  * without MDB_WRITEMAP); open: learn the fd and sizes; grow: before a

@@ -37,7 +37,7 @@ int layer_dirent_get(struct layer_txn *t, uint64_t dir, const char *name,
 	if (rc)
 		return rc;
 	kv = kval(&k);
-	rc = lerr(mdb_get(t->txn, t->l->dirents, &kv, &v));
+	rc = lerr(mdb_get(ltx(t), t->l->dirents, &kv, &v));
 	if (rc)
 		return rc;
 	if (v.mv_size != sizeof(*d))
@@ -83,7 +83,7 @@ int layer_dirent_each(struct layer_txn *t, uint64_t dir, layer_dirent_fn fn,
 
 	key2(&pre, t->gen, dir);
 	k = kval(&pre);
-	if ((rc = mdb_cursor_open(t->txn, t->l->dirents, &c)))
+	if ((rc = mdb_cursor_open(ltx(t), t->l->dirents, &c)))
 		return lerr(rc);
 	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
 	while (rc == 0 && k.mv_size > 16 && memcmp(k.mv_data, pre.b, 16) == 0) {
@@ -128,7 +128,7 @@ int layer_xattr_get(struct layer_txn *t, uint64_t tino, const char *name,
 	if (rc)
 		return rc;
 	kv = kval(&k);
-	rc = lerr(mdb_get(t->txn, t->l->xattrs, &kv, &v));
+	rc = lerr(mdb_get(ltx(t), t->l->xattrs, &kv, &v));
 	if (rc)
 		return rc;
 	*val = v.mv_data;
@@ -172,7 +172,7 @@ int layer_xattr_each(struct layer_txn *t, uint64_t tino, layer_xattr_fn fn,
 
 	key2(&pre, t->gen, tino);
 	k = kval(&pre);
-	if ((rc = mdb_cursor_open(t->txn, t->l->xattrs, &c)))
+	if ((rc = mdb_cursor_open(ltx(t), t->l->xattrs, &c)))
 		return lerr(rc);
 	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
 	while (rc == 0 && k.mv_size > 16 && memcmp(k.mv_data, pre.b, 16) == 0) {
@@ -230,7 +230,7 @@ int layer_gc_step(struct layer *l, unsigned max, bool *more)
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < 5 && rc == 0; i++)
-		rc = gc_db(t->txn, dbis[i], t->gen, &budget, more);
+		rc = gc_db(ltx(t), dbis[i], t->gen, &budget, more);
 	if (rc) {
 		layer_txn_end(t);
 		return rc;

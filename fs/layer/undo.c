@@ -63,9 +63,9 @@ static int undo_save(struct layer_txn *t, MDB_dbi dbi, MDB_val *key)
 		return 0;
 	ukey(&uk, t->gen, t->sp_level, id, key);
 	uv = kval(&uk);
-	if (mdb_get(t->txn, t->l->undo, &uv, &nv) == 0)
+	if (mdb_get(ltx(t), t->l->undo, &uv, &nv) == 0)
 		return 0;	/* already saved at this level */
-	rc = mdb_get(t->txn, dbi, key, &old);
+	rc = mdb_get(ltx(t), dbi, key, &old);
 	if (rc && rc != MDB_NOTFOUND)
 		return lerr(rc);
 	nv.mv_size = rc ? 1 : old.mv_size + 1;
@@ -76,7 +76,7 @@ static int undo_save(struct layer_txn *t, MDB_dbi dbi, MDB_val *key)
 	if (rc == 0)
 		memcpy(buf + 1, old.mv_data, old.mv_size);
 	nv.mv_data = buf;
-	rc = lerr(mdb_put(t->txn, t->l->undo, &uv, &nv, 0));
+	rc = lerr(mdb_put(ltx(t), t->l->undo, &uv, &nv, 0));
 	free(buf);
 	return rc;
 }
@@ -86,14 +86,14 @@ int lput(struct layer_txn *t, MDB_dbi dbi, MDB_val *k, MDB_val *v,
 {
 	int rc = undo_save(t, dbi, k);
 
-	return rc ? rc : lerr(mdb_put(t->txn, dbi, k, v, flags));
+	return rc ? rc : lerr(mdb_put(ltx(t), dbi, k, v, flags));
 }
 
 int ldel(struct layer_txn *t, MDB_dbi dbi, MDB_val *k)
 {
 	int rc = undo_save(t, dbi, k);
 
-	return rc ? rc : lerr(mdb_del(t->txn, dbi, k, NULL));
+	return rc ? rc : lerr(mdb_del(ltx(t), dbi, k, NULL));
 }
 
 /* Delete the cursor's current item (saving it first). */
@@ -133,7 +133,7 @@ static int undo_level(struct layer_txn *t, uint32_t level, bool restore,
 		memcpy(pre.b + 8, &be, 4);
 		pre.len = 12;
 	}
-	if ((rc = mdb_cursor_open(t->txn, t->l->undo, &c)))
+	if ((rc = mdb_cursor_open(ltx(t), t->l->undo, &c)))
 		return lerr(rc);
 	k = kval(&pre);
 	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
@@ -159,8 +159,8 @@ static int undo_level(struct layer_txn *t, uint32_t level, bool restore,
 			MDB_val kk = { key.mv_size, kcopy.b + 13 };
 			MDB_val vv = { val.mv_size, tmp };
 
-			rc = existed ? mdb_put(t->txn, dbi, &kk, &vv, 0) :
-				       mdb_del(t->txn, dbi, &kk, NULL);
+			rc = existed ? mdb_put(ltx(t), dbi, &kk, &vv, 0) :
+				       mdb_del(ltx(t), dbi, &kk, NULL);
 			free(tmp);
 			if (rc == MDB_NOTFOUND)
 				rc = 0;
@@ -169,7 +169,7 @@ static int undo_level(struct layer_txn *t, uint32_t level, bool restore,
 			     ((unsigned char *)k.mv_data)[12], &key);
 			MDB_val dk = kval(&down);
 
-			rc = mdb_put(t->txn, t->l->undo, &dk, &v,
+			rc = mdb_put(ltx(t), t->l->undo, &dk, &v,
 				     MDB_NOOVERWRITE);
 			if (rc == MDB_KEYEXIST)
 				rc = 0;
@@ -255,7 +255,7 @@ int layer_sp_changed(struct layer_txn *t, uint32_t level, bool *changed)
 	key_u64(&pre, t->gen);
 	memcpy(pre.b + 8, &be, 4);
 	pre.len = 12;
-	if ((rc = mdb_cursor_open(t->txn, t->l->undo, &c)))
+	if ((rc = mdb_cursor_open(ltx(t), t->l->undo, &c)))
 		return lerr(rc);
 	k = kval(&pre);
 	/* keys sort by gen then big-endian level: the first one at or after
@@ -269,7 +269,7 @@ int layer_sp_changed(struct layer_txn *t, uint32_t level, bool *changed)
 
 uint64_t layer_txn_id(const struct layer_txn *t)
 {
-	return (uint64_t)mdb_txn_id(t->txn);
+	return (uint64_t)mdb_txn_id(ltx(t));
 }
 
 uint32_t layer_sp_level(const struct layer_txn *t)

@@ -132,6 +132,9 @@ static int push(struct txfs *fs, struct job *j)
 {
 	struct offload *q = fs->offload;
 
+	/* a sync point: the serving thread commits the layer's open batch
+	 * now, so the worker does not have to wait for it (layer/batch.c) */
+	layer_batch_flush(fs->layer);
 	if (!q)
 		return -ENOTCONN;
 	pthread_mutex_lock(&q->lock);

@@ -101,9 +101,12 @@ static void reply_negative(fuse_req_t req, bool whiteout)
  *    per cc -c; bench/results/2026-11-24-requests-2.md).
  * Not taken, and why:
  *  - PARALLEL_DIROPS: one thread serves the session by default, so
- *    lookups in one folder cannot be answered in parallel anyway; measured
- *    on W3 it added ~2.4 LOOKUP/FORGET per cc -c and no wall time. Not
- *    measured with -o threads=N (stats.c).
+ *    lookups in one folder cannot be answered in parallel anyway. Asking
+ *    for it here changes nothing: libfuse 3.14 leaves FUSE_PARALLEL_DIROPS
+ *    out of its INIT reply even when conn->want has it (checked on the
+ *    reply's bytes, bench/results/2026-11-26-speed-2.md, which also has
+ *    its counts with the bit added by a custom io); the older W3 note
+ *    ("~2.4 LOOKUP/FORGET more per cc -c") cannot have measured it.
  *  - SPLICE_READ/WRITE/MOVE: written data is copied into LMDB pages and
  *    read data comes out of LMDB pages or a pread into a buffer; a pipe
  *    in between adds syscalls and saves no copy.

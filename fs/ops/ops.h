@@ -23,8 +23,13 @@ static inline struct txfs *fs_of(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
+/* A transaction verb that waits for txlock will wait for the layer's
+ * open batch too (layer/batch.c): commit it before waiting behind it. */
 static inline void rdlock(struct txfs *fs)
 {
+	if (pthread_rwlock_tryrdlock(&fs->txlock) == 0)
+		return;
+	layer_batch_flush(fs->layer);
 	pthread_rwlock_rdlock(&fs->txlock);
 }
 

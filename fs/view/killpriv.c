@@ -109,6 +109,9 @@ static ssize_t kp_read(int fd, void *buf, size_t len, void *userdata)
 	uint64_t t0 = 0;
 	ssize_t n;
 
+	/* -o batch: keep the layer's batch open while the next request
+	 * comes soon, else commit it before sleeping (layer/batch.c) */
+	layer_batch_wait(fs->layer, fd);
 	if (spin_wait(fs, fd, &t0)) {
 		errno = EINTR;
 		return -1;

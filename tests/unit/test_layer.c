@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <lmdb.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -521,6 +522,59 @@ static void test_savepoints(void **state)
 	assert_int_equal(layer_commit(t), 0);
 }
 
+
+/* Another thread's read: it waits until the owner commits the batch. */
+static void *batch_reader(void *arg)
+{
+	struct fx *f = arg;
+	struct layer_txn *t;
+	uint64_t size;
+
+	if (layer_begin(f->l, false, &t))
+		return (void *)1;
+	size = inode_size(t, 1);
+	layer_txn_end(t);
+	return size == 10 ? NULL : (void *)2;
+}
+
+/* Group commit (batch.c): an operation joins the batch, an aborted one
+ * leaves no trace, the owner reads the batch, another thread waits for
+ * the batch to be committed and then sees it, layer_sync commits it. */
+static void test_batch(void **state)
+{
+	struct fx *f = *state;
+	uint64_t c0 = layer_commits(f->l);
+	struct layer_txn *t;
+	pthread_t th;
+	void *res;
+
+	assert_int_equal(layer_batch_start(f->l, 1000), 0);
+	t = wtxn(f);
+	put_size(t, 1, 10);
+	assert_int_equal(layer_commit(t), 0);
+	t = wtxn(f);
+	put_size(t, 2, 20);
+	layer_txn_end(t);			/* aborted: not in the batch */
+	assert_int_equal(layer_begin(f->l, false, &t), 0);
+	assert_int_equal(inode_size(t, 1), 10);
+	assert_int_equal(inode_size(t, 2), 0);
+	layer_txn_end(t);
+	assert_int_equal(layer_commits(f->l), c0);	/* still open */
+	assert_int_equal(pthread_create(&th, NULL, batch_reader, f), 0);
+	usleep(50000);
+	assert_int_equal(layer_batch_flush(f->l), 0);	/* frees the reader */
+	assert_int_equal(pthread_join(th, &res), 0);
+	assert_null(res);
+	assert_int_equal(layer_commits(f->l), c0 + 1);
+	assert_int_equal(layer_batch_ops(f->l), 1);
+	t = wtxn(f);
+	put_size(t, 3, 30);
+	assert_int_equal(layer_commit(t), 0);
+	assert_int_equal(layer_sync(f->l), 0);	/* a sync point commits it */
+	assert_int_equal(layer_commits(f->l), c0 + 2);
+	layer_batch_stop(f->l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -536,6 +590,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_foreign_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_savepoints, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
