@@ -144,8 +144,8 @@ static int plan_away(struct plan_u *u, json_t *obj, json_t *tmps)
 			inv = inverse(u, path, pre);
 			rc = aside(u, path, inv);
 			json_array_append_new(u->inv, inv);
-		} else if (same) {
-			rc = unlink_name(u, path, pre, hist_i64(obj, "ino"));
+		} else if (same) {	/* linked again from where it is now */
+			rc = unlink_name(u, path, ru_post0(obj), hist_i64(obj, "ino"));
 		} else {
 			snprintf(name, sizeof(name), "a%x", u->naside);
 			json_array_append_new(u->inv_names, json_pack("{ssss}",
@@ -235,6 +235,22 @@ static int cmp_deep(const void *a, const void *b)
 	const char *y = json_string_value(json_array_get(*(json_t *const *)b, 1));
 
 	return ru_depth(y) - ru_depth(x);
+}
+
+/* Where the undo leaves the inode that the commit left at path: its old
+ * path, if the commit renamed it (names are linked after the moves). */
+static const char *back_at(json_t *doc, const char *path)
+{
+	json_t *obj;
+	size_t i;
+
+	json_array_foreach(json_object_get(doc, "objects"), i, obj) {
+		const char *p0 = ru_post0(obj);
+
+		if (p0 && !strcmp(p0, path) && ru_same_inode(obj))
+			return hist_str(obj, "pre");
+	}
+	return path;
 }
 
 /* 2. the ops of one record, and its part of the inverse */
@@ -363,7 +379,7 @@ static int plan_record(struct plan_u *u, json_t *doc, const char *rec)
 
 		if (rc || !ru_name_selected(u->o, path) || json_object_get(u->skip, path))
 			continue;
-		rc = from ? add_op(u, json_pack("[sss]", "link", from, path)) :
+		rc = from ? add_op(u, json_pack("[sss]", "link", back_at(doc, from), path)) :
 			    add_op(u, json_pack("[ssss]", "take", rec,
 						hist_str(obj, "keep"), path));
 		if (!u->restore) {

@@ -9,7 +9,8 @@
  *
  * A conflict refuses the undo. With --force, a conflict where the undo
  * would overwrite what is there now (a path made again since, a folder
- * on the way that is no folder, a renamed object gone since) leaves that
+ * on the way that is no folder, a renamed or in-place object gone,
+ * replaced or changed since: it stays with the change) leaves that
  * object as it is instead: nothing of it is applied or recorded, and the
  * objects whose old place it keeps occupied are left too.
  */
@@ -173,8 +174,16 @@ void ru_check(struct plan_u *u, json_t *doc, const char *rec)
 			if (ru_lstat(u->c.root, p0, &st))
 				ru_conflict(u, p0, "removed since", rec,
 					    ru_same_inode(obj));
-			else if (!matches(ps, &st))
-				ru_conflict(u, p0, "changed since", rec, false);
+			else if (ru_same_inode(obj) &&
+				 hist_i64(ps, "ino") != (int64_t)st.st_ino)
+				/* another object there: the commit's is
+				 * gone, what is there now is not its */
+				ru_conflict(u, p0, "replaced since", rec, true);
+			else if (!matches(ps, &st))	/* --force: aside, kept
+							 * in U; a renamed one
+							 * stays with its change */
+				ru_conflict(u, p0, "changed since", rec,
+					    ru_same_inode(obj));
 		}
 		if (pre && (!p0 || strcmp(pre, p0)) && !ru_is_touched(u, pre) &&
 		    !json_object_get(posts, pre) && ru_lstat(u->c.root, pre, &st) == 0)
