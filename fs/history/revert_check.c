@@ -172,8 +172,10 @@ void ru_check(struct plan_u *u, json_t *doc, const char *rec)
 		if (p0 && !ru_is_touched(u, p0) && json_is_object(ps)) {
 			/* a renamed object gone: nothing to move back */
 			if (ru_lstat(u->c.root, p0, &st))
-				ru_conflict(u, p0, "removed since", rec,
-					    ru_same_inode(obj));
+				ru_conflict(u, p0, u->o->mnt ? "not on the mount: "
+					    "removed since, or hidden by its policy "
+					    "(undo it unmounted)" : "removed since",
+					    rec, ru_same_inode(obj) || u->o->mnt);
 			else if (ru_same_inode(obj) &&
 				 hist_i64(ps, "ino") != (int64_t)st.st_ino)
 				/* another object there: the commit's is
