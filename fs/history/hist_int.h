@@ -65,9 +65,10 @@ int hist_copy(int sdir, const char *sname, int ddir, const char *dname);
 int hist_meta_set(int dir, const char *name, json_t *obj);
 
 /* revert_ops.c: one operation of an undo (a JSON array: ["aside", PATH,
- * NAME], ["take", RECORD, NAME, PATH], ["move", FROM, TO], ["link", FROM, TO], ["mkdir",
- * PATH, MODE], ["patch", RECORD, NAME, PATH, RANGES, SIZE], ["meta",
- * PATH, OBJ]), idempotent. root: the real directory or the mount; u: the
+ * NAME], ["take", RECORD, NAME, PATH], ["move", FROM, TO] (older
+ * journals), ["link", FROM, TO], ["mkdir", PATH, MODE], ["patch", RECORD,
+ * NAME, PATH, RANGES, SIZE], ["copyin", RECORD, NAME, PATH], ["meta",
+ * PATH, OBJ], and the three below), idempotent. root: the real directory or the mount; u: the
  * undo's own record's objs/ (asides go there; -1: staged, removed through
  * the mount); copy: take copies (restore, staged) instead of renaming. */
 struct uctx {

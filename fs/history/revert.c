@@ -4,13 +4,22 @@
  * from the records keep.c made.
  *
  * An undo of record R (and every later live record, newest first):
- *   1. conflicts: every path R made must still be what R left (its
- *      post_st: inode, type, size, mtime); a path R deleted must still be
- *      free. Any difference refuses (exit 1, the list), unless --force;
- *   2. plan the ops (revert_ops.c): aside what R made (deepest first),
- *      take back what R replaced, move back what R moved, make the
- *      folders R removed, patch back in-place patches (shallowest first),
- *      then the old metadata (deepest first);
+ *   1. conflicts (revert_check.c): every path R made must still be what
+ *      R left (its post_st: inode, type, size, mtime); a path R deleted
+ *      must be free, or made free by the undo itself. Any difference
+ *      refuses (exit 1, the list); --force takes back a changed path
+ *      anyway (aside into U) but leaves out, whole, every object whose
+ *      step would overwrite what the user made since (a path made again,
+ *      a renamed object changed or replaced) and the objects it blocks;
+ *   2. plan the ops as a whole (revert_ops.c), deepest first: aside what
+ *      R made into U, a renamed object to a temporary name in U (stash),
+ *      a hard link R made unlinked; then shallowest first: every folder
+ *      on the way checked as the plan leaves it (a file that took a
+ *      folder's place is gone by then), the renamed objects from their
+ *      temporary names (unstash: swaps, cycles, chains in any order),
+ *      what R replaced taken back, the folders R removed made, in-place
+ *      patches patched back; then the old metadata (deepest first; the
+ *      xattrs R added removed);
  *   3. the undo's own record U (its inverse: what it moved aside, so an
  *      undo can be undone) as U.pending, the old bytes of patched ranges
  *      saved in it; then the journal history/undo.json: THE COMMIT POINT;

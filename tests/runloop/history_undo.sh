@@ -8,7 +8,9 @@
 #      into a folder then renamed (mv a d1/a; mv d1 d3): the undo gives the
 #      tree before, its undo the tree after, and again;
 #   B2 type changes: a folder replaced by a file, by a symlink, a file by a
-#      folder, a repo's .git/refs by a file (git fsck after the undo);
+#      folder, a symlink by a folder, a repo's tracked folders by a file and
+#      a symlink (git fsck, git status after the undo); a restore of a file
+#      in the replaced folder, and of the whole folder;
 #   B3 xattrs a commit added on a file, a folder, the root (and one it
 #      removed): gone after the undo, back after its undo;
 #   B4 --force: what the user made after the commit (a deleted file made
@@ -115,6 +117,27 @@ types_body() {
 	check_eq "B2: git status after the undo" "" "$(as_run git -C "$WS" status --porcelain 2>&1)"
 }
 
+# restore after a folder was replaced: the file goes aside into the
+# restore's record, the folder comes back with the path asked for
+restore_body() {
+	local after
+	fixture
+	run_txfs -- sh -c 'rm -rf src && echo gotcha >src'
+	check_rc "B2 restore: committed" 0
+	after=$(snapx "$WS")
+	hist restore "$WS" src/f1.c
+	check_hrc "B2 restore src/f1.c after src became a file" 0
+	check_eq "B2 restore: src/f1.c" "important 1" "$(cat "$WS/src/f1.c" 2>&1)"
+	[ ! -e "$WS/src/f2.c" ] && ok "B2 restore: nothing else" || fail "B2 restore: src/f2.c back too"
+	hist undo "$WS"
+	check_hrc "B2 restore: its undo" 0
+	check_snap "B2 restore: its undo gives the committed tree (src the file)" "$after" "$(snapx "$WS")"
+	hist restore --before 1 "$WS" src
+	check_hrc "B2 restore --before 1 src" 0
+	check_eq "B2 restore: the folder whole" "important 1 important 2 important 3 deep" \
+		"$(cat "$WS"/src/f1.c "$WS"/src/f2.c "$WS"/src/f3.c "$WS"/src/deep/z 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+}
+
 xattrs_body() {
 	fixture
 	as_run setfattr -n user.old -v 1 "$WS/d1" 2>/dev/null || {
@@ -175,6 +198,7 @@ links_body() {
 all_body() {
 	renames_body
 	types_body
+	restore_body
 	xattrs_body
 	force_body
 	links_body
