@@ -16,6 +16,8 @@
  *   NAME: { "path": PATH, "keep": OBJNAME | "link": PATH } another real
  *         name of a file that went (kept, or linked back from where its
  *         inode stays)
+ * An undo's record may add "link_of": PATH to an object (a name the undo
+ * linked to the inode at PATH: its undo unlinks it again, no aside).
  * "pre" is where the object was before the commit (null: it is new),
  * "post" where it is after; the meta fields are the object's before.
  */
