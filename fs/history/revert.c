@@ -262,127 +262,117 @@ static const char *back_at(json_t *doc, const char *path)
 	return path;
 }
 
-/* 2. the ops of one record, and its part of the inverse */
-static int plan_record(struct plan_u *u, json_t *doc, const char *rec)
+/* The asides (and stashes, unlinks) of one record, deepest first. */
+static int plan_asides(struct plan_u *u, json_t *doc, json_t *tmps)
 {
-	json_t *obj, *asides = json_array(), *metas = json_array(), *inv;
-	json_t *tmps = json_object();
-	size_t i, first = json_array_size(u->ops);
+	size_t i, n, first = json_array_size(u->ops);
+	json_t *obj, *inv, **v;
 	int rc = 0;
 
-	/* asides, deepest first */
 	json_array_foreach(json_object_get(doc, "objects"), i, obj) {
 		const char *pre = hist_str(obj, "pre"), *p0 = ru_post0(obj);
+		struct stat st;
 
-		if (rc || !ru_selected(u->o, obj))
+		if (rc || !ru_selected(u->o, obj) || ru_skipped(u, obj))
 			continue;
-		if (u->restore) {
-			struct stat st;
-
-			if (!pre || (ru_same_inode(obj) && p0 && !strcmp(p0, pre)))
-				continue;
-			inv = inverse(u, pre, pre);
-			if (ru_lstat(u->c.root, pre, &st) == 0)
-				rc = aside(u, pre, inv);
-			json_array_append_new(u->inv, inv);
-			continue;
-		}
-		if (!ru_skipped(u, obj))
+		if (!u->restore) {
 			rc = plan_away(u, obj, tmps);
-	}
-	/* sort this record's asides deepest first */
-	for (i = first; i < json_array_size(u->ops); i++)
-		json_array_append(asides, json_array_get(u->ops, i));
-	{
-		size_t n = json_array_size(asides);
-		json_t **v = calloc(n ? n : 1, sizeof(*v));
-
-		for (i = 0; v && i < n; i++)
-			v[i] = json_array_get(asides, i);
-		if (v)
-			qsort(v, n, sizeof(*v), cmp_deep);
-		for (i = 0; v && i < n; i++)
-			json_array_set(u->ops, first + i, v[i]);
-		free(v);
-	}
-	json_decref(asides);
-	/* restores, shallowest first (the objects are sorted by id, not by
-	 * path: collect, then order by depth) */
-	for (int d = 0; rc == 0 && d < 4096; d++) {
-		bool any = false;
-
-		json_array_foreach(json_object_get(doc, "objects"), i, obj) {
-			const char *pre = hist_str(obj, "pre"), *p0 = ru_post0(obj);
-			const char *keep = hist_str(obj, "keep"), *type = hist_str(obj, "type");
-			const char *tmp;
-
-			if (!pre || !ru_selected(u->o, obj) || ru_depth(pre) < d)
-				continue;
-			any = true;
-			if (ru_depth(pre) != d)
-				continue;
-			if (ru_skipped(u, obj))
-				continue;
-			tmp = json_string_value(json_object_get(tmps, pre));
-			if (!ru_way_ok(u, pre)) {
-				ru_conflict(u, pre, "a folder on its way is now a symlink or "
-					    "not a folder", rec, true);
-				if (tmp)	/* --force: back where it was */
-					rc = add_op(u, json_pack("[ssss]", "unstash", tmp, p0, p0));
-				continue;
-			}
-			json_object_set_new(u->touched, pre, json_true());
-			if (!u->restore || !ru_same_inode(obj) || !strcmp(p0, pre))
-				json_object_set_new(u->made, pre, json_string(type ? type : "f"));
-			if (ru_same_inode(obj) && strcmp(p0, pre)) {
-				if (u->restore) {
-					ru_conflict(u, pre, "was renamed by the commit: rename "
-						    "it back", rec, false);
-					continue;
-				}
-				inv = inverse(u, p0, pre);
-				json_object_set_new(inv, "keep", json_string(tmp));
-				json_array_append_new(u->inv, inv);
-				rc = add_op(u, json_pack("[ssss]", "unstash", tmp, pre, p0));
-			} else if (keep && keep[0] == 'p') {
-				inv = inverse(u, pre, pre);
-				rc = save_patch(u, obj, inv);
-				json_array_append_new(u->inv, inv);
-				if (rc == 0)
-					rc = add_op(u, json_pack("[ssssOI]", "patch", rec, keep,
-						pre, json_object_get(obj, "ranges"),
-						(json_int_t)hist_i64(obj, "size")));
-			} else if (ru_same_inode(obj) && !u->restore && keep &&
-				   keep[0] == 'k') {
-				/* a hard-linked file whose content the commit
-				 * copied into the same inode: copied back into
-				 * it (every name sees it); the undo's record
-				 * keeps the content of now */
-				inv = inverse(u, p0, pre);
-				rc = save_whole(u, pre, inv);
-				json_array_append_new(u->inv, inv);
-				if (rc == 0)
-					rc = add_op(u, json_pack("[ssss]", "copyin", rec,
-								 keep, pre));
-			} else if (ru_same_inode(obj) && !u->restore) {
-				/* changed in place (metadata): the undo's record
-				 * keeps what it is now */
-				json_array_append_new(u->inv, inverse(u, p0, pre));
-			} else if (keep) {
-				rc = add_op(u, json_pack("[ssss]", "take", rec, keep, pre));
-			} else if (type && type[0] == 'd' && !ru_same_inode(obj)) {
-				rc = add_op(u, json_pack("[ssI]", "mkdir", pre,
-							 (json_int_t)(hist_i64(obj, "mode") | 0700)));
-			}
-			/* what the commit deleted, the undo adds */
-			if (rc == 0 && !p0 && !u->restore)
-				json_array_append_new(u->inv, inverse(u, NULL, pre));
-			if (rc == 0)
-				json_array_append_new(metas, json_pack("[ssO]", "meta", pre, obj));
+			continue;
 		}
-		if (!any)
-			break;
+		if (!pre || (ru_same_inode(obj) && p0 && !strcmp(p0, pre)))
+			continue;
+		inv = inverse(u, pre, pre);
+		if (ru_lstat(u->c.root, pre, &st) == 0)
+			rc = aside(u, pre, inv);
+		json_array_append_new(u->inv, inv);
 	}
+	n = json_array_size(u->ops) - first;
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(u->ops, first + i));
+	qsort(v, n, sizeof(*v), cmp_deep);
+	for (i = 0; i < n; i++)
+		json_array_set_new(u->ops, first + i, v[i]);
+	free(v);
+	return rc;
+}
+
+/* Put back what obj was before record rec (its folders are back by
+ * now): the renamed object from its temporary name, a patch, a copy
+ * into a hard-linked file, a take, a folder; its metadata to metas. */
+static int plan_back(struct plan_u *u, json_t *obj, const char *rec,
+		     json_t *tmps, json_t *metas)
+{
+	const char *pre = hist_str(obj, "pre"), *p0 = ru_post0(obj);
+	const char *keep = hist_str(obj, "keep"), *type = hist_str(obj, "type");
+	const char *tmp = json_string_value(json_object_get(tmps, pre));
+	bool same = ru_same_inode(obj);
+	json_t *inv;
+	int rc = 0;
+
+	if (!ru_way_ok(u, pre)) {
+		ru_conflict(u, pre, "a folder on its way is now a symlink or "
+			    "not a folder", rec, true);
+		/* --force: back where it was */
+		return tmp ? add_op(u, json_pack("[ssss]", "unstash", tmp, p0, p0)) : 0;
+	}
+	json_object_set_new(u->touched, pre, json_true());
+	if (!u->restore || !same || !strcmp(p0, pre))
+		json_object_set_new(u->made, pre, json_string(type ? type : "f"));
+	if (same && strcmp(p0, pre)) {
+		if (u->restore) {
+			ru_conflict(u, pre, "was renamed by the commit: rename "
+				    "it back", rec, false);
+			return 0;
+		}
+		inv = inverse(u, p0, pre);
+		json_object_set_new(inv, "keep", json_string(tmp));
+		json_array_append_new(u->inv, inv);
+		rc = add_op(u, json_pack("[ssss]", "unstash", tmp, pre, p0));
+	} else if (keep && keep[0] == 'p') {
+		inv = inverse(u, pre, pre);
+		rc = save_patch(u, obj, inv);
+		json_array_append_new(u->inv, inv);
+		if (rc == 0)
+			rc = add_op(u, json_pack("[ssssOI]", "patch", rec, keep,
+				pre, json_object_get(obj, "ranges"),
+				(json_int_t)hist_i64(obj, "size")));
+	} else if (same && !u->restore && keep && keep[0] == 'k') {
+		/* a hard-linked file whose content the commit copied into
+		 * the same inode: copied back into it (every name sees it);
+		 * the undo's record keeps the content of now */
+		inv = inverse(u, p0, pre);
+		rc = save_whole(u, pre, inv);
+		json_array_append_new(u->inv, inv);
+		if (rc == 0)
+			rc = add_op(u, json_pack("[ssss]", "copyin", rec, keep, pre));
+	} else if (same && !u->restore) {
+		/* changed in place (metadata): the undo's record keeps what
+		 * it is now */
+		json_array_append_new(u->inv, inverse(u, p0, pre));
+	} else if (keep) {
+		rc = add_op(u, json_pack("[ssss]", "take", rec, keep, pre));
+	} else if (type && type[0] == 'd' && !same) {
+		rc = add_op(u, json_pack("[ssI]", "mkdir", pre,
+					 (json_int_t)(hist_i64(obj, "mode") | 0700)));
+	}
+	/* what the commit deleted, the undo adds */
+	if (rc == 0 && !p0 && !u->restore)
+		json_array_append_new(u->inv, inverse(u, NULL, pre));
+	if (rc == 0)
+		json_array_append_new(metas, json_pack("[ssO]", "meta", pre, obj));
+	return rc;
+}
+
+/* The other names of hard-linked files the commit removed. */
+static int plan_names(struct plan_u *u, json_t *doc, const char *rec)
+{
+	json_t *obj, *inv;
+	size_t i;
+	int rc = 0;
+
 	json_array_foreach(json_object_get(doc, "names"), i, obj) {
 		const char *path = hist_str(obj, "path"), *from = hist_str(obj, "link");
 
@@ -398,14 +388,42 @@ static int plan_record(struct plan_u *u, json_t *doc, const char *rec)
 			json_array_append_new(u->inv, inv);
 		}
 	}
+	return rc;
+}
+
+/* 2. the ops of one record, and its part of the inverse */
+static int plan_record(struct plan_u *u, json_t *doc, const char *rec)
+{
+	json_t *obj, *metas = json_array(), *tmps = json_object();
+	size_t i;
+	int rc = metas && tmps ? plan_asides(u, doc, tmps) : -ENOMEM;
+
+	/* put back, shallowest first (the objects are sorted by id, not by
+	 * path: collect, then order by depth) */
+	for (int d = 0; rc == 0 && d < 4096; d++) {
+		bool any = false;
+
+		json_array_foreach(json_object_get(doc, "objects"), i, obj) {
+			const char *pre = hist_str(obj, "pre");
+
+			if (rc || !pre || !ru_selected(u->o, obj) || ru_depth(pre) < d)
+				continue;
+			any = true;
+			if (ru_depth(pre) == d && !ru_skipped(u, obj))
+				rc = plan_back(u, obj, rec, tmps, metas);
+		}
+		if (!any)
+			break;
+	}
+	if (rc == 0)
+		rc = plan_names(u, doc, rec);
 	/* metadata, deepest first: a folder's times after its children; the
 	 * root's last (an undo only: a restore leaves the rest as it is) */
 	for (i = json_array_size(metas); rc == 0 && i-- > 0;)
 		rc = add_op(u, json_incref(json_array_get(metas, i)));
-	json_decref(metas);
-	if (rc == 0 && !u->restore && json_is_object(json_object_get(doc, "root"))) {
+	if (rc == 0 && !u->restore && json_is_object(json_object_get(doc, "root")))
 		rc = add_op(u, json_pack("[ssO]", "meta", "", json_object_get(doc, "root")));
-	}
+	json_decref(metas);
 	json_decref(tmps);
 	return rc;
 }
