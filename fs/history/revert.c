@@ -593,25 +593,68 @@ static void report(struct plan_u *u, const char *uname)
 		       (long long)strtoll(uname, NULL, 16), (long long)strtoll(uname, NULL, 16));
 }
 
+static void plan_init(struct plan_u *u)
+{
+	u->c.root = u->c.uobjs = -1;
+	u->ops = json_array();
+	u->inv = json_array();
+	u->inv_names = json_array();
+	u->undone = json_array();
+	u->conflicts = json_array();
+	u->touched = json_object();
+	u->vacated = json_object();
+	u->made = json_object();
+	u->skip = json_object();
+	u->c.failed = json_array();
+}
+
+static void plan_free(struct plan_u *u)
+{
+	json_decref(u->ops);
+	json_decref(u->inv);
+	json_decref(u->inv_names);
+	json_decref(u->undone);
+	json_decref(u->conflicts);
+	json_decref(u->touched);
+	json_decref(u->vacated);
+	json_decref(u->made);
+	json_decref(u->skip);
+	json_decref(u->c.failed);
+	json_decref(u->root);
+}
+
+/* Check and plan every chosen record, newest first: -EBUSY with the
+ * conflicts on stderr. */
+static int plan_all(struct plan_u *u, json_t *recs)
+{
+	json_t *r, *c;
+	size_t i;
+	int rc;
+
+	json_array_foreach(recs, i, r) {
+		const char *name = hist_str(r, "name");
+		json_t *doc = json_object_get(r, "doc");
+
+		if (!u->restore)
+			ru_check(u, doc, name);
+		json_array_append_new(u->undone, json_string(name));
+		if ((rc = plan_record(u, doc, name)))
+			return rc;
+	}
+	json_array_foreach(u->conflicts, i, c)
+		fprintf(stderr, "conflict: %s\n", json_string_value(c));
+	return json_array_size(u->conflicts) ? -EBUSY : 0;
+}
+
 int history_undo(const struct undo_opts *o)
 {
 	struct plan_u u = { .o = o, .udir = -1, .restore = o->paths != NULL };
 	int sfd, hfd = -1, lockfd = -1, rc;
-	json_t *recs = json_array(), *r;
+	json_t *recs = json_array();
 	char uname[40] = "";
 	size_t i;
 
-	u.c.root = u.c.uobjs = -1;
-	u.ops = json_array();
-	u.inv = json_array();
-	u.inv_names = json_array();
-	u.undone = json_array();
-	u.conflicts = json_array();
-	u.touched = json_object();
-	u.vacated = json_object();
-	u.made = json_object();
-	u.skip = json_object();
-	u.c.failed = json_array();
+	plan_init(&u);
 	sfd = open(o->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sfd < 0)
 		return -errno;
@@ -649,24 +692,8 @@ int history_undo(const struct undo_opts *o)
 	}
 	if (!o->mnt && !o->dry_run && (rc = make_pending(&u, hfd, uname, sizeof(uname))))
 		goto out;
-	json_array_foreach(recs, i, r) {
-		const char *name = hist_str(r, "name");
-		json_t *doc = json_object_get(r, "doc");
-
-		if (!u.restore)
-			ru_check(&u, doc, name);
-		json_array_append_new(u.undone, json_string(name));
-		if ((rc = plan_record(&u, doc, name)))
-			goto out;
-	}
-	if (json_array_size(u.conflicts)) {
-		json_t *c;
-
-		json_array_foreach(u.conflicts, i, c)
-			fprintf(stderr, "conflict: %s\n", json_string_value(c));
-		rc = -EBUSY;
+	if ((rc = plan_all(&u, recs)))
 		goto out;
-	}
 	if (o->dry_run) {
 		rc = 0;
 	} else if (o->mnt) {
@@ -699,17 +726,7 @@ out:
 		close(lockfd);
 	close(sfd);
 	json_decref(recs);
-	json_decref(u.ops);
-	json_decref(u.inv);
-	json_decref(u.inv_names);
-	json_decref(u.undone);
-	json_decref(u.conflicts);
-	json_decref(u.touched);
-	json_decref(u.vacated);
-	json_decref(u.made);
-	json_decref(u.skip);
-	json_decref(u.c.failed);
-	json_decref(u.root);
+	plan_free(&u);
 	return rc;
 }
 
