@@ -277,6 +277,11 @@ static int run_undo(int argc, char **argv, bool restore)
 		}
 	}
 	rc = history_undo(&u);
+	if (rc == -EBUSY && mounted) {	/* the mount takes no lock */
+		cli_err(0, "%s: refused (the conflicts above%s)", who,
+			restore || o.force ? "" : "; --force overrides");
+		return 1;
+	}
 	if (rc == -EBUSY && !mounted && !o.force) {
 		/* conflicts printed, or the state folder is locked */
 		cli_err(0, "%s: refused (the conflicts above%s), or the "

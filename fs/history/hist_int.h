@@ -16,6 +16,8 @@
  *   NAME: { "path": PATH, "keep": OBJNAME | "link": PATH } another real
  *         name of a file that went (kept, or linked back from where its
  *         inode stays)
+ * An undo's record may add "link_of": PATH to an object (a name the undo
+ * linked to the inode at PATH: its undo unlinks it again, no aside).
  * "pre" is where the object was before the commit (null: it is new),
  * "post" where it is after; the meta fields are the object's before.
  */
@@ -65,16 +67,61 @@ int hist_copy(int sdir, const char *sname, int ddir, const char *dname);
 int hist_meta_set(int dir, const char *name, json_t *obj);
 
 /* revert_ops.c: one operation of an undo (a JSON array: ["aside", PATH,
- * NAME], ["take", RECORD, NAME, PATH], ["move", FROM, TO], ["link", FROM, TO], ["mkdir",
- * PATH, MODE], ["patch", RECORD, NAME, PATH, RANGES, SIZE], ["meta",
- * PATH, OBJ]), idempotent. root: the real directory or the mount; u: the
+ * NAME], ["take", RECORD, NAME, PATH], ["move", FROM, TO] (older
+ * journals), ["link", FROM, TO], ["mkdir", PATH, MODE], ["patch", RECORD,
+ * NAME, PATH, RANGES, SIZE], ["copyin", RECORD, NAME, PATH], ["meta",
+ * PATH, OBJ], and the three below), idempotent. root: the real directory or the mount; u: the
  * undo's own record's objs/ (asides go there; -1: staged, removed through
  * the mount); copy: take copies (restore, staged) instead of renaming. */
 struct uctx {
 	int root, hfd, uobjs;
 	bool copy;
+	json_t *failed;		/* the indexes of the ops not applied, or NULL */
 };
 int undo_op(const struct uctx *c, json_t *op);
+/* The ops that take a path through a temporary name (a swap, a cycle, a
+ * chain of renames, a folder that a file replaced): ["stash", PATH, TMP,
+ * INO] moves the object INO at PATH to TMP in the holder (the undo's
+ * objs/, or the root of a mount); ["unstash", TMP, PATH, FROM] moves it to
+ * PATH; ["unlink", PATH, INO] removes one more name of INO, which stays. */
+
+/* revert_check.c: what an undo is planned with (revert.c), its conflict
+ * checks and the paths it skips (--force) */
+struct plan_u {
+	const struct undo_opts *o;
+	struct uctx c;
+	json_t *ops, *inv, *inv_names, *undone, *conflicts, *touched;
+	json_t *vacated;	/* path -> true: the plan moves it away */
+	json_t *made;		/* path -> type: the plan puts it back */
+	json_t *skip;		/* path -> true: --force leaves it as it is */
+	json_t *root;		/* the root's meta before the undo (for U) */
+	int udir;		/* U.pending (offline) or -1 */
+	unsigned naside, npatch, nstash;
+	bool restore;
+};
+int ru_depth(const char *p);
+bool ru_under(const char *p, const char *top);
+const char *ru_post0(json_t *obj);
+bool ru_selected(const struct undo_opts *o, json_t *obj);
+bool ru_name_selected(const struct undo_opts *o, const char *path);
+int ru_lstat(int root, const char *path, struct stat *st);
+/* Is the object's old inode where the commit left it (renamed, or changed
+ * in place)? */
+bool ru_same_inode(json_t *obj);
+bool ru_is_touched(struct plan_u *u, const char *path);
+/* A conflict of record rec at path: refuses the undo, or with --force
+ * (skippable ones: the undo would overwrite what is there now) the path
+ * is left as it is, said on stderr. */
+void ru_conflict(struct plan_u *u, const char *path, const char *why,
+		 const char *rec, bool skippable);
+/* 1. what changed since record rec (undo only) */
+void ru_check(struct plan_u *u, json_t *doc, const char *rec);
+/* Does --force leave this object of the record as it is? */
+bool ru_skipped(struct plan_u *u, json_t *obj);
+/* Can path's folders be reached (or made) without a symlink once the
+ * plan so far is applied: every one on the way a folder, or going away
+ * (vacated), or put back as a folder (made)? */
+bool ru_way_ok(struct plan_u *u, const char *path);
 /* Run every op of the journal (history/undo.json), then finish it. */
 int undo_replay(const struct uctx *c, json_t *journal);
 

@@ -27,6 +27,9 @@
  *             their offsets (a sparse file); the manifest lists the ranges
  *   n<k>      another real name of a hard-linked file that went away
  *   a<k>      (undo records) what an undo moved aside
+ *   t<k>      (undo records) a renamed object on its way back to its old
+ *             name: there only while the undo runs (or, if the step that
+ *             puts it back was not applied, listed as its keep)
  *
  * A crash before the commit point leaves <id>.pending, removed by the
  * recovery that discards the commit; a crash after it is completed with

@@ -4,13 +4,22 @@
  * from the records keep.c made.
  *
  * An undo of record R (and every later live record, newest first):
- *   1. conflicts: every path R made must still be what R left (its
- *      post_st: inode, type, size, mtime); a path R deleted must still be
- *      free. Any difference refuses (exit 1, the list), unless --force;
- *   2. plan the ops (revert_ops.c): aside what R made (deepest first),
- *      take back what R replaced, move back what R moved, make the
- *      folders R removed, patch back in-place patches (shallowest first),
- *      then the old metadata (deepest first);
+ *   1. conflicts (revert_check.c): every path R made must still be what
+ *      R left (its post_st: inode, type, size, mtime); a path R deleted
+ *      must be free, or made free by the undo itself. Any difference
+ *      refuses (exit 1, the list); --force takes back a changed path
+ *      anyway (aside into U) but leaves out, whole, every object whose
+ *      step would overwrite what the user made since (a path made again,
+ *      a renamed object changed or replaced) and the objects it blocks;
+ *   2. plan the ops as a whole (revert_ops.c), deepest first: aside what
+ *      R made into U, a renamed object to a temporary name in U (stash),
+ *      a hard link R made unlinked; then shallowest first: every folder
+ *      on the way checked as the plan leaves it (a file that took a
+ *      folder's place is gone by then), the renamed objects from their
+ *      temporary names (unstash: swaps, cycles, chains in any order),
+ *      what R replaced taken back, the folders R removed made, in-place
+ *      patches patched back; then the old metadata (deepest first; the
+ *      xattrs R added removed);
  *   3. the undo's own record U (its inverse: what it moved aside, so an
  *      undo can be undone) as U.pending, the old bytes of patched ranges
  *      saved in it; then the journal history/undo.json: THE COMMIT POINT;
@@ -37,169 +46,9 @@
 
 #include "hist_int.h"
 
-struct plan_u {
-	const struct undo_opts *o;
-	struct uctx c;
-	json_t *ops, *inv, *inv_names, *undone, *conflicts, *touched;
-	json_t *root;		/* the root's meta before the undo (for U) */
-	int udir;		/* U.pending (offline) or -1 */
-	unsigned naside, npatch;
-	bool restore;
-};
-
-static int depth(const char *p)
-{
-	int d = 0;
-
-	for (; p && *p; p++)
-		d += *p == '/';
-	return d;
-}
-
-static bool under(const char *p, const char *top)
-{
-	size_t n = strlen(top);
-
-	return p && (!strcmp(p, top) || (!strncmp(p, top, n) && p[n] == '/'));
-}
-
-static const char *post0(json_t *obj)
-{
-	return json_string_value(json_array_get(json_object_get(obj, "post"), 0));
-}
-
-static bool selected(const struct undo_opts *o, json_t *obj)
-{
-	if (!o->paths)
-		return true;
-	/* a restore puts back what was at the paths before the commit, and
-	 * the folders above them that the commit removed */
-	for (size_t i = 0; i < o->npaths; i++) {
-		const char *pre = hist_str(obj, "pre"), *type = hist_str(obj, "type");
-
-		if (under(pre, o->paths[i]))
-			return true;
-		if (pre && type && type[0] == 'd' && !post0(obj) &&
-		    under(o->paths[i], pre))
-			return true;
-	}
-	return false;
-}
-
-static bool name_selected(const struct undo_opts *o, const char *path)
-{
-	for (size_t i = 0; o->paths && i < o->npaths; i++)
-		if (under(path, o->paths[i]))
-			return true;
-	return !o->paths;
-}
-
-static int lstat_path(int root, const char *path, struct stat *st)
-{
-	const char *base;
-	int pfd = hist_parent(root, path, &base, false), rc;
-
-	if (pfd < 0)
-		return pfd;
-	rc = fstatat(pfd, base, st, AT_SYMLINK_NOFOLLOW) ? -errno : 0;
-	close(pfd);
-	return rc;
-}
-
-/* Is the object's old inode where the commit left it (renamed, or changed
- * in place)? */
-static bool same_inode(json_t *obj)
-{
-	json_t *ps = json_object_get(obj, "post_st");
-
-	return hist_str(obj, "pre") && json_is_object(ps) &&
-	       hist_i64(ps, "ino") == hist_i64(obj, "ino");
-}
-
-static bool matches(json_t *ps, const struct stat *st)
-{
-	return hist_i64(ps, "ino") == (int64_t)st->st_ino &&
-	       hist_i64(ps, "size") == (int64_t)st->st_size &&
-	       hist_i64(ps, "mtime") == (int64_t)st->st_mtim.tv_sec * 1000000000LL +
-					       st->st_mtim.tv_nsec;
-}
-
-static bool is_touched(struct plan_u *u, const char *path)
-{
-	return json_object_get(u->touched, path) != NULL;
-}
-
-static void conflict(struct plan_u *u, const char *path, const char *why,
-		     const char *rec)
-{
-	json_array_append_new(u->conflicts, json_sprintf("%s: %s (commit %llu)",
-							 path, why, strtoull(rec, NULL, 16)));
-}
-
-/* 1. what changed since record rec (undo only) */
-static void check(struct plan_u *u, json_t *doc, const char *rec)
-{
-	json_t *obj, *posts = json_object();
-	struct stat st;
-	size_t i, k;
-	json_t *p;
-
-	json_array_foreach(json_object_get(doc, "objects"), i, obj)
-		json_array_foreach(json_object_get(obj, "post"), k, p)
-			json_object_set_new(posts, json_string_value(p), json_true());
-	json_array_foreach(json_object_get(doc, "objects"), i, obj) {
-		const char *pre = hist_str(obj, "pre"), *p0 = post0(obj);
-		json_t *ps = json_object_get(obj, "post_st");
-
-		if (!selected(u->o, obj))
-			continue;
-		if (p0 && !is_touched(u, p0) && json_is_object(ps)) {
-			if (lstat_path(u->c.root, p0, &st))
-				conflict(u, p0, "removed since", rec);
-			else if (!matches(ps, &st))
-				conflict(u, p0, "changed since", rec);
-		}
-		if (pre && (!p0 || strcmp(pre, p0)) && !is_touched(u, pre) &&
-		    !json_object_get(posts, pre) && lstat_path(u->c.root, pre, &st) == 0)
-			conflict(u, pre, "made again since", rec);
-	}
-	json_array_foreach(json_object_get(doc, "names"), i, obj) {
-		const char *path = hist_str(obj, "path");
-
-		if (name_selected(u->o, path) && !is_touched(u, path) &&
-		    !json_object_get(posts, path) && lstat_path(u->c.root, path, &st) == 0)
-			conflict(u, path, "made again since", rec);
-	}
-	json_decref(posts);
-}
-
 static int add_op(struct plan_u *u, json_t *op)
 {
 	return op && json_array_append_new(u->ops, op) == 0 ? 0 : -ENOMEM;
-}
-
-/* Can path's folders be reached (or made) without a symlink: every one
- * that exists is a real folder? Checked before the commit point, so that
- * no op of the journal meets a symlink swapped in (ELOOP). */
-static bool way_ok(struct plan_u *u, const char *path)
-{
-	char *p = strdup(path), *slash;
-	const char *base;
-	int fd = -ENOENT;
-
-	/* the nearest folder on the way that exists: reached beneath the
-	 * root with no symlink (hist_parent: ELOOP, ENOTDIR otherwise) */
-	while (p && fd == -ENOENT) {
-		fd = hist_parent(u->c.root, p, &base, false);
-		if (fd == -ENOENT && (slash = strrchr(p, '/')))
-			*slash = 0;
-		else if (fd == -ENOENT)
-			break;
-	}
-	free(p);
-	if (fd >= 0)
-		close(fd);
-	return fd >= 0 || fd == -ENOENT;
 }
 
 /* The object now at path, as the inverse record keeps it. */
@@ -243,7 +92,77 @@ static int aside(struct plan_u *u, const char *path, json_t *inv)
 	if (inv)
 		json_object_set_new(inv, "keep", json_string(name));
 	json_object_set_new(u->touched, path, json_true());
+	json_object_set_new(u->vacated, path, json_true());
 	return add_op(u, json_pack("[sss]", "aside", path, name));
+}
+
+/* A renamed object out of the way under a temporary name (tmps: its old
+ * path -> the name), so that swaps, cycles and chains of renames go back
+ * whatever their order. */
+static int stash(struct plan_u *u, json_t *obj, const char *path, json_t *tmps)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "%st%x", u->c.uobjs < 0 ? ".txfs-undo-" : "",
+		 u->nstash++);
+	json_object_set_new(tmps, hist_str(obj, "pre"), json_string(name));
+	json_object_set_new(u->touched, path, json_true());
+	json_object_set_new(u->vacated, path, json_true());
+	return add_op(u, json_pack("[sssI]", "stash", path, name,
+				   (json_int_t)hist_i64(obj, "ino")));
+}
+
+/* One more name of an inode that stays in the tree (at stays_at), which
+ * the commit made: removed, and linked back by the undo of the undo. */
+static int unlink_name(struct plan_u *u, const char *path, const char *stays_at,
+		       int64_t ino)
+{
+	json_object_set_new(u->touched, path, json_true());
+	json_object_set_new(u->vacated, path, json_true());
+	if (json_array_append_new(u->inv_names, json_pack("{ssss}", "path", path,
+							  "link", stays_at)))
+		return -ENOMEM;
+	return add_op(u, json_pack("[ssI]", "unlink", path, (json_int_t)ino));
+}
+
+/* What the commit put at the paths of obj goes away: aside (kept in U),
+ * under a temporary name (a renamed object), or unlinked (a name more). */
+static int plan_away(struct plan_u *u, json_t *obj, json_t *tmps)
+{
+	const char *pre = hist_str(obj, "pre"), *link_of = hist_str(obj, "link_of");
+	bool same = ru_same_inode(obj);
+	json_t *p, *inv;
+	size_t k;
+	int rc = 0;
+
+	json_array_foreach(json_object_get(obj, "post"), k, p) {
+		const char *path = json_string_value(p);
+		char name[32];
+
+		if (rc)
+			break;
+		if (k == 0 && same && !strcmp(path, pre))
+			continue;	/* changed in place */
+		if (k == 0 && same) {
+			rc = stash(u, obj, path, tmps);
+		} else if (k == 0 && !pre && link_of &&
+			   json_is_object(json_object_get(obj, "post_st"))) {
+			rc = unlink_name(u, path, link_of,
+					 hist_i64(json_object_get(obj, "post_st"), "ino"));
+		} else if (k == 0) {
+			inv = inverse(u, path, pre);
+			rc = aside(u, path, inv);
+			json_array_append_new(u->inv, inv);
+		} else if (same) {	/* linked again from where it is now */
+			rc = unlink_name(u, path, ru_post0(obj), hist_i64(obj, "ino"));
+		} else {
+			snprintf(name, sizeof(name), "a%x", u->naside);
+			json_array_append_new(u->inv_names, json_pack("{ssss}",
+					"path", path, "keep", name));
+			rc = aside(u, path, NULL);
+		}
+	}
+	return rc;
 }
 
 /* The current bytes of a patched file's ranges into U (so that the undo
@@ -324,153 +243,188 @@ static int cmp_deep(const void *a, const void *b)
 	const char *x = json_string_value(json_array_get(*(json_t *const *)a, 1));
 	const char *y = json_string_value(json_array_get(*(json_t *const *)b, 1));
 
-	return depth(y) - depth(x);
+	return ru_depth(y) - ru_depth(x);
+}
+
+/* Where the undo leaves the inode that the commit left at path: its old
+ * path, if the commit renamed it (names are linked after the moves). */
+static const char *back_at(json_t *doc, const char *path)
+{
+	json_t *obj;
+	size_t i;
+
+	json_array_foreach(json_object_get(doc, "objects"), i, obj) {
+		const char *p0 = ru_post0(obj);
+
+		if (p0 && !strcmp(p0, path) && ru_same_inode(obj))
+			return hist_str(obj, "pre");
+	}
+	return path;
+}
+
+/* The asides (and stashes, unlinks) of one record, deepest first. */
+static int plan_asides(struct plan_u *u, json_t *doc, json_t *tmps)
+{
+	size_t i, n, first = json_array_size(u->ops);
+	json_t *obj, *inv, **v;
+	int rc = 0;
+
+	json_array_foreach(json_object_get(doc, "objects"), i, obj) {
+		const char *pre = hist_str(obj, "pre"), *p0 = ru_post0(obj);
+		struct stat st;
+
+		if (rc || !ru_selected(u->o, obj) || ru_skipped(u, obj))
+			continue;
+		if (!u->restore) {
+			rc = plan_away(u, obj, tmps);
+			continue;
+		}
+		if (!pre || (ru_same_inode(obj) && p0 && !strcmp(p0, pre)))
+			continue;
+		inv = inverse(u, pre, pre);
+		if (ru_lstat(u->c.root, pre, &st) == 0)
+			rc = aside(u, pre, inv);
+		json_array_append_new(u->inv, inv);
+	}
+	n = json_array_size(u->ops) - first;
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(u->ops, first + i));
+	qsort(v, n, sizeof(*v), cmp_deep);
+	for (i = 0; i < n; i++)
+		json_array_set_new(u->ops, first + i, v[i]);
+	free(v);
+	return rc;
+}
+
+/* Put back what obj was before record rec (its folders are back by
+ * now): the renamed object from its temporary name, a patch, a copy
+ * into a hard-linked file, a take, a folder; its metadata to metas. */
+static int plan_back(struct plan_u *u, json_t *obj, const char *rec,
+		     json_t *tmps, json_t *metas)
+{
+	const char *pre = hist_str(obj, "pre"), *p0 = ru_post0(obj);
+	const char *keep = hist_str(obj, "keep"), *type = hist_str(obj, "type");
+	const char *tmp = json_string_value(json_object_get(tmps, pre));
+	bool same = ru_same_inode(obj);
+	json_t *inv;
+	int rc = 0;
+
+	if (!ru_way_ok(u, pre)) {
+		ru_conflict(u, pre, "a folder on its way is now a symlink or "
+			    "not a folder", rec, true);
+		/* --force: back where it was */
+		return tmp ? add_op(u, json_pack("[ssss]", "unstash", tmp, p0, p0)) : 0;
+	}
+	json_object_set_new(u->touched, pre, json_true());
+	if (!u->restore || !same || !strcmp(p0, pre))
+		json_object_set_new(u->made, pre, json_string(type ? type : "f"));
+	if (same && strcmp(p0, pre)) {
+		if (u->restore) {
+			ru_conflict(u, pre, "was renamed by the commit: rename "
+				    "it back", rec, false);
+			return 0;
+		}
+		inv = inverse(u, p0, pre);
+		json_object_set_new(inv, "keep", json_string(tmp));
+		json_array_append_new(u->inv, inv);
+		rc = add_op(u, json_pack("[ssss]", "unstash", tmp, pre, p0));
+	} else if (keep && keep[0] == 'p') {
+		inv = inverse(u, pre, pre);
+		rc = save_patch(u, obj, inv);
+		json_array_append_new(u->inv, inv);
+		if (rc == 0)
+			rc = add_op(u, json_pack("[ssssOI]", "patch", rec, keep,
+				pre, json_object_get(obj, "ranges"),
+				(json_int_t)hist_i64(obj, "size")));
+	} else if (same && !u->restore && keep && keep[0] == 'k') {
+		/* a hard-linked file whose content the commit copied into
+		 * the same inode: copied back into it (every name sees it);
+		 * the undo's record keeps the content of now */
+		inv = inverse(u, p0, pre);
+		rc = save_whole(u, pre, inv);
+		json_array_append_new(u->inv, inv);
+		if (rc == 0)
+			rc = add_op(u, json_pack("[ssss]", "copyin", rec, keep, pre));
+	} else if (same && !u->restore) {
+		/* changed in place (metadata): the undo's record keeps what
+		 * it is now */
+		json_array_append_new(u->inv, inverse(u, p0, pre));
+	} else if (keep) {
+		rc = add_op(u, json_pack("[ssss]", "take", rec, keep, pre));
+	} else if (type && type[0] == 'd' && !same) {
+		rc = add_op(u, json_pack("[ssI]", "mkdir", pre,
+					 (json_int_t)(hist_i64(obj, "mode") | 0700)));
+	}
+	/* what the commit deleted, the undo adds */
+	if (rc == 0 && !p0 && !u->restore)
+		json_array_append_new(u->inv, inverse(u, NULL, pre));
+	if (rc == 0)
+		json_array_append_new(metas, json_pack("[ssO]", "meta", pre, obj));
+	return rc;
+}
+
+/* The other names of hard-linked files the commit removed. */
+static int plan_names(struct plan_u *u, json_t *doc, const char *rec)
+{
+	json_t *obj, *inv;
+	size_t i;
+	int rc = 0;
+
+	json_array_foreach(json_object_get(doc, "names"), i, obj) {
+		const char *path = hist_str(obj, "path"), *from = hist_str(obj, "link");
+
+		if (rc || !ru_name_selected(u->o, path) || json_object_get(u->skip, path))
+			continue;
+		rc = from ? add_op(u, json_pack("[sss]", "link", back_at(doc, from), path)) :
+			    add_op(u, json_pack("[ssss]", "take", rec,
+						hist_str(obj, "keep"), path));
+		if (!u->restore) {
+			inv = inverse(u, NULL, path);
+			if (from)	/* its undo unlinks it again */
+				json_object_set_new(inv, "link_of", json_string(from));
+			json_array_append_new(u->inv, inv);
+		}
+	}
+	return rc;
 }
 
 /* 2. the ops of one record, and its part of the inverse */
 static int plan_record(struct plan_u *u, json_t *doc, const char *rec)
 {
-	json_t *obj, *p, *asides = json_array(), *metas = json_array(), *inv;
-	size_t i, k, first = json_array_size(u->ops);
-	int rc = 0;
+	json_t *obj, *metas = json_array(), *tmps = json_object();
+	size_t i;
+	int rc = metas && tmps ? plan_asides(u, doc, tmps) : -ENOMEM;
 
-	/* asides, deepest first */
-	json_array_foreach(json_object_get(doc, "objects"), i, obj) {
-		const char *pre = hist_str(obj, "pre"), *p0 = post0(obj);
-
-		if (!selected(u->o, obj))
-			continue;
-		if (u->restore) {
-			struct stat st;
-
-			if (!pre || (same_inode(obj) && p0 && !strcmp(p0, pre)))
-				continue;
-			inv = inverse(u, pre, pre);
-			if (lstat_path(u->c.root, pre, &st) == 0)
-				rc = aside(u, pre, inv);
-			json_array_append_new(u->inv, inv);
-			continue;
-		}
-		json_array_foreach(json_object_get(obj, "post"), k, p) {
-			const char *path = json_string_value(p);
-
-			if (k == 0 && same_inode(obj))
-				continue;
-			if (k == 0) {
-				inv = inverse(u, path, pre);
-				rc = aside(u, path, inv);
-				json_array_append_new(u->inv, inv);
-			} else {
-				char name[32];
-
-				snprintf(name, sizeof(name), "a%x", u->naside);
-				json_array_append_new(u->inv_names, json_pack("{ssss}",
-						"path", path, "keep", name));
-				rc = aside(u, path, NULL);
-			}
-		}
-	}
-	/* sort this record's asides deepest first */
-	for (i = first; i < json_array_size(u->ops); i++)
-		json_array_append(asides, json_array_get(u->ops, i));
-	{
-		size_t n = json_array_size(asides);
-		json_t **v = calloc(n ? n : 1, sizeof(*v));
-
-		for (i = 0; v && i < n; i++)
-			v[i] = json_array_get(asides, i);
-		if (v)
-			qsort(v, n, sizeof(*v), cmp_deep);
-		for (i = 0; v && i < n; i++)
-			json_array_set(u->ops, first + i, v[i]);
-		free(v);
-	}
-	json_decref(asides);
-	/* restores, shallowest first (the objects are sorted by id, not by
+	/* put back, shallowest first (the objects are sorted by id, not by
 	 * path: collect, then order by depth) */
 	for (int d = 0; rc == 0 && d < 4096; d++) {
 		bool any = false;
 
 		json_array_foreach(json_object_get(doc, "objects"), i, obj) {
-			const char *pre = hist_str(obj, "pre"), *p0 = post0(obj);
-			const char *keep = hist_str(obj, "keep"), *type = hist_str(obj, "type");
+			const char *pre = hist_str(obj, "pre");
 
-			if (!pre || !selected(u->o, obj) || depth(pre) < d)
+			if (rc || !pre || !ru_selected(u->o, obj) || ru_depth(pre) < d)
 				continue;
 			any = true;
-			if (depth(pre) != d)
-				continue;
-			if (!way_ok(u, pre)) {
-				conflict(u, pre, "a folder on its way is now a symlink or "
-					 "not a folder", rec);
-				continue;
-			}
-			json_object_set_new(u->touched, pre, json_true());
-			if (same_inode(obj) && strcmp(p0, pre)) {
-				if (u->restore) {
-					conflict(u, pre, "was renamed by the commit: rename it back", rec);
-					continue;
-				}
-				rc = add_op(u, json_pack("[sss]", "move", p0, pre));
-				json_array_append_new(u->inv, inverse(u, p0, pre));
-			} else if (keep && keep[0] == 'p') {
-				inv = inverse(u, pre, pre);
-				rc = save_patch(u, obj, inv);
-				json_array_append_new(u->inv, inv);
-				if (rc == 0)
-					rc = add_op(u, json_pack("[ssssOI]", "patch", rec, keep,
-						pre, json_object_get(obj, "ranges"),
-						(json_int_t)hist_i64(obj, "size")));
-			} else if (same_inode(obj) && !u->restore && keep &&
-				   keep[0] == 'k') {
-				/* a hard-linked file whose content the commit
-				 * copied into the same inode: copied back into
-				 * it (every name sees it); the undo's record
-				 * keeps the content of now */
-				inv = inverse(u, p0, pre);
-				rc = save_whole(u, pre, inv);
-				json_array_append_new(u->inv, inv);
-				if (rc == 0)
-					rc = add_op(u, json_pack("[ssss]", "copyin", rec,
-								 keep, pre));
-			} else if (same_inode(obj) && !u->restore) {
-				/* changed in place (metadata): the undo's record
-				 * keeps what it is now */
-				json_array_append_new(u->inv, inverse(u, p0, pre));
-			} else if (keep) {
-				rc = add_op(u, json_pack("[ssss]", "take", rec, keep, pre));
-			} else if (type && type[0] == 'd' && !same_inode(obj)) {
-				rc = add_op(u, json_pack("[ssI]", "mkdir", pre,
-							 (json_int_t)(hist_i64(obj, "mode") | 0700)));
-			}
-			/* what the commit deleted, the undo adds */
-			if (rc == 0 && !p0 && !u->restore)
-				json_array_append_new(u->inv, inverse(u, NULL, pre));
-			if (rc == 0)
-				json_array_append_new(metas, json_pack("[ssO]", "meta", pre, obj));
+			if (ru_depth(pre) == d && !ru_skipped(u, obj))
+				rc = plan_back(u, obj, rec, tmps, metas);
 		}
 		if (!any)
 			break;
 	}
-	json_array_foreach(json_object_get(doc, "names"), i, obj)
-		if (rc == 0 && name_selected(u->o, hist_str(obj, "path"))) {
-			rc = hist_str(obj, "link") ?
-				add_op(u, json_pack("[sss]", "link", hist_str(obj, "link"),
-						    hist_str(obj, "path"))) :
-				add_op(u, json_pack("[ssss]", "take", rec, hist_str(obj, "keep"),
-						    hist_str(obj, "path")));
-			if (!u->restore)
-				json_array_append_new(u->inv, inverse(u, NULL,
-							hist_str(obj, "path")));
-		}
+	if (rc == 0)
+		rc = plan_names(u, doc, rec);
 	/* metadata, deepest first: a folder's times after its children; the
 	 * root's last (an undo only: a restore leaves the rest as it is) */
 	for (i = json_array_size(metas); rc == 0 && i-- > 0;)
 		rc = add_op(u, json_incref(json_array_get(metas, i)));
-	json_decref(metas);
-	if (rc == 0 && !u->restore && json_is_object(json_object_get(doc, "root"))) {
+	if (rc == 0 && !u->restore && json_is_object(json_object_get(doc, "root")))
 		rc = add_op(u, json_pack("[ssO]", "meta", "", json_object_get(doc, "root")));
-	}
+	json_decref(metas);
+	json_decref(tmps);
 	return rc;
 }
 
@@ -491,22 +445,28 @@ static bool live(int hfd, json_t *doc, int level)
 	return l;
 }
 
-static void print_op(json_t *op, bool dry)
+static void print_op(json_t *op, bool dry, bool failed)
 {
 	const char *k = json_string_value(json_array_get(op, 0));
 	const char *a = json_string_value(json_array_get(op, 1));
 	const char *b = json_string_value(json_array_get(op, 2));
 	const char *d = json_string_value(json_array_get(op, !strcmp(k, "link") ? 2 : 3));
 
-	if (!strcmp(k, "aside"))
+	if (failed) {	/* undo_replay said why on stderr */
+		if (strcmp(k, "stash") && strcmp(k, "meta"))
+			printf("not applied %s\n", !strcmp(k, "unstash") ? b :
+			       !strcmp(k, "take") || !strcmp(k, "patch") ||
+			       !strcmp(k, "copyin") || !strcmp(k, "link") ? d : a);
+	} else if (!strcmp(k, "aside") || !strcmp(k, "unlink")) {
 		printf("%s %s\n", dry ? "would remove " : "removed ", a);
-	else if (!strcmp(k, "take") || !strcmp(k, "patch") || !strcmp(k, "link") ||
-		 !strcmp(k, "copyin"))
+	} else if (!strcmp(k, "take") || !strcmp(k, "patch") || !strcmp(k, "link") ||
+		   !strcmp(k, "copyin")) {
 		printf("%s %s\n", dry ? "would restore" : "restored", d);
-	else if (!strcmp(k, "move"))
-		printf("%s %s -> %s\n", dry ? "would move   " : "moved   ", a, b);
-	else if (!strcmp(k, "mkdir"))
+	} else if (!strcmp(k, "unstash") && strcmp(b, d)) {
+		printf("%s %s -> %s\n", dry ? "would move   " : "moved   ", d, b);
+	} else if (!strcmp(k, "mkdir")) {
 		printf("%s %s/\n", dry ? "would restore" : "restored", a);
+	}
 }
 
 /* Which records: an undo takes id and every later live record, newest
@@ -535,7 +495,7 @@ static int choose(struct plan_u *u, int hfd, json_t *recs)
 		if (take && u->restore && !o->before) {
 			take = false;	/* the newest live record with the path */
 			json_array_foreach(json_object_get(doc, "objects"), k, obj)
-				take = take || selected(o, obj);
+				take = take || ru_selected(o, obj);
 		}
 		if (!take) {
 			json_decref(doc);
@@ -614,8 +574,15 @@ static void report(struct plan_u *u, const char *uname)
 	size_t i;
 	json_t *op;
 
-	json_array_foreach(u->ops, i, op)
-		print_op(op, u->o->dry_run);
+	json_array_foreach(u->ops, i, op) {
+		bool failed = false;
+		size_t f;
+		json_t *x;
+
+		json_array_foreach(u->c.failed, f, x)
+			failed = failed || json_integer_value(x) == (json_int_t)i;
+		print_op(op, u->o->dry_run, failed);
+	}
 	if (u->o->dry_run)
 		return;
 	if (u->o->mnt)
@@ -626,21 +593,68 @@ static void report(struct plan_u *u, const char *uname)
 		       (long long)strtoll(uname, NULL, 16), (long long)strtoll(uname, NULL, 16));
 }
 
+static void plan_init(struct plan_u *u)
+{
+	u->c.root = u->c.uobjs = -1;
+	u->ops = json_array();
+	u->inv = json_array();
+	u->inv_names = json_array();
+	u->undone = json_array();
+	u->conflicts = json_array();
+	u->touched = json_object();
+	u->vacated = json_object();
+	u->made = json_object();
+	u->skip = json_object();
+	u->c.failed = json_array();
+}
+
+static void plan_free(struct plan_u *u)
+{
+	json_decref(u->ops);
+	json_decref(u->inv);
+	json_decref(u->inv_names);
+	json_decref(u->undone);
+	json_decref(u->conflicts);
+	json_decref(u->touched);
+	json_decref(u->vacated);
+	json_decref(u->made);
+	json_decref(u->skip);
+	json_decref(u->c.failed);
+	json_decref(u->root);
+}
+
+/* Check and plan every chosen record, newest first: -EBUSY with the
+ * conflicts on stderr. */
+static int plan_all(struct plan_u *u, json_t *recs)
+{
+	json_t *r, *c;
+	size_t i;
+	int rc;
+
+	json_array_foreach(recs, i, r) {
+		const char *name = hist_str(r, "name");
+		json_t *doc = json_object_get(r, "doc");
+
+		if (!u->restore)
+			ru_check(u, doc, name);
+		json_array_append_new(u->undone, json_string(name));
+		if ((rc = plan_record(u, doc, name)))
+			return rc;
+	}
+	json_array_foreach(u->conflicts, i, c)
+		fprintf(stderr, "conflict: %s\n", json_string_value(c));
+	return json_array_size(u->conflicts) ? -EBUSY : 0;
+}
+
 int history_undo(const struct undo_opts *o)
 {
 	struct plan_u u = { .o = o, .udir = -1, .restore = o->paths != NULL };
 	int sfd, hfd = -1, lockfd = -1, rc;
-	json_t *recs = json_array(), *r;
+	json_t *recs = json_array();
 	char uname[40] = "";
 	size_t i;
 
-	u.c.root = u.c.uobjs = -1;
-	u.ops = json_array();
-	u.inv = json_array();
-	u.inv_names = json_array();
-	u.undone = json_array();
-	u.conflicts = json_array();
-	u.touched = json_object();
+	plan_init(&u);
 	sfd = open(o->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sfd < 0)
 		return -errno;
@@ -678,24 +692,8 @@ int history_undo(const struct undo_opts *o)
 	}
 	if (!o->mnt && !o->dry_run && (rc = make_pending(&u, hfd, uname, sizeof(uname))))
 		goto out;
-	json_array_foreach(recs, i, r) {
-		const char *name = hist_str(r, "name");
-		json_t *doc = json_object_get(r, "doc");
-
-		if (!u.restore && !o->force)
-			check(&u, doc, name);
-		json_array_append_new(u.undone, json_string(name));
-		if ((rc = plan_record(&u, doc, name)))
-			goto out;
-	}
-	if (json_array_size(u.conflicts)) {
-		json_t *c;
-
-		json_array_foreach(u.conflicts, i, c)
-			fprintf(stderr, "conflict: %s\n", json_string_value(c));
-		rc = -EBUSY;
+	if ((rc = plan_all(&u, recs)))
 		goto out;
-	}
 	if (o->dry_run) {
 		rc = 0;
 	} else if (o->mnt) {
@@ -728,13 +726,7 @@ out:
 		close(lockfd);
 	close(sfd);
 	json_decref(recs);
-	json_decref(u.ops);
-	json_decref(u.inv);
-	json_decref(u.inv_names);
-	json_decref(u.undone);
-	json_decref(u.conflicts);
-	json_decref(u.touched);
-	json_decref(u.root);
+	plan_free(&u);
 	return rc;
 }
 

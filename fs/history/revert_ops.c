@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "hist_int.h"
@@ -106,6 +107,70 @@ static int op_move(const struct uctx *c, const char *from, const char *to)
 	else
 		close(t);
 	close(f);
+	return rc;
+}
+
+/* Where temporary names are: the undo's objs/, or the mount's root. */
+static int holder(const struct uctx *c)
+{
+	return c->uobjs >= 0 ? c->uobjs : c->root;
+}
+
+/* path -> TMP, if the object there is still inode ino (a replay after
+ * the unstash finds another object there, or none). */
+static int op_stash(const struct uctx *c, const char *path, const char *tmp,
+		    int64_t ino)
+{
+	const char *base;
+	struct stat st;
+	int pfd, rc = 0;
+
+	if (exists_at(holder(c), tmp))
+		return 0;	/* done before */
+	pfd = hist_parent(c->root, path, &base, false);
+	if (pfd < 0)
+		return pfd == -ENOENT ? 0 : pfd;
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (int64_t)st.st_ino == ino && renameat(pfd, base, holder(c), tmp))
+		rc = -errno;
+	close(pfd);
+	return rc;
+}
+
+/* TMP -> path (its folders made); the path must be free. */
+static int op_unstash(const struct uctx *c, const char *tmp, const char *path)
+{
+	const char *base;
+	int pfd, rc = 0;
+
+	if (!exists_at(holder(c), tmp))
+		return 0;	/* done before */
+	pfd = hist_parent(c->root, path, &base, true);
+	if (pfd < 0)
+		return pfd;
+	if (renameat2(holder(c), tmp, pfd, base, RENAME_NOREPLACE))
+		rc = -errno;
+	if (rc == -EINVAL)	/* a file system without the flag */
+		rc = exists_at(pfd, base) ? -EEXIST :
+		     renameat(holder(c), tmp, pfd, base) ? -errno : 0;
+	close(pfd);
+	return rc;
+}
+
+/* One more name of inode ino, which stays under another name. */
+static int op_unlink(const struct uctx *c, const char *path, int64_t ino)
+{
+	const char *base;
+	struct stat st;
+	int pfd = hist_parent(c->root, path, &base, false), rc = 0;
+
+	if (pfd < 0)
+		return pfd == -ENOENT ? 0 : pfd;
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (int64_t)st.st_ino == ino && !S_ISDIR(st.st_mode) &&
+	    unlinkat(pfd, base, 0))
+		rc = -errno;
+	close(pfd);
 	return rc;
 }
 
@@ -235,17 +300,57 @@ out:
 	return rc;
 }
 
+/* Is obj's xattr list all the object had (a record lists none for an
+ * object it keeps whole, which keeps its own)? */
+static bool xattrs_listed(json_t *obj)
+{
+	const char *keep = hist_str(obj, "keep"), *type = hist_str(obj, "type");
+
+	return json_is_object(json_object_get(obj, "xattrs")) &&
+	       !(keep && keep[0] == 'k') && !(type && type[0] == 'l');
+}
+
+/* Remove the user. and trusted. xattrs of name that obj does not list
+ * (added by the commit): an empty list means none. */
+static int xattrs_prune(int dir, const char *name, json_t *obj)
+{
+	char path[64], list[65536];
+	json_t *x = json_object_get(obj, "xattrs");
+	ssize_t n;
+	int fd, rc = 0;
+
+	if (!xattrs_listed(obj))
+		return 0;
+	fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = listxattr(path, list, sizeof(list));
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(list + i) + 1)
+		if ((!strncmp(list + i, "user.", 5) || !strncmp(list + i, "trusted.", 8)) &&
+		    !json_object_get(x, list + i) && removexattr(path, list + i) &&
+		    errno != ENODATA && rc == 0)
+			rc = -errno;
+	close(fd);
+	return rc;
+}
+
 static int op_meta(const struct uctx *c, const char *path, json_t *obj)
 {
 	const char *base;
-	int pfd, rc;
+	int pfd, rc = 0;
 
-	if (!path[0])	/* the root itself */
+	if (!path[0]) {	/* the root itself */
+		xattrs_prune(c->root, ".", obj);
 		return hist_meta_set(c->root, ".", obj);
+	}
 	pfd = hist_parent(c->root, path, &base, false);
 	if (pfd < 0)
 		return pfd == -ENOENT ? 0 : pfd;	/* nothing there to set */
-	rc = exists_at(pfd, base) ? hist_meta_set(pfd, base, obj) : 0;
+	if (exists_at(pfd, base)) {
+		xattrs_prune(pfd, base, obj);
+		rc = hist_meta_set(pfd, base, obj);
+	}
 	close(pfd);
 	return rc;
 }
@@ -262,6 +367,13 @@ int undo_op(const struct uctx *c, json_t *op)
 		return op_take(c, arg(op, 1), arg(op, 2), arg(op, 3));
 	if (!strcmp(k, "move"))
 		return op_move(c, arg(op, 1), arg(op, 2));
+	if (!strcmp(k, "stash"))
+		return op_stash(c, arg(op, 1), arg(op, 2),
+				json_integer_value(json_array_get(op, 3)));
+	if (!strcmp(k, "unstash"))
+		return op_unstash(c, arg(op, 1), arg(op, 2));
+	if (!strcmp(k, "unlink"))
+		return op_unlink(c, arg(op, 1), json_integer_value(json_array_get(op, 2)));
 	if (!strcmp(k, "link"))
 		return op_link(c, arg(op, 1), arg(op, 2));
 	if (!strcmp(k, "copyin"))
@@ -295,6 +407,27 @@ static json_t *now_state(int root, const char *path)
 	return j;
 }
 
+/* The undo's record says what the undo did: an object that nothing was
+ * put back for (a step not applied) has no post, and one that also took
+ * nothing away is no part of it. */
+static void drop_unapplied(json_t *objs)
+{
+	json_t *obj;
+	size_t i;
+
+	for (i = json_array_size(objs); i-- > 0;) {
+		obj = json_array_get(objs, i);
+		if (!json_array_size(json_object_get(obj, "post")) ||
+		    !json_is_null(json_object_get(obj, "post_st")))
+			continue;
+		if (json_is_null(json_object_get(obj, "pre")) ||
+		    !json_object_get(obj, "pre"))
+			json_array_remove(objs, i);
+		else
+			json_object_set_new(obj, "post", json_array());
+	}
+}
+
 /* After the ops: the undo's record final, the undone records marked,
  * the journal gone. Each part is idempotent. */
 static int journal_end(const struct uctx *c, json_t *j)
@@ -315,6 +448,7 @@ static int journal_end(const struct uctx *c, json_t *j)
 			if (p0)
 				json_object_set_new(obj, "post_st", now_state(c->root, p0));
 		}
+		drop_unapplied(json_object_get(doc, "objects"));
 		dfd = openat(c->hfd, pend, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		rc = dfd < 0 ? -errno : hist_save(dfd, HIST_MANIFEST, doc);
 		if (dfd >= 0)
@@ -369,6 +503,8 @@ int undo_replay(const struct uctx *c, json_t *j)
 				"not applied, the rest goes on)");
 			if (rc == -EIO || rc == -ENOSPC || rc == -ENOMEM)
 				return rc;	/* the journal stays: retry */
+			if (c->failed)
+				json_array_append_new(c->failed, json_integer((json_int_t)i));
 			rc = 0;
 		}
 	}

@@ -3,7 +3,8 @@
  * test_history.c - the history's records without a mount (fs/history/):
  * ids, the retention by count, age and size, the bytes a record holds,
  * the list's counts (a path one object left and another took is one
- * modification), and an undo refused by a conflict changing nothing.
+ * modification), an undo refused by a conflict changing nothing, and
+ * the temporary-name ops of an undo replayed from any point (a swap).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -160,6 +161,67 @@ static void test_undo_refused_by_conflict(void **state)
 	assert_true(access(path, F_OK) != 0);
 }
 
+static ino_t ino_of(const char *ws, const char *name)
+{
+	char path[160];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", ws, name);
+	return stat(path, &st) ? 0 : st.st_ino;
+}
+
+/* a committed swap (a <-> b) taken back through temporary names: the
+ * ops run from the first after a crash at any point, and run twice,
+ * leave a and b as they were */
+static void test_stash_replay_swap(void **state)
+{
+	struct fx *f = *state;
+	char path[160], buf[8];
+	int fd;
+
+	for (int stop = 0; stop <= 4; stop++) {
+		struct uctx c = { .hfd = f->hfd, .failed = NULL };
+		json_t *ops;
+		ino_t x, y;
+
+		snprintf(path, sizeof(path), "%s/a", f->ws);
+		unlink(path);
+		fd = open(path, O_WRONLY | O_CREAT, 0644);	/* X, was b */
+		assert_int_equal(write(fd, "b", 1), 1);
+		close(fd);
+		snprintf(path, sizeof(path), "%s/b", f->ws);
+		unlink(path);
+		fd = open(path, O_WRONLY | O_CREAT, 0644);	/* Y, was a */
+		assert_int_equal(write(fd, "a", 1), 1);
+		close(fd);
+		x = ino_of(f->ws, "a");
+		y = ino_of(f->ws, "b");
+		c.root = open(f->ws, O_PATH | O_DIRECTORY);
+		c.uobjs = f->hfd;	/* the holder of the temporary names */
+		ops = json_pack("[[sssI][sssI][ssss][ssss]]",
+				"stash", "b", "t0", (json_int_t)y,
+				"stash", "a", "t1", (json_int_t)x,
+				"unstash", "t0", "a", "b",
+				"unstash", "t1", "b", "a");
+		for (int i = 0; i < stop; i++)	/* a crash after op stop */
+			assert_int_equal(undo_op(&c, json_array_get(ops, (size_t)i)), 0);
+		for (int round = 0; round < 2; round++)	/* replay, twice */
+			for (size_t i = 0; i < 4; i++)
+				assert_int_equal(undo_op(&c, json_array_get(ops, i)), 0);
+		assert_int_equal(ino_of(f->ws, "a"), y);
+		assert_int_equal(ino_of(f->ws, "b"), x);
+		snprintf(path, sizeof(path), "%s/a", f->ws);
+		fd = open(path, O_RDONLY);
+		assert_int_equal(read(fd, buf, sizeof(buf)), 1);
+		close(fd);
+		assert_int_equal(buf[0], 'a');
+		assert_true(faccessat(f->hfd, "t0", F_OK, 0) != 0);
+		assert_true(faccessat(f->hfd, "t1", F_OK, 0) != 0);
+		json_decref(ops);
+		close(c.root);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -168,6 +230,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_undo_refused_by_conflict,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stash_replay_swap, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
