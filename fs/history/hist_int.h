@@ -48,8 +48,10 @@ int hist_ids(int hfd, uint64_t **ids, size_t *n);
 int64_t hist_i64(json_t *o, const char *key);
 const char *hist_str(json_t *o, const char *key);
 uint64_t hist_tree_bytes(int dfd, const char *name);
-/* Write <name>/info (time, bytes) of a final record. */
+/* Write <name>/info (time, bytes) of a final record: from its manifest
+ * and its tree (put), or as given (write). */
 int hist_info_put(int hfd, const char *name);
+int hist_info_write(int hfd, const char *name, int64_t t, uint64_t bytes);
 char hist_type(mode_t mode);
 /* The meta of st (and fd's xattrs, fd O_PATH or -1) into obj. */
 int hist_meta_put(json_t *obj, const struct stat *st, int fd,

@@ -417,8 +417,7 @@ void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 	int hfd, dfd = -1, rc;
 
 	fs->hist_line[0] = 0;
-	json_decref(fs->hist_later);
-	fs->hist_later = NULL;
+	history_free(fs);
 	if (fs->opts.no_history)
 		return;
 	hfd = hist_open(fs->statefd, true);
@@ -459,8 +458,10 @@ void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 	if (rc == 0 && (fsync(dfd) || fsync(hfd)))
 		rc = -errno;
 	if (rc == 0) {	/* the links, once past the commit point */
-		json_decref(fs->hist_later);
 		fs->hist_later = json_incref(c.later);
+		fs->hist_doc = json_incref(doc);	/* for history_finish */
+		fs->hist_txid = txid;
+		fs->hist_bytes = c.bytes;
 		snprintf(fs->hist_pend, sizeof(fs->hist_pend), "%s", pend);
 	}
 out:
@@ -610,33 +611,77 @@ static json_t *find_pending(int hfd, uint64_t txid, char *pend, size_t n)
 	return doc;
 }
 
+/* The pending record of commit txid: the manifest capture wrote, kept in
+ * memory (not read back: a mass deletion's is tens of MB of JSON), or
+ * read from the folder after a crash. *mem: it was in memory. */
+static json_t *pending_doc(struct txfs *fs, int hfd, uint64_t txid, char *pend,
+			   size_t n, bool *mem)
+{
+	*mem = fs->hist_doc && fs->hist_txid == txid &&
+	       faccessat(hfd, fs->hist_pend, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+	if (!*mem)
+		return find_pending(hfd, txid, pend, n);
+	snprintf(pend, n, "%s", fs->hist_pend);
+	return json_incref(fs->hist_doc);
+}
+
+/* Every object's post_st (what its first path is now); false when no
+ * object has a path after the commit (nothing to add: a deletion). */
+static bool add_post_states(struct txfs *fs, json_t *doc, int *rc)
+{
+	json_t *obj;
+	size_t i;
+	bool any = false;
+
+	json_array_foreach(json_object_get(doc, "objects"), i, obj) {
+		json_t *post = json_object_get(obj, "post");
+
+		if (!json_array_size(post))
+			continue;
+		any = true;
+		if (json_object_set_new(obj, "post_st",
+					post_state(fs, json_string_value(
+						json_array_get(post, 0)))))
+			*rc = -ENOMEM;
+	}
+	return any;
+}
+
+static uint64_t manifest_bytes(int hfd, const char *rec)
+{
+	char rel[64];
+	struct stat st;
+
+	snprintf(rel, sizeof(rel), "%.24s/" HIST_MANIFEST, rec);
+	return fstatat(hfd, rel, &st, 0) ? 0 : (uint64_t)st.st_blocks * 512;
+}
+
 void history_finish(struct txfs *fs, uint64_t txid)
 {
 	char pend[40], fin[40];
-	json_t *doc, *obj;
-	size_t i;
+	json_t *doc;
+	bool mem, save;
 	int hfd = hist_open(fs->statefd, false), dfd = -1, rc = 0;
 
 	if (hfd < 0)
 		return;
-	doc = find_pending(hfd, txid, pend, sizeof(pend));
+	doc = pending_doc(fs, hfd, txid, pend, sizeof(pend), &mem);
 	if (!doc)
 		goto out;	/* nothing captured, or finished already */
 	snprintf(fin, sizeof(fin), "%.16s", pend);
 	lower_cache_flush(fs);
-	json_array_foreach(json_object_get(doc, "objects"), i, obj) {
-		json_t *post = json_object_get(obj, "post");
-
-		if (json_array_size(post) &&
-		    json_object_set_new(obj, "post_st",
-					post_state(fs, json_string_value(
-						json_array_get(post, 0)))))
-			rc = -ENOMEM;
-	}
+	save = add_post_states(fs, doc, &rc);
 	dfd = openat(hfd, pend, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rc == 0 && dfd >= 0 && hist_save(dfd, HIST_MANIFEST, doc) == 0 &&
+	/* the manifest rewritten only when it gained post states; the
+	 * rename makes the record final (a crash before it: a recovery
+	 * finishes it again) */
+	if (rc == 0 && dfd >= 0 && (!save || hist_save(dfd, HIST_MANIFEST, doc) == 0) &&
 	    renameat(hfd, pend, hfd, fin) == 0) {
-		hist_info_put(hfd, fin);
+		if (mem)	/* what capture kept, and the manifest */
+			hist_info_write(hfd, fin, hist_i64(doc, "time"),
+					fs->hist_bytes + manifest_bytes(hfd, fin));
+		else
+			hist_info_put(hfd, fin);
 		fsync(hfd);
 	}
 	json_decref(doc);
@@ -644,6 +689,8 @@ void history_finish(struct txfs *fs, uint64_t txid)
 		close(dfd);
 	history_prune(fs->state_path, NULL, NULL);
 out:
+	if (fs->hist_txid == txid)
+		history_free(fs);
 	close(hfd);
 }
 
@@ -655,6 +702,8 @@ void history_discard(struct txfs *fs, uint64_t txid)
 	DIR *d;
 	struct dirent *e;
 
+	if (txid && fs->hist_txid == txid)
+		history_free(fs);
 	if (hfd < 0)
 		return;
 	if (txid) {
@@ -733,6 +782,9 @@ void history_free(struct txfs *fs)
 {
 	json_decref(fs->hist_later);
 	fs->hist_later = NULL;
+	json_decref(fs->hist_doc);
+	fs->hist_doc = NULL;
+	fs->hist_txid = 0;
 }
 
 const char *history_kept(struct txfs *fs)
