@@ -34,6 +34,13 @@
 #define HIST_MANIFEST "manifest.json"
 #define HIST_JOURNAL "undo.json"
 
+/* keep.c and finish.c: the pending record of commit txid (its folder's
+ * name into pend) and its manifest, or NULL; the record's objs/ that
+ * history_link left open for history_take, closed. */
+struct txfs;
+json_t *hist_find_pending(int hfd, uint64_t txid, char *pend, size_t n);
+void hist_objs_close(struct txfs *fs);
+
 /* record.c */
 int hist_open(int statefd, bool create);
 void hist_name(char *buf, size_t n, uint64_t id, bool pending);
