@@ -426,7 +426,6 @@ static int plan_record(struct plan_u *u, json_t *doc, const char *rec)
 		json_array_foreach(json_object_get(doc, "objects"), i, obj) {
 			const char *pre = hist_str(obj, "pre"), *p0 = post0(obj);
 			const char *keep = hist_str(obj, "keep"), *type = hist_str(obj, "type");
-			bool whole = false;
 
 			if (!pre || !selected(u->o, obj) || depth(pre) < d)
 				continue;
@@ -472,11 +471,6 @@ static int plan_record(struct plan_u *u, json_t *doc, const char *rec)
 				json_array_append_new(u->inv, inverse(u, p0, pre));
 			} else if (keep) {
 				rc = add_op(u, json_pack("[ssss]", "take", rec, keep, pre));
-				/* a non-folder kept whole and renamed back is the
-				 * same inode: mode, owner, times and xattrs as
-				 * they were (no meta op: 5 calls a file fewer) */
-				whole = !u->c.copy && (keep[0] == 'k' || keep[0] == 's') &&
-					type && type[0] != 'd';
 			} else if (type && type[0] == 'd' && !same_inode(obj)) {
 				rc = add_op(u, json_pack("[ssI]", "mkdir", pre,
 							 (json_int_t)(hist_i64(obj, "mode") | 0700)));
@@ -484,7 +478,7 @@ static int plan_record(struct plan_u *u, json_t *doc, const char *rec)
 			/* what the commit deleted, the undo adds */
 			if (rc == 0 && !p0 && !u->restore)
 				json_array_append_new(u->inv, inverse(u, NULL, pre));
-			if (rc == 0 && !whole)
+			if (rc == 0)
 				json_array_append_new(metas, json_pack("[ssO]", "meta", pre, obj));
 		}
 		if (!any)

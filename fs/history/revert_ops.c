@@ -324,24 +324,27 @@ int undo_op(struct uctx *c, json_t *op)
 }
 
 /* What path is now, for the undo's own record (its conflict check). */
-static json_t *now_state(struct uctx *c, const char *path)
+static json_t *now_state(int root, const char *path)
 {
 	const char *base;
 	struct stat st;
-	int pfd = parent_of(c, path, &base, false);
+	int pfd = hist_parent(root, path, &base, false);
+	json_t *j = json_null();
 
-	if (pfd < 0 || fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW))
-		return json_null();
-	return json_pack("{sIsssIsI}", "ino", (json_int_t)st.st_ino, "type",
-			 (char[2]){ hist_type(st.st_mode), 0 }, "size",
-			 (json_int_t)st.st_size, "mtime",
-			 (json_int_t)st.st_mtim.tv_sec * 1000000000LL +
-				 st.st_mtim.tv_nsec);
+	if (pfd >= 0 && fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		j = json_pack("{sIsssIsI}", "ino", (json_int_t)st.st_ino, "type",
+			      (char[2]){ hist_type(st.st_mode), 0 }, "size",
+			      (json_int_t)st.st_size, "mtime",
+			      (json_int_t)st.st_mtim.tv_sec * 1000000000LL +
+				      st.st_mtim.tv_nsec);
+	if (pfd >= 0)
+		close(pfd);
+	return j;
 }
 
 /* After the ops: the undo's record final, the undone records marked,
  * the journal gone. Each part is idempotent. */
-static int journal_end(struct uctx *c, json_t *j)
+static int journal_end(const struct uctx *c, json_t *j)
 {
 	const char *as = hist_str(j, "as");
 	char pend[40], fin[40];
@@ -357,7 +360,7 @@ static int journal_end(struct uctx *c, json_t *j)
 				json_array_get(json_object_get(obj, "post"), 0));
 
 			if (p0)
-				json_object_set_new(obj, "post_st", now_state(c, p0));
+				json_object_set_new(obj, "post_st", now_state(c->root, p0));
 		}
 		dfd = openat(c->hfd, pend, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		rc = dfd < 0 ? -errno : hist_save(dfd, HIST_MANIFEST, doc);
@@ -415,17 +418,13 @@ int undo_replay(struct uctx *c, json_t *j)
 				arg(op, 1), strerror(-rc), rc == -EIO || rc == -ENOSPC ||
 				rc == -ENOMEM ? "" : " (the real directory changed: "
 				"not applied, the rest goes on)");
-			if (rc == -EIO || rc == -ENOSPC || rc == -ENOMEM) {
-				undo_ops_done(c);
+			if (rc == -EIO || rc == -ENOSPC || rc == -ENOMEM)
 				return rc;	/* the journal stays: retry */
-			}
 			rc = 0;
 		}
 	}
 	undo_ops_done(c);
-	rc = journal_end(c, j);
-	undo_ops_done(c);
-	return rc;
+	return journal_end(c, j);
 }
 
 /* --- an undo a crash interrupted ------------------------------------- */
