@@ -33,9 +33,6 @@
 #define HIST_DIR "history"
 #define HIST_MANIFEST "manifest.json"
 #define HIST_JOURNAL "undo.json"
-#define HIST_UNDONE "undone_by"	/* a record's file: the id of the undo
-					 * that took it back (hist_load merges
-					 * it into the manifest's "undone_by") */
 
 /* keep.c and finish.c: the pending record of commit txid (its folder's
  * name into pend) and its manifest, or NULL; the record's objs/ that
@@ -49,8 +46,6 @@ int hist_open(int statefd, bool create);
 void hist_name(char *buf, size_t n, uint64_t id, bool pending);
 json_t *hist_load(int hfd, const char *name);
 int hist_save(int dfd, const char *name, json_t *doc);
-/* Mark record rec as undone by record by (its undone_by file, durable). */
-int hist_mark_undone(int hfd, const char *rec, const char *by);
 int hist_rm_tree(int dfd, const char *name);
 /* The id the next record takes: one more than any record's, pending or
  * final. */
@@ -64,8 +59,6 @@ uint64_t hist_tree_bytes(int dfd, const char *name);
  * and its tree (put), or as given (write). */
 int hist_info_put(int hfd, const char *name);
 int hist_info_write(int hfd, const char *name, int64_t t, uint64_t bytes);
-/* Its time and bytes from <name>/info: 0, or -ENOENT (none, unreadable). */
-int hist_info_read(int hfd, const char *name, int64_t *t, uint64_t *bytes);
 char hist_type(mode_t mode);
 /* The meta of st (and fd's xattrs, fd O_PATH or -1) into obj. */
 int hist_meta_put(json_t *obj, const struct stat *st, int fd,
@@ -89,18 +82,9 @@ int hist_meta_set(int dir, const char *name, json_t *obj);
 struct uctx {
 	int root, hfd, uobjs;
 	bool copy;
-	/* caches of the ops (a mass undo's ops come folder by folder):
-	 * objs/ of record rec[0] ? rec : none; the folder pdir (NULL: none),
-	 * dropped by an op that moves names away (aside, move, link) */
-	char rec[32];
-	int robjs;
-	char *pdir;
-	int pfd;
 };
-int undo_op(struct uctx *c, json_t *op);
-/* Close what the ops cached (undo_replay does it at its end). */
-void undo_ops_done(struct uctx *c);
+int undo_op(const struct uctx *c, json_t *op);
 /* Run every op of the journal (history/undo.json), then finish it. */
-int undo_replay(struct uctx *c, json_t *journal);
+int undo_replay(const struct uctx *c, json_t *journal);
 
 #endif /* TXFS_HIST_INT_H */

@@ -33,76 +33,25 @@ void hist_name(char *buf, size_t n, uint64_t id, bool pending)
 	snprintf(buf, n, "%016" PRIx64 "%s", id, pending ? ".pending" : "");
 }
 
-/* The whole of file rel under dir, NUL-terminated (malloc'd), or NULL. */
-static char *slurp(int dir, const char *rel, size_t *len)
-{
-	int fd = openat(dir, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	char *buf = NULL;
-	size_t n = 0;
-	ssize_t r = 0;
-
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) == 0 && (buf = malloc((size_t)st.st_size + 1)))
-		while (n < (size_t)st.st_size &&
-		       (r = read(fd, buf + n, (size_t)st.st_size - n)) > 0)
-			n += (size_t)r;
-	close(fd);
-	if (buf && r < 0) {
-		free(buf);
-		return NULL;
-	}
-	if (buf)
-		buf[n] = 0;
-	*len = n;
-	return buf;
-}
-
-/* A record's manifest, read whole (json_loadf reads it a character at a
- * time: seconds for a mass deletion's), with its "undone_by" file (an
- * undo marks the records it took back with that, not a rewrite of
- * their manifests). */
 json_t *hist_load(int hfd, const char *name)
 {
-	char rel[300], *buf, by[24];
+	char rel[300];
 	json_t *doc;
-	size_t len;
+	int fd;
+	FILE *f;
 
 	snprintf(rel, sizeof(rel), "%s/" HIST_MANIFEST, name);
-	if (!(buf = slurp(hfd, rel, &len)))
+	fd = openat(hfd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
 		return NULL;
-	doc = json_loadb(buf, len, 0, NULL);
-	free(buf);
-	snprintf(rel, sizeof(rel), "%s/" HIST_UNDONE, name);
-	if (doc && (buf = slurp(hfd, rel, &len))) {
-		snprintf(by, sizeof(by), "%.16s", buf);
-		if (strlen(by) == 16)
-			json_object_set_new(doc, "undone_by", json_string(by));
-		free(buf);
-	}
-	return doc;
-}
-
-int hist_mark_undone(int hfd, const char *rec, const char *by)
-{
-	char tmp[64], rel[64];
-	int rfd = openat(hfd, rec, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int fd, rc = 0;
-
-	if (rfd < 0)
-		return -errno;
-	snprintf(tmp, sizeof(tmp), "." HIST_UNDONE ".tmp");
-	snprintf(rel, sizeof(rel), "%.16s\n", by);
-	fd = openat(rfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, rel, 17) != 17 || fsync(fd))
-		rc = errno ? -errno : -EIO;
-	if (fd >= 0)
+	f = fdopen(fd, "r");
+	if (!f) {
 		close(fd);
-	if (rc == 0 && (renameat(rfd, tmp, rfd, HIST_UNDONE) || fsync(rfd)))
-		rc = -errno;
-	close(rfd);
-	return rc;
+		return NULL;
+	}
+	doc = json_loadf(f, 0, NULL);
+	fclose(f);
+	return doc;
 }
 
 int hist_save(int dfd, const char *name, json_t *doc)
@@ -219,11 +168,12 @@ int hist_info_put(int hfd, const char *name)
 	return hist_info_write(hfd, name, t, hist_tree_bytes(hfd, name));
 }
 
-int hist_info_read(int hfd, const char *name, int64_t *t, uint64_t *bytes)
+static void hist_info_get(int hfd, const char *name, int64_t *t, uint64_t *bytes)
 {
 	char rel[64], line[64] = "";
 	long long tt = 0;
 	unsigned long long b = 0;
+	json_t *doc;
 	int fd;
 	ssize_t n;
 
@@ -232,19 +182,11 @@ int hist_info_read(int hfd, const char *name, int64_t *t, uint64_t *bytes)
 	n = fd >= 0 ? read(fd, line, sizeof(line) - 1) : -1;
 	if (fd >= 0)
 		close(fd);
-	if (n <= 0 || sscanf(line, "%lld %llu", &tt, &b) != 2)
-		return -ENOENT;
-	*t = tt;
-	*bytes = b;
-	return 0;
-}
-
-static void hist_info_get(int hfd, const char *name, int64_t *t, uint64_t *bytes)
-{
-	json_t *doc;
-
-	if (hist_info_read(hfd, name, t, bytes) == 0)
+	if (n > 0 && sscanf(line, "%lld %llu", &tt, &b) == 2) {
+		*t = tt;
+		*bytes = b;
 		return;
+	}
 	doc = hist_load(hfd, name);
 	*t = doc ? hist_i64(doc, "time") : 0;
 	json_decref(doc);

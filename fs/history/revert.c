@@ -45,31 +45,7 @@ struct plan_u {
 	int udir;		/* U.pending (offline) or -1 */
 	unsigned naside, npatch;
 	bool restore;
-	/* planning reads a tree nothing changes meanwhile: the folder of
-	 * the last path stat'ed (ldir, lfd: an fd or -errno) and of the
-	 * last way_ok answer are kept */
-	char *ldir, *wdir;
-	int lfd;
-	bool wok;
 };
-
-/* The folder of path, resolved once for its siblings. */
-static int cached_dir(char **dir, int *fd, int root, const char *path,
-		      const char **base)
-{
-	const char *slash = strrchr(path, '/');
-	size_t n = slash ? (size_t)(slash - path) : 0;
-
-	*base = slash ? slash + 1 : path;
-	if (*dir && strlen(*dir) == n && !strncmp(*dir, path, n))
-		return *fd;
-	if (*dir && *fd >= 0)
-		close(*fd);
-	free(*dir);
-	*dir = strndup(path, n);
-	*fd = *dir ? hist_parent(root, path, base, false) : -ENOMEM;
-	return *fd;
-}
 
 static int depth(const char *p)
 {
@@ -118,14 +94,16 @@ static bool name_selected(const struct undo_opts *o, const char *path)
 	return !o->paths;
 }
 
-static int lstat_path(struct plan_u *u, const char *path, struct stat *st)
+static int lstat_path(int root, const char *path, struct stat *st)
 {
 	const char *base;
-	int pfd = cached_dir(&u->ldir, &u->lfd, u->c.root, path, &base);
+	int pfd = hist_parent(root, path, &base, false), rc;
 
 	if (pfd < 0)
 		return pfd;
-	return fstatat(pfd, base, st, AT_SYMLINK_NOFOLLOW) ? -errno : 0;
+	rc = fstatat(pfd, base, st, AT_SYMLINK_NOFOLLOW) ? -errno : 0;
+	close(pfd);
+	return rc;
 }
 
 /* Is the object's old inode where the commit left it (renamed, or changed
@@ -176,20 +154,20 @@ static void check(struct plan_u *u, json_t *doc, const char *rec)
 		if (!selected(u->o, obj))
 			continue;
 		if (p0 && !is_touched(u, p0) && json_is_object(ps)) {
-			if (lstat_path(u, p0, &st))
+			if (lstat_path(u->c.root, p0, &st))
 				conflict(u, p0, "removed since", rec);
 			else if (!matches(ps, &st))
 				conflict(u, p0, "changed since", rec);
 		}
 		if (pre && (!p0 || strcmp(pre, p0)) && !is_touched(u, pre) &&
-		    !json_object_get(posts, pre) && lstat_path(u, pre, &st) == 0)
+		    !json_object_get(posts, pre) && lstat_path(u->c.root, pre, &st) == 0)
 			conflict(u, pre, "made again since", rec);
 	}
 	json_array_foreach(json_object_get(doc, "names"), i, obj) {
 		const char *path = hist_str(obj, "path");
 
 		if (name_selected(u->o, path) && !is_touched(u, path) &&
-		    !json_object_get(posts, path) && lstat_path(u, path, &st) == 0)
+		    !json_object_get(posts, path) && lstat_path(u->c.root, path, &st) == 0)
 			conflict(u, path, "made again since", rec);
 	}
 	json_decref(posts);
@@ -205,18 +183,9 @@ static int add_op(struct plan_u *u, json_t *op)
  * no op of the journal meets a symlink swapped in (ELOOP). */
 static bool way_ok(struct plan_u *u, const char *path)
 {
-	const char *last = strrchr(path, '/');
-	size_t n = last ? (size_t)(last - path) : 0;
-	char *p, *slash;
+	char *p = strdup(path), *slash;
 	const char *base;
 	int fd = -ENOENT;
-
-	/* the answer depends on path's folder only: once a folder */
-	if (u->wdir && strlen(u->wdir) == n && !strncmp(u->wdir, path, n))
-		return u->wok;
-	free(u->wdir);
-	u->wdir = strndup(path, n);
-	p = strdup(path);
 
 	/* the nearest folder on the way that exists: reached beneath the
 	 * root with no symlink (hist_parent: ELOOP, ENOTDIR otherwise) */
@@ -230,8 +199,7 @@ static bool way_ok(struct plan_u *u, const char *path)
 	free(p);
 	if (fd >= 0)
 		close(fd);
-	u->wok = fd >= 0 || fd == -ENOENT;
-	return u->wok;
+	return fd >= 0 || fd == -ENOENT;
 }
 
 /* The object now at path, as the inverse record keeps it. */
@@ -378,7 +346,7 @@ static int plan_record(struct plan_u *u, json_t *doc, const char *rec)
 			if (!pre || (same_inode(obj) && p0 && !strcmp(p0, pre)))
 				continue;
 			inv = inverse(u, pre, pre);
-			if (lstat_path(u, pre, &st) == 0)
+			if (lstat_path(u->c.root, pre, &st) == 0)
 				rc = aside(u, pre, inv);
 			json_array_append_new(u->inv, inv);
 			continue;
@@ -660,8 +628,7 @@ static void report(struct plan_u *u, const char *uname)
 
 int history_undo(const struct undo_opts *o)
 {
-	struct plan_u u = { .o = o, .udir = -1, .restore = o->paths != NULL,
-			    .lfd = -1 };
+	struct plan_u u = { .o = o, .udir = -1, .restore = o->paths != NULL };
 	int sfd, hfd = -1, lockfd = -1, rc;
 	json_t *recs = json_array(), *r;
 	char uname[40] = "";
@@ -736,10 +703,7 @@ int history_undo(const struct undo_opts *o)
 
 		json_array_foreach(u.ops, i, op)
 			if ((rc = undo_op(&u.c, op)))
-				break;
-		undo_ops_done(&u.c);
-		if (rc)
-			goto out;
+				goto out;
 	} else {
 		rc = commit_point(&u, hfd, uname);
 	}
@@ -771,9 +735,57 @@ out:
 	json_decref(u.conflicts);
 	json_decref(u.touched);
 	json_decref(u.root);
-	if (u.ldir && u.lfd >= 0)
-		close(u.lfd);
-	free(u.ldir);
-	free(u.wdir);
+	return rc;
+}
+
+int history_recover(const char *state, const char *ws, bool *done)
+{
+	struct uctx c = { .root = -1, .hfd = -1, .uobjs = -1 };
+	int sfd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+	char rel[64];
+	json_t *j = NULL;
+
+	*done = false;
+	if (sfd < 0)
+		return -errno;
+	c.hfd = hist_open(sfd, false);
+	close(sfd);
+	if (c.hfd < 0)
+		return c.hfd == -ENOENT ? 0 : c.hfd;
+	if (faccessat(c.hfd, HIST_JOURNAL, F_OK, 0) == 0) {
+		int fd = openat(c.hfd, HIST_JOURNAL, O_RDONLY | O_CLOEXEC);
+		FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+
+		j = f ? json_loadf(f, 0, NULL) : NULL;
+		if (f)
+			fclose(f);
+		else if (fd >= 0)
+			close(fd);
+		if (!j) {
+			rc = -EIO;
+			goto out;
+		}
+		snprintf(rel, sizeof(rel), "%.16s.pending/objs", hist_str(j, "as"));
+		c.uobjs = openat(c.hfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (c.uobjs < 0) {	/* finished but for the journal */
+			snprintf(rel, sizeof(rel), "%.16s/objs", hist_str(j, "as"));
+			c.uobjs = openat(c.hfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		}
+		c.copy = json_is_true(json_object_get(j, "copy"));
+		c.root = open(ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (c.root < 0 || c.uobjs < 0) {
+			rc = -errno;
+			goto out;
+		}
+		rc = undo_replay(&c, j);
+		*done = rc == 0;
+	}
+out:
+	json_decref(j);
+	if (c.root >= 0)
+		close(c.root);
+	if (c.uobjs >= 0)
+		close(c.uobjs);
+	close(c.hfd);
 	return rc;
 }

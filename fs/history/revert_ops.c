@@ -26,63 +26,15 @@ static const char *arg(json_t *op, size_t i)
 	return json_string_value(json_array_get(op, i));
 }
 
-/* objs/ of record rec: an fd the cache owns, or -errno */
-static int record_objs(struct uctx *c, const char *rec)
+/* objs/ of record id */
+static int record_objs(int hfd, const char *rec)
 {
 	char rel[64];
 	int fd;
 
-	if (c->rec[0] && !strncmp(c->rec, rec, sizeof(c->rec)))
-		return c->robjs;
 	snprintf(rel, sizeof(rel), "%.24s/objs", rec);
-	fd = openat(c->hfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (c->rec[0])
-		close(c->robjs);
-	snprintf(c->rec, sizeof(c->rec), "%s", rec);
-	c->robjs = fd;
-	return fd;
-}
-
-static void pdir_drop(struct uctx *c)
-{
-	if (c->pdir)
-		close(c->pfd);
-	free(c->pdir);
-	c->pdir = NULL;
-}
-
-/* The folder of path (hist_parent), the last one kept open: an fd the
- * cache owns, or -errno. */
-static int parent_of(struct uctx *c, const char *path, const char **base,
-		     bool create)
-{
-	const char *slash = strrchr(path, '/');
-	size_t n = slash ? (size_t)(slash - path) : 0;
-	int fd;
-
-	*base = slash ? slash + 1 : path;
-	if (c->pdir && strlen(c->pdir) == n && !strncmp(c->pdir, path, n))
-		return c->pfd;
-	fd = hist_parent(c->root, path, base, create);
-	if (fd < 0)
-		return fd;
-	pdir_drop(c);
-	if (!(c->pdir = strndup(path, n))) {
-		close(fd);
-		return -ENOMEM;
-	}
-	c->pfd = fd;
-	return fd;
-}
-
-void undo_ops_done(struct uctx *c)
-{
-	if (c->rec[0])
-		close(c->robjs);
-	c->rec[0] = 0;
-	pdir_drop(c);
+	fd = openat(hfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 static bool exists_at(int dir, const char *name)
@@ -92,7 +44,7 @@ static bool exists_at(int dir, const char *name)
 	return fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-static int op_aside(struct uctx *c, const char *path, const char *name)
+static int op_aside(const struct uctx *c, const char *path, const char *name)
 {
 	const char *base;
 	int pfd = hist_parent(c->root, path, &base, false), rc = 0;
@@ -112,22 +64,19 @@ static int op_aside(struct uctx *c, const char *path, const char *name)
 	return rc;
 }
 
-static int op_take(struct uctx *c, const char *rec, const char *name,
+static int op_take(const struct uctx *c, const char *rec, const char *name,
 		   const char *path)
 {
-	int objs = record_objs(c, rec), pfd, rc = 0;
+	int objs = record_objs(c->hfd, rec), pfd, rc = 0;
 	const char *base;
 
 	if (objs < 0)
 		return objs;
-	pfd = parent_of(c, path, &base, true);
-	if (pfd < 0)
+	pfd = hist_parent(c->root, path, &base, true);
+	if (pfd < 0) {
+		close(objs);
 		return pfd;
-	/* a rename that replaces nothing: one call for the usual case */
-	if (!c->copy && renameat2(objs, name, pfd, base, RENAME_NOREPLACE) == 0)
-		return 0;
-	if (!c->copy && errno != ENOENT && errno != EEXIST)
-		return -errno;
+	}
 	if (!exists_at(objs, name))
 		rc = exists_at(pfd, base) ? 0 : -ENOENT;	/* a replay */
 	else if (exists_at(pfd, base))
@@ -136,10 +85,12 @@ static int op_take(struct uctx *c, const char *rec, const char *name,
 		rc = hist_copy(objs, name, pfd, base);
 	else if (renameat(objs, name, pfd, base))
 		rc = -errno;
+	close(pfd);
+	close(objs);
 	return rc;
 }
 
-static int op_move(struct uctx *c, const char *from, const char *to)
+static int op_move(const struct uctx *c, const char *from, const char *to)
 {
 	const char *fb, *tb;
 	int f = hist_parent(c->root, from, &fb, false), t, rc = 0;
@@ -159,7 +110,7 @@ static int op_move(struct uctx *c, const char *from, const char *to)
 }
 
 /* Another name of a file that stays in the tree, linked back. */
-static int op_link(struct uctx *c, const char *from, const char *to)
+static int op_link(const struct uctx *c, const char *from, const char *to)
 {
 	const char *fb, *tb;
 	int f = hist_parent(c->root, from, &fb, false), t, rc = 0;
@@ -179,10 +130,10 @@ static int op_link(struct uctx *c, const char *from, const char *to)
 
 /* Copy a kept content into the existing file at path (the same inode:
  * its other names see it too); idempotent. */
-static int op_copyin(struct uctx *c, const char *rec, const char *name,
+static int op_copyin(const struct uctx *c, const char *rec, const char *name,
 		     const char *path)
 {
-	int objs = record_objs(c, rec), src = -1, dst = -1, pfd, rc = 0;
+	int objs = record_objs(c->hfd, rec), src = -1, dst = -1, pfd, rc = 0;
 	const char *base;
 	char buf[65536];
 	ssize_t n;
@@ -217,10 +168,11 @@ out:
 		close(src);
 	if (pfd >= 0)
 		close(pfd);
+	close(objs);
 	return rc;
 }
 
-static int op_mkdir(struct uctx *c, const char *path, mode_t mode)
+static int op_mkdir(const struct uctx *c, const char *path, mode_t mode)
 {
 	const char *base;
 	int pfd = hist_parent(c->root, path, &base, true), rc = 0;
@@ -235,9 +187,9 @@ static int op_mkdir(struct uctx *c, const char *path, mode_t mode)
 
 /* Write the kept bytes of every range back at their offsets, then the
  * size. */
-static int op_patch(struct uctx *c, json_t *op)
+static int op_patch(const struct uctx *c, json_t *op)
 {
-	int objs = record_objs(c, arg(op, 1)), src = -1, dst = -1, rc = 0;
+	int objs = record_objs(c->hfd, arg(op, 1)), src = -1, dst = -1, rc = 0;
 	const char *base;
 	char buf[65536];
 	json_t *r;
@@ -279,30 +231,31 @@ out:
 		close(src);
 	if (pfd >= 0)
 		close(pfd);
+	close(objs);
 	return rc;
 }
 
-static int op_meta(struct uctx *c, const char *path, json_t *obj)
+static int op_meta(const struct uctx *c, const char *path, json_t *obj)
 {
 	const char *base;
-	int pfd;
+	int pfd, rc;
 
 	if (!path[0])	/* the root itself */
 		return hist_meta_set(c->root, ".", obj);
-	pfd = parent_of(c, path, &base, false);
+	pfd = hist_parent(c->root, path, &base, false);
 	if (pfd < 0)
 		return pfd == -ENOENT ? 0 : pfd;	/* nothing there to set */
-	return exists_at(pfd, base) ? hist_meta_set(pfd, base, obj) : 0;
+	rc = exists_at(pfd, base) ? hist_meta_set(pfd, base, obj) : 0;
+	close(pfd);
+	return rc;
 }
 
-int undo_op(struct uctx *c, json_t *op)
+int undo_op(const struct uctx *c, json_t *op)
 {
 	const char *k = arg(op, 0);
 
 	if (!k)
 		return -EINVAL;
-	if (!strcmp(k, "aside") || !strcmp(k, "move") || !strcmp(k, "link"))
-		pdir_drop(c);	/* they move names: a cached folder may go */
 	if (!strcmp(k, "aside"))
 		return op_aside(c, arg(op, 1), arg(op, 2));
 	if (!strcmp(k, "take"))
@@ -366,30 +319,26 @@ static int journal_end(const struct uctx *c, json_t *j)
 		rc = dfd < 0 ? -errno : hist_save(dfd, HIST_MANIFEST, doc);
 		if (dfd >= 0)
 			close(dfd);
+		json_decref(doc);
 		if (rc == 0 && renameat(c->hfd, pend, c->hfd, fin))
 			rc = -errno;
 		if (rc == 0)
-			hist_info_write(c->hfd, fin, hist_i64(doc, "time"),
-					hist_tree_bytes(c->hfd, fin));
-		json_decref(doc);
+			hist_info_put(c->hfd, fin);
 	}
-	/* the records taken back: a small undone_by file each, not their
-	 * manifests written again */
 	json_array_foreach(json_object_get(j, "undone"), i, id) {
 		const char *rec = json_string_value(id);
-		int64_t t = 0;
-		uint64_t b = 0;
+		int rfd;
 
-		if (rc)
-			break;
-		if ((rc = hist_mark_undone(c->hfd, rec, as)) == -ENOENT) {
-			rc = 0;		/* no such record (left) */
+		if (rc || !(doc = hist_load(c->hfd, rec)))
 			continue;
-		}
-		if (rc == 0 && hist_info_read(c->hfd, rec, &t, &b) == 0)
-			hist_info_write(c->hfd, rec, t, hist_tree_bytes(c->hfd, rec));
-		else if (rc == 0)	/* its objects went back into place */
+		json_object_set_new(doc, "undone_by", json_string(as));
+		rfd = openat(c->hfd, rec, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		rc = rfd < 0 ? -errno : hist_save(rfd, HIST_MANIFEST, doc);
+		if (rc == 0)	/* its objects went back into place */
 			hist_info_put(c->hfd, rec);
+		if (rfd >= 0)
+			close(rfd);
+		json_decref(doc);
 	}
 	if (rc == 0 && (fsync(c->hfd) || unlinkat(c->hfd, HIST_JOURNAL, 0)))
 		rc = -errno;
@@ -398,7 +347,7 @@ static int journal_end(const struct uctx *c, json_t *j)
 	return rc;
 }
 
-int undo_replay(struct uctx *c, json_t *j)
+int undo_replay(const struct uctx *c, json_t *j)
 {
 	json_t *op;
 	size_t i;
@@ -423,60 +372,5 @@ int undo_replay(struct uctx *c, json_t *j)
 			rc = 0;
 		}
 	}
-	undo_ops_done(c);
 	return journal_end(c, j);
-}
-
-/* --- an undo a crash interrupted ------------------------------------- */
-
-int history_recover(const char *state, const char *ws, bool *done)
-{
-	struct uctx c = { .root = -1, .hfd = -1, .uobjs = -1 };
-	int sfd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
-	char rel[64];
-	json_t *j = NULL;
-
-	*done = false;
-	if (sfd < 0)
-		return -errno;
-	c.hfd = hist_open(sfd, false);
-	close(sfd);
-	if (c.hfd < 0)
-		return c.hfd == -ENOENT ? 0 : c.hfd;
-	if (faccessat(c.hfd, HIST_JOURNAL, F_OK, 0) == 0) {
-		int fd = openat(c.hfd, HIST_JOURNAL, O_RDONLY | O_CLOEXEC);
-		FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-
-		j = f ? json_loadf(f, 0, NULL) : NULL;
-		if (f)
-			fclose(f);
-		else if (fd >= 0)
-			close(fd);
-		if (!j) {
-			rc = -EIO;
-			goto out;
-		}
-		snprintf(rel, sizeof(rel), "%.16s.pending/objs", hist_str(j, "as"));
-		c.uobjs = openat(c.hfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (c.uobjs < 0) {	/* finished but for the journal */
-			snprintf(rel, sizeof(rel), "%.16s/objs", hist_str(j, "as"));
-			c.uobjs = openat(c.hfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		}
-		c.copy = json_is_true(json_object_get(j, "copy"));
-		c.root = open(ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (c.root < 0 || c.uobjs < 0) {
-			rc = -errno;
-			goto out;
-		}
-		rc = undo_replay(&c, j);
-		*done = rc == 0;
-	}
-out:
-	json_decref(j);
-	if (c.root >= 0)
-		close(c.root);
-	if (c.uobjs >= 0)
-		close(c.uobjs);
-	close(c.hfd);
-	return rc;
 }
