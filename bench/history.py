@@ -9,8 +9,9 @@ costs (issue 25), in the same rounds, interleaved:
   and `txfs undo` of the W8 and W9 commits (the workspace unmounted).
 
 Each commit is timed twice a round: with history (the default) and with
--o nohistory. Wall time of `txfs commit` and the daemon's CPU (utime +
-stime of its /proc/PID/stat, before and after). Prints a markdown table.
+-o nohistory, in alternating order (round 1 with history first). Wall time of `txfs commit` and the CPU of the daemon (utime +
+stime of its /proc/PID/stat, before and after) plus the client's. Prints a
+markdown table, with the load average before and after.
 
 usage: sudo bench/history.py --txfs BUILD/cli/txfs [--rounds 3]
                              [--files 100000] [--workdir /var/tmp/txfs-hbench]
@@ -79,13 +80,17 @@ class Bench:
         sh(self.txfs, "mount", "--state", state, "--policy", pol, *opts, ws)
 
     def commit(self, ws, state):
-        """(wall s, daemon CPU s) of `txfs commit`, then unmount"""
+        """(wall s, CPU s of the daemon + the txfs commit client) of
+        `txfs commit`, then unmount"""
         syncfs(os.path.dirname(ws))
         c0 = daemon_cpu(state)
+        r0 = os.times()
         t0 = time.perf_counter()
         sh(self.txfs, "commit", ws)
         wall = time.perf_counter() - t0
-        cpu = daemon_cpu(state) - c0
+        r1 = os.times()
+        cpu = daemon_cpu(state) - c0 + (r1.children_user - r0.children_user +
+                                        r1.children_system - r0.children_system)
         sh(self.txfs, "umount", ws)
         return wall, cpu
 
@@ -153,10 +158,14 @@ def main():
     b = Bench(args)
     os.makedirs(args.workdir, exist_ok=True)
     rows = {}
+    load0 = os.getloadavg()
     try:
         for r in range(args.rounds):
             for w in args.only.split(","):
-                for hist in (True, False):
+                # alternate which goes first: the second of a pair pays
+                # for the first one's writeback (W8 without history looked
+                # slower than with it when it always ran second)
+                for hist in ((True, False) if r % 2 == 0 else (False, True)):
                     (cw, cc), u = getattr(b, w.lower())(hist)
                     key = (w, hist)
                     rows.setdefault(key, {"cw": [], "cc": [], "uw": [], "uc": []})
@@ -165,8 +174,9 @@ def main():
                     if u:
                         rows[key]["uw"].append(u[0])
                         rows[key]["uc"].append(u[1])
-                    print(f"round {r + 1} {w} history={hist}: commit {cw:.3f} s "
-                          f"(daemon CPU {cc:.2f} s)" +
+                    print(f"round {r + 1} {w} history={hist} (load "
+                          f"{os.getloadavg()[0]:.1f}): commit {cw:.3f} s "
+                          f"(CPU {cc:.2f} s)" +
                           (f", undo {u[0]:.3f} s (CPU {u[1]:.2f} s)" if u else ""),
                           file=sys.stderr)
     finally:
@@ -182,7 +192,10 @@ def main():
               f"{c1:.3f} s (CPU {median(on['cc']):.2f}) | {c1 / c0:.2f}x | " +
               (f"{uw:.3f} s (CPU {median(on['uc']):.2f}) | {uw / c1:.2f}x |"
                if uw is not None else "- | - |"))
-    print(f"\nmedians of {args.rounds} rounds; W9 with {args.files} files")
+    load1 = os.getloadavg()
+    print(f"\nmedians of {args.rounds} rounds; W9 with {args.files} files; "
+          f"load average before {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, "
+          f"after {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
 
 
 if __name__ == "__main__":

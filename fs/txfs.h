@@ -177,6 +177,14 @@ struct txfs {
 	void *hist_later;	/* json_t array: links to make past the
 				 * commit point (history/keep.c) */
 	char hist_pend[40];	/* the pending record they go into */
+	void *hist_doc;		/* json_t: its manifest, as written (finish
+				 * adds to it instead of reading it back) */
+	uint64_t hist_txid;	/* the commit hist_doc is of */
+	uint64_t hist_bytes;	/* what it keeps (its info file) */
+	int hist_objs;		/* its objs/ from history_link until the
+				 * record is final: history_take moves into
+				 * it; valid only if hist_objs_open */
+	bool hist_objs_open;
 
 	/* session/exectree.c: the txfs exec processes whose command runs now */
 	pthread_mutex_t exec_lock;

@@ -115,6 +115,10 @@ static int step_detach(struct txfs *fs, int sfd, struct parent_cache *pc,
 	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) ||
 	    (uint64_t)st.st_ino != s->tino)
 		return 0;
+	/* a deleted file goes into the history record (a rename), or away */
+	if (!strcmp(s->b, CS_GONE) && !S_ISDIR(st.st_mode) &&
+	    history_take(fs, pfd, s->a, &st) == 0)
+		return 0;
 	if (!strcmp(s->b, CS_GONE) && !S_ISDIR(st.st_mode))
 		return unlinkat(pfd, base, 0) && errno != ENOENT ? -errno : 0;
 	if (renameat(pfd, base, sfd, name)) {

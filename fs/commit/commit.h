@@ -77,6 +77,9 @@ struct cobj {
 	bool natural;		/* stays at its real path */
 	bool skip;		/* partial commit: not selected, stays staged */
 	bool patch;		/* data committed in place (CS_PATCH) */
+	bool has_lst;		/* lst holds the real object's lstat from
+				 * the conflict check (history reuses it) */
+	struct stat lst;
 };
 
 /* Step kinds, in the order they run (attach kinds interleave). */

@@ -350,10 +350,13 @@ static int check_gone_dir(struct plan *p, const struct cobj *o, bool drop)
 	return rc;
 }
 
-static int check_conflict(struct plan *p, const struct cobj *o)
+static int check_conflict(struct plan *p, struct cobj *o)
 {
 	struct stat st;
 	int rc = lower_stat(p->fs, o->lower, &st);
+
+	o->has_lst = rc == 0;
+	o->lst = st;
 
 	if (rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP)
 		return plan_add_conflict(p, o->lower, "deleted or replaced in the "
@@ -436,6 +439,9 @@ static int drop_vanished(struct plan *p)
 		    (st.st_mode & S_IFMT) == (o->rec.mode & S_IFMT)) {
 			size_t before = p->nconflicts;
 
+			o->has_lst = true;
+			o->lst = st;
+
 			/* changed underneath, still the same object: the
 			 * mount shows the staged version, which is what
 			 * --force commits; the real one it replaces goes to
@@ -448,7 +454,6 @@ static int drop_vanished(struct plan *p)
 					"in the history)");
 				continue;
 			}
-
 			if (!S_ISDIR(st.st_mode) || o->nfinals ||
 			    (rc = check_gone_dir(p, o, true)) ||
 			    p->nconflicts == before)

@@ -71,13 +71,16 @@ static char hexd(unsigned v)
 	return "0123456789abcdef"[v & 15];
 }
 
-/* The xattrs of fd (O_PATH; through /proc/self/fd) into obj "xattrs". */
+/* The xattrs of fd (O_PATH; through /proc/self/fd) into obj "xattrs";
+ * fd -1 (an object kept whole keeps its own): no "xattrs" (as none). */
 static int xattrs_put(json_t *obj, int fd)
 {
 	char path[64], list[4096], val[4096], hex[8193];
 	ssize_t n, vl;
-	json_t *x = json_object();
+	json_t *x = fd >= 0 ? json_object() : NULL;
 
+	if (fd < 0)
+		return 0;
 	if (!x)
 		return -ENOMEM;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);

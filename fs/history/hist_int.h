@@ -36,6 +36,13 @@
 #define HIST_MANIFEST "manifest.json"
 #define HIST_JOURNAL "undo.json"
 
+/* keep.c and finish.c: the pending record of commit txid (its folder's
+ * name into pend) and its manifest, or NULL; the record's objs/ that
+ * history_link left open for history_take, closed. */
+struct txfs;
+json_t *hist_find_pending(int hfd, uint64_t txid, char *pend, size_t n);
+void hist_objs_close(struct txfs *fs);
+
 /* record.c */
 int hist_open(int statefd, bool create);
 void hist_name(char *buf, size_t n, uint64_t id, bool pending);
@@ -50,8 +57,10 @@ int hist_ids(int hfd, uint64_t **ids, size_t *n);
 int64_t hist_i64(json_t *o, const char *key);
 const char *hist_str(json_t *o, const char *key);
 uint64_t hist_tree_bytes(int dfd, const char *name);
-/* Write <name>/info (time, bytes) of a final record. */
+/* Write <name>/info (time, bytes) of a final record: from its manifest
+ * and its tree (put), or as given (write). */
 int hist_info_put(int hfd, const char *name);
+int hist_info_write(int hfd, const char *name, int64_t t, uint64_t bytes);
 char hist_type(mode_t mode);
 /* The meta of st (and fd's xattrs, fd O_PATH or -1) into obj. */
 int hist_meta_put(json_t *obj, const struct stat *st, int fd,

@@ -20,9 +20,12 @@
  * STATE/history/ holds one folder a kept commit, named by its id (the
  * commit's transaction id, 16 hex digits), with manifest.json and objs/:
  *
- *   k<tino>   a hard link to a real non-folder the commit deleted,
- *             replaced or moved (a copy where the state folder is on
- *             another file system: EXDEV)
+ *   k<tino>   a hard link to a real non-folder the commit replaced or
+ *             moved, or a copy of a deleted one with other names (a copy
+ *             where the state folder is on another file system: EXDEV)
+ *   s<h>/k<tino>  a real file with one name the commit deleted: the file
+ *             itself, moved there by the commit's apply (history_take;
+ *             h: a hash of its folder's path, 3 hex digits)
  *   p<tino>   the old bytes of the ranges an in-place patch overwrote, at
  *             their offsets (a sparse file); the manifest lists the ranges
  *   n<k>      another real name of a hard-linked file that went away
@@ -58,6 +61,15 @@ void history_capture(struct txfs *fs, struct plan *p, uint64_t txid);
  * changes a file's ctime: before the commit point it would turn a failed
  * commit's retry into conflicts). */
 void history_link(struct txfs *fs, uint64_t txid);
+/* In the apply of the commit history_link was called for: the real
+ * non-folder at path (its folder open as pfd, st its lstat) leaves the
+ * tree (a deletion). 0: it was moved into the record
+ * (objs/s<hash>/k<ino>, one rename instead of a link now and an unlink);
+ * -ENOENT: the record does not take it (none, or kept already as a
+ * copy): the caller unlinks it. */
+struct stat;
+int history_take(struct txfs *fs, int pfd, const char *path,
+		 const struct stat *st);
 /* After the commit applied: record what every path became and make the
  * record final (<txid>.pending -> <txid>), then prune. Safe to call again
  * (recovery) and when nothing was captured. */

@@ -5,9 +5,13 @@
  * Before the commit point, history_capture() walks the commit's plan (it
  * reads struct plan, commit.h's types, and calls nothing of commit/) and,
  * for every real object the commit deletes, moves, replaces or changes:
- *   - a non-folder that goes, moves or gets new content: a hard link
- *     objs/k<tino> (the commit then unlinks or renames over the name; the
- *     link keeps the inode: no copy). Another file system: a copy.
+ *   - a non-folder that goes: the commit's apply moves it into
+ *     objs/s<hash>/k<tino> instead of unlinking it (history_take: no
+ *     copy);
+ *   - a non-folder that moves or gets new content: a hard link
+ *     objs/k<tino>, made just past the commit point (history_link; the
+ *     commit then renames over the name; the link keeps the inode: no
+ *     copy). Another file system, or a file with other names: a copy.
  *   - a file patched in place: the old bytes of the ranges the patch
  *     writes, objs/p<tino> (a sparse file at the same offsets);
  *   - every object: its old mode, owner, times, xattrs, symlink target.
@@ -55,6 +59,29 @@ static int keep_later(struct cap *c, const char *path, const char *name,
 		return -ENOMEM;
 	c->bytes += (uint64_t)st->st_blocks * 512;
 	return 0;
+}
+
+/* A file with one name that the commit deletes: the commit's apply moves
+ * it into objs/<moved_name> (history_take), past the commit point - no
+ * link now and unlink then. Its entry has "keep" and no "link_from": a
+ * recovery links nothing for it, its replayed apply moves it. The files
+ * of one real folder go into one sub-folder of objs/, s<hash of the
+ * folder's path>: a rename into a small folder that the previous one
+ * touched costs less than one into a folder of 100,000 names. */
+static void moved_name(char *buf, size_t n, const char *path, uint64_t tino)
+{
+	const char *slash = strrchr(path, '/');
+	uint32_t h = 2166136261u;	/* FNV-1a of the folder's path */
+
+	for (const char *q = path; slash && q < slash; q++)
+		h = (h ^ (uint8_t)*q) * 16777619u;
+	snprintf(buf, n, "s%03x/k%llx", (unsigned)(h & 0xfff),
+		 (unsigned long long)tino);
+}
+
+static void keep_moved(struct cap *c, const struct stat *st)
+{
+	c->bytes += (uint64_t)st->st_blocks * 512;
 }
 
 /* The folder of path, beneath the root with no symlink: the last one
@@ -244,7 +271,9 @@ static int capture_pre(struct cap *c, struct plan *p, const struct cobj *o,
 	struct stat st;
 	int fd, rc;
 
-	if (lower_stat(c->fs, o->lower, &st))
+	if (o->has_lst)
+		st = o->lst;	/* the plan's conflict check stat it */
+	else if (lower_stat(c->fs, o->lower, &st))
 		return 0;	/* gone underneath (a forced commit) */
 	if (S_ISLNK(st.st_mode) &&
 	    lower_readlink(c->fs, o->lower, target, sizeof(target)) < 0)
@@ -268,9 +297,13 @@ static int capture_pre(struct cap *c, struct plan *p, const struct cobj *o,
 		/* a link to a file with other names (which stay, or are
 		 * outside) would show as one more st_nlink there: a copy */
 		snprintf(name, sizeof(name), "k%llx", (unsigned long long)o->tino);
-		rc = keep_how(o) == 'l' && st.st_nlink == 1 ?
-			     keep_later(c, o->lower, name, &st, obj) :
-			     keep_copy(c, o->lower, name);
+		if (keep_how(o) == 'l' && st.st_nlink == 1 && o->nfinals == 0) {
+			moved_name(name, sizeof(name), o->lower, o->tino);
+			keep_moved(c, &st);
+		} else if (keep_how(o) == 'l' && st.st_nlink == 1)
+			rc = keep_later(c, o->lower, name, &st, obj);
+		else
+			rc = keep_copy(c, o->lower, name);
 	} else {
 		return 0;
 	}
@@ -417,8 +450,7 @@ void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 	int hfd, dfd = -1, rc;
 
 	fs->hist_line[0] = 0;
-	json_decref(fs->hist_later);
-	fs->hist_later = NULL;
+	history_free(fs);
 	if (fs->opts.no_history)
 		return;
 	hfd = hist_open(fs->statefd, true);
@@ -459,8 +491,10 @@ void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 	if (rc == 0 && (fsync(dfd) || fsync(hfd)))
 		rc = -errno;
 	if (rc == 0) {	/* the links, once past the commit point */
-		json_decref(fs->hist_later);
 		fs->hist_later = json_incref(c.later);
+		fs->hist_doc = json_incref(doc);	/* for history_finish */
+		fs->hist_txid = txid;
+		fs->hist_bytes = c.bytes;
 		snprintf(fs->hist_pend, sizeof(fs->hist_pend), "%s", pend);
 	}
 out:
@@ -486,8 +520,6 @@ out:
 		close(hfd);
 }
 
-static json_t *find_pending(int hfd, uint64_t txid, char *pend, size_t n);
-
 /* The links of the pending record of commit txid (in memory since the
  * capture, or read back from its manifest after a crash). */
 static json_t *later_of(struct txfs *fs, int hfd, uint64_t txid, char *pend,
@@ -501,7 +533,7 @@ static json_t *later_of(struct txfs *fs, int hfd, uint64_t txid, char *pend,
 		json_decref(l);
 		return json_incref(fs->hist_later);
 	}
-	if (!l || !(doc = find_pending(hfd, txid, pend, n))) {
+	if (!l || !(doc = hist_find_pending(hfd, txid, pend, n))) {
 		json_decref(l);
 		return NULL;
 	}
@@ -530,6 +562,7 @@ void history_link(struct txfs *fs, uint64_t txid)
 	json_t *l, *e;
 	size_t i;
 
+	hist_objs_close(fs);
 	if (hfd < 0)
 		return;
 	bool fresh = fs->hist_later != NULL;	/* not a recovery */
@@ -560,9 +593,11 @@ void history_link(struct txfs *fs, uint64_t txid)
 	if (pc.fd >= 0)
 		close(pc.fd);
 	free(pc.dir);
-	if (objs >= 0) {
-		fsync(objs);
-		close(objs);
+	if (objs >= 0 && n)
+		fsync(objs);	/* the links, before the apply unlinks */
+	if (objs >= 0) {	/* for history_take, until the record is final */
+		fs->hist_objs = objs;
+		fs->hist_objs_open = true;
 	}
 	json_decref(l);
 	json_decref(fs->hist_later);
@@ -570,172 +605,36 @@ void history_link(struct txfs *fs, uint64_t txid)
 	close(hfd);
 }
 
-/* What path is now: the record undo checks before it touches it. */
-static json_t *post_state(struct txfs *fs, const char *path)
+int history_take(struct txfs *fs, int pfd, const char *path,
+		 const struct stat *st)
 {
-	struct stat st;
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	char name[48];
+	int rc;
 
-	if (lower_stat(fs, path, &st))
-		return json_null();
-	return json_pack("{sIsssIsI}", "ino", (json_int_t)st.st_ino, "type",
-			 (char[2]){ hist_type(st.st_mode), 0 }, "size",
-			 (json_int_t)st.st_size, "mtime",
-			 (json_int_t)st.st_mtim.tv_sec * 1000000000LL +
-				 st.st_mtim.tv_nsec);
-}
-
-/* The pending record of commit txid: its name into pend, its manifest. */
-static json_t *find_pending(int hfd, uint64_t txid, char *pend, size_t n)
-{
-	struct dirent *e;
-	json_t *doc = NULL;
-	DIR *d = fdopendir(dup(hfd));
-
-	if (d)
-		rewinddir(d);	/* the dup shares the offset of hfd */
-
-	while (d && !doc && (e = readdir(d))) {
-		if (strlen(e->d_name) != 24 || strcmp(e->d_name + 16, ".pending"))
-			continue;
-		doc = hist_load(hfd, e->d_name);
-		if (doc && (uint64_t)hist_i64(doc, "txid") == txid) {
-			snprintf(pend, n, "%s", e->d_name);
-		} else {
-			json_decref(doc);
-			doc = NULL;
-		}
+	if (!fs->hist_objs_open)
+		return -ENOENT;
+	/* a file with other names was kept as a copy by the capture */
+	snprintf(name, sizeof(name), "k%llx", (unsigned long long)st->st_ino);
+	if (st->st_nlink > 1 &&
+	    faccessat(fs->hist_objs, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		return -ENOENT;
+	moved_name(name, sizeof(name), path, (uint64_t)st->st_ino);
+	rc = renameat2(pfd, base, fs->hist_objs, name, RENAME_NOREPLACE) ? -errno : 0;
+	if (rc == -ENOENT) {	/* its sub-folder, made by the first one */
+		name[4] = 0;
+		if (mkdirat(fs->hist_objs, name, 0700) && errno != EEXIST)
+			return -ENOENT;
+		name[4] = '/';
+		rc = renameat2(pfd, base, fs->hist_objs, name, RENAME_NOREPLACE) ?
+			     -errno : 0;
 	}
-	if (d)
-		closedir(d);
-	return doc;
-}
-
-void history_finish(struct txfs *fs, uint64_t txid)
-{
-	char pend[40], fin[40];
-	json_t *doc, *obj;
-	size_t i;
-	int hfd = hist_open(fs->statefd, false), dfd = -1, rc = 0;
-
-	if (hfd < 0)
-		return;
-	doc = find_pending(hfd, txid, pend, sizeof(pend));
-	if (!doc)
-		goto out;	/* nothing captured, or finished already */
-	snprintf(fin, sizeof(fin), "%.16s", pend);
-	lower_cache_flush(fs);
-	json_array_foreach(json_object_get(doc, "objects"), i, obj) {
-		json_t *post = json_object_get(obj, "post");
-
-		if (json_array_size(post) &&
-		    json_object_set_new(obj, "post_st",
-					post_state(fs, json_string_value(
-						json_array_get(post, 0)))))
-			rc = -ENOMEM;
-	}
-	dfd = openat(hfd, pend, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rc == 0 && dfd >= 0 && hist_save(dfd, HIST_MANIFEST, doc) == 0 &&
-	    renameat(hfd, pend, hfd, fin) == 0) {
-		hist_info_put(hfd, fin);
-		fsync(hfd);
-	}
-	json_decref(doc);
-	if (dfd >= 0)
-		close(dfd);
-	history_prune(fs->state_path, NULL, NULL);
-out:
-	close(hfd);
-}
-
-void history_discard(struct txfs *fs, uint64_t txid)
-{
-	int hfd = hist_open(fs->statefd, false);
-	char pend[40];
-	json_t *doc;
-	DIR *d;
-	struct dirent *e;
-
-	if (hfd < 0)
-		return;
-	if (txid) {
-		if ((doc = find_pending(hfd, txid, pend, sizeof(pend))))
-			hist_rm_tree(hfd, pend);
-		json_decref(doc);
-	} else if ((d = fdopendir(dup(hfd)))) {	/* every pending record */
-		json_t *j = NULL;
-		const char *undo = NULL;
-		int jfd = openat(hfd, HIST_JOURNAL, O_RDONLY | O_CLOEXEC);
-		FILE *f = jfd >= 0 ? fdopen(jfd, "r") : NULL;
-
-		/* but the one of an undo a crash interrupted: its journal
-		 * (history_recover) needs it */
-		if (f) {
-			j = json_loadf(f, 0, NULL);
-			fclose(f);
-			undo = hist_str(j, "as");
-		} else if (jfd >= 0) {
-			close(jfd);
-		}
-		rewinddir(d);
-		while ((e = readdir(d)))
-			if (strstr(e->d_name, ".pending") &&
-			    !(undo && !strncmp(e->d_name, undo, 16)))
-				hist_rm_tree(hfd, e->d_name);
-		closedir(d);
-		json_decref(j);
-	}
-	close(hfd);
-}
-
-void history_settle(struct txfs *fs, uint64_t next_txid)
-{
-	int hfd = hist_open(fs->statefd, false);
-	uint64_t *done = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *e;
-	json_t *doc;
-	DIR *d;
-
-	if (hfd < 0)
-		return;
-	if ((d = fdopendir(dup(hfd)))) {
-		rewinddir(d);
-		while ((e = readdir(d))) {
-			uint64_t tx, *v;
-
-			if (strlen(e->d_name) != 24 || strcmp(e->d_name + 16, ".pending") ||
-			    !(doc = hist_load(hfd, e->d_name)))
-				continue;
-			tx = (uint64_t)hist_i64(doc, "txid");
-			json_decref(doc);
-			if (tx == 0 || tx >= next_txid)
-				continue;
-			if (n == cap) {
-				v = realloc(done, (cap = cap ? 2 * cap : 8) * sizeof(*v));
-				if (!v)
-					break;
-				done = v;
-			}
-			done[n++] = tx;
-		}
-		closedir(d);
-	}
-	close(hfd);
-	/* committed (the layer moved past its txid): finish them; the rest
-	 * were stopped before their commit point: drop them */
-	for (size_t i = 0; i < n; i++)
-		history_finish(fs, done[i]);
-	free(done);
-	history_discard(fs, 0);
-}
-
-void history_free(struct txfs *fs)
-{
-	json_decref(fs->hist_later);
-	fs->hist_later = NULL;
-}
-
-const char *history_kept(struct txfs *fs)
-{
-	return fs->hist_line[0] ? fs->hist_line : NULL;
+	if (rc == 0)
+		return 0;
+	if (rc == -EEXIST)
+		return -ENOENT;	/* kept already (cannot be: a replay finds
+				 * the file gone first) */
+	if (rc != -EXDEV || hist_copy(pfd, base, fs->hist_objs, name))
+		fprintf(stderr, "txfs: history: %s not kept\n", path);
+	return -ENOENT;
 }

@@ -142,17 +142,13 @@ uint64_t hist_tree_bytes(int dfd, const char *name)
 /* <name>/info: "TIME BYTES\n", written when a record is made final, so
  * that the retention and the status read two numbers, not the manifest
  * and the tree. Missing (an older record): from the manifest and the tree. */
-int hist_info_put(int hfd, const char *name)
+int hist_info_write(int hfd, const char *name, int64_t t, uint64_t bytes)
 {
 	char rel[64], line[64];
-	json_t *doc = hist_load(hfd, name);
-	uint64_t bytes = hist_tree_bytes(hfd, name);
 	int fd, n, rc = 0;
 
-	n = snprintf(line, sizeof(line), "%lld %llu\n",
-		     (long long)(doc ? hist_i64(doc, "time") : 0),
+	n = snprintf(line, sizeof(line), "%lld %llu\n", (long long)t,
 		     (unsigned long long)bytes);
-	json_decref(doc);
 	snprintf(rel, sizeof(rel), "%.24s/info", name);
 	fd = openat(hfd, rel, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -161,6 +157,15 @@ int hist_info_put(int hfd, const char *name)
 		rc = -EIO;
 	close(fd);
 	return rc;
+}
+
+int hist_info_put(int hfd, const char *name)
+{
+	json_t *doc = hist_load(hfd, name);
+	int64_t t = doc ? hist_i64(doc, "time") : 0;
+
+	json_decref(doc);
+	return hist_info_write(hfd, name, t, hist_tree_bytes(hfd, name));
 }
 
 static void hist_info_get(int hfd, const char *name, int64_t *t, uint64_t *bytes)
