@@ -683,15 +683,17 @@ int cmd_exec(int argc, char **argv)
 	 * failure so that its savepoint goes */
 	if (rc == 0)
 		rc = hide_paths(&x);	/* after the policy's allow-write */
-	if (rc == 0 && (rc = load_sup_lists(&x)) == 0 &&
-	    (rc = proctree_start(&x.pt)))
-		cli_err(rc, "exec: cannot become the subreaper of the command");
-	if (rc == 0) {
+	if (rc == 0 && (rc = load_sup_lists(&x)) == 0) {
 		struct limits lim;
 
 		cli_limits_merge(&x.lim, x.have_pol_lim ? &x.pol_lim : NULL,
 				 &lim);
-		rc = limwatch_start(&x.lw, &lim, &x.pt);
+		x.pt.no_cgroup = !limits_want_cgroup(&lim);
+		if ((rc = proctree_start(&x.pt)))
+			cli_err(rc, "exec: cannot become the subreaper of the "
+				"command");
+		else
+			rc = limwatch_start(&x.lw, &lim, &x.pt);
 	}
 	status = rc ? 125 : exec_spawn_wait(&x, x.cmd, false);
 	if (got_signal && status == 0)

@@ -565,14 +565,16 @@ static double now_s(void)
 static int tree_begin(struct run_ctx *r)
 {
 	struct limits lim;
-	int rc = proctree_start(&r->pt);
+	int rc;
 
+	cli_limits_merge(&r->o.lim, &r->pol_lim, &lim);
+	r->pt.no_cgroup = !limits_want_cgroup(&lim);
+	rc = proctree_start(&r->pt);
 	r->pt.exclude = r->daemon;
 	if (rc) {
 		cli_err(rc, "run: cannot become the subreaper of CMD");
 		return rc;
 	}
-	cli_limits_merge(&r->o.lim, &r->pol_lim, &lim);
 	return limwatch_start(&r->lw, &lim, &r->pt);
 }
 

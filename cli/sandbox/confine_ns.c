@@ -160,14 +160,14 @@ static int cover(const char *path)
 
 /* The whole of confine_hide() in this process (n > 0). */
 static int hide_here(const char *const *paths, size_t n, enum confine_ns *how,
-		     const char **step)
+		     const char **step, bool user_ns)
 {
 	size_t i;
 	int rc;
 
 	*step = "unshare(CLONE_NEWNS)";
 	if (unshare(CLONE_NEWNS) < 0) {
-		if (errno != EPERM)
+		if (errno != EPERM || !user_ns)
 			return -errno;
 		rc = unshare_user(step, how);
 		if (rc < 0)
@@ -205,7 +205,7 @@ static int hide_trial(const char *const *paths, size_t n)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0)
-		_exit(-hide_here(paths, n, &how, &step) & 0xff);
+		_exit(-hide_here(paths, n, &how, &step, true) & 0xff);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return -errno;
@@ -234,10 +234,16 @@ int confine_hide(const char *const *paths, size_t n, enum confine_ns *how,
 	if (confine_test_no_ns)
 		return -EPERM;	/* as where user namespaces are disabled */
 #endif
+	/* root needs no trial (a fork less a command): it takes a mount
+	 * namespace only, never a user namespace whose failure halfway would
+	 * change what it may do (EPERM without CAP_SYS_ADMIN: the Landlock
+	 * fallback), and one left half covered is still its own */
+	if (geteuid() == 0)
+		return hide_here(paths, n, how, step, false);
 	rc = hide_trial(paths, n);
 	if (rc < 0)
 		return rc;
-	return hide_here(paths, n, how, step);
+	return hide_here(paths, n, how, step, true);
 }
 
 /* ---- without a namespace: Landlock read rules ------------------------------ */

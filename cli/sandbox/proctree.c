@@ -424,6 +424,8 @@ static void cg_sweep(int parent)
 
 static void cg_create(struct proctree *pt)
 {
+	if (pt->no_cgroup)
+		return;
 	pt->cgparent = cg_open_own();
 	if (pt->cgparent >= 0 && !cg_delegated(pt->cgparent)) {
 		close(pt->cgparent);

@@ -36,6 +36,8 @@ struct proctree {
 	int cgfd;		/* the command's cgroup folder, or -1 */
 	char cgname[64];	/* its name in our own cgroup */
 	int cgparent;		/* our own cgroup folder, or -1 */
+	bool no_cgroup;		/* set before start: no cgroup wanted
+				 * (limits_want_cgroup, reslimit.h) */
 };
 
 /* Become a child subreaper; create the cgroup if one is delegated.

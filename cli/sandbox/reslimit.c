@@ -326,3 +326,10 @@ bool limwatch_exited(struct limwatch *w, int status)
 		return hit(w, LIMIT_CPU, w->lim.v[LIMIT_CPU]);
 	return limwatch_check(w, true);
 }
+
+bool limits_want_cgroup(const struct limits *lim)
+{
+	return lim->v[LIMIT_MEMORY] != LIMIT_NONE ||
+	       lim->v[LIMIT_CPU] != LIMIT_NONE ||
+	       lim->v[LIMIT_PIDS] != LIMIT_PIDS_DEFAULT;
+}

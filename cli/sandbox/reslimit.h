@@ -75,6 +75,11 @@ struct limwatch {
 };
 
 /* "timeout", "memory", "cpu", "pids". */
+/* Whether lim needs the command's own cgroup: a memory, CPU or tasks
+ * bound other than the default. Without one the tree is walked (a
+ * timeout, the default tasks bound): moving a process into a cgroup
+ * waits for an RCU grace period, ~13 ms a command on this kernel. */
+bool limits_want_cgroup(const struct limits *lim);
 const char *limit_name(enum limit_kind k);
 /* v of kind k as written back: "4G", "512M", "1000" bytes; "30m", "90s",
  * "1500ms"; a count. */
