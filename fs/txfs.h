@@ -128,6 +128,8 @@ struct txfs {
 	 * past VETO_LOG_MAX of them the audit log gets a count instead of
 	 * each (guard.c), so no command floods out what came before */
 	_Atomic uint64_t vetoes_window;
+	_Atomic uint64_t vetoes_window_bytes;	/* their records' size, at most */
+	_Atomic uint64_t vetoes_unlogged;	/* of them, not logged one by one */
 	_Atomic uint64_t epoch;		/* bumped by every commit */
 	_Atomic bool has_alias;		/* some node ids were re-mapped */
 	unsigned npins;			/* nodes with a pin (itab_lock) */

@@ -287,6 +287,8 @@ static int cmd_begin(struct txfs *fs, int cfd, int argc, char **argv,
 	if (rc)
 		return rc;
 	atomic_store(&fs->vetoes_window, 0);	/* guard.c's flood cap */
+	atomic_store(&fs->vetoes_window_bytes, 0);
+	atomic_store(&fs->vetoes_unlogged, 0);
 	/* its processes may not use .txfs/ctl until cmd-end (exectree.c) */
 	rc = exectree_begin(fs, cfd, id);
 	if (rc) {

@@ -303,6 +303,8 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 	}
 	flag_text = join_paths(flagged, flen);
 	atomic_store(&fs->vetoes_window, 0);
+	atomic_store(&fs->vetoes_window_bytes, 0);
+	atomic_store(&fs->vetoes_unlogged, 0);
 	report(fs, r, 0, "committed transaction %llu: %llu added, %llu "
 	       "modified, %llu deleted, %llu renamed%s%s%s\n",
 	       (unsigned long long)txid, (unsigned long long)c.added,
@@ -437,6 +439,8 @@ static int rollback_all(struct txfs *fs, struct txn_report *r,
 	       (unsigned long long)txid);
 	audit(fs, "rollback", "{s:I}", "txid", (json_int_t)txid);
 	atomic_store(&fs->vetoes_window, 0);
+	atomic_store(&fs->vetoes_window_bytes, 0);
+	atomic_store(&fs->vetoes_unlogged, 0);
 	return 0;
 }
 

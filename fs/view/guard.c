@@ -22,9 +22,12 @@
 
 #define AUDIT_MAX (8u << 20)
 /* Vetoes logged one by one between two transaction verbs (or txfs exec
- * commands): 10,000 records are about 3 MiB, under AUDIT_MAX, so one
- * transaction cannot rotate the log's earlier part away alone. */
+ * commands): at most VETO_LOG_MAX of them and VETO_LOG_BYTES of records
+ * (a record is ~650 bytes, more with a long path: 4 KiB paths would fill
+ * the log with 2,000), half of AUDIT_MAX, so that one window causes at
+ * most one rotation and what came before it stays in audit.log.1. */
 #define VETO_LOG_MAX 10000u
+#define VETO_LOG_BYTES (AUDIT_MAX / 2)
 
 /* What an agent is told when `limit deletes` refuses a loss. */
 #define GUARD_HINT "only losses of real data (removing, truncating, " \
@@ -317,24 +320,40 @@ void txfs_free_policy(struct txfs *fs)
 	fs->ignored = NULL;
 }
 
+/* A veto record's size at most: ~650 bytes of members (rule, exe,
+ * times), and the path as audit.c escapes it (a control, quote or
+ * non-ASCII byte: 6, \\u00XX). */
+static uint64_t veto_size(const char *path)
+{
+	uint64_t n = 640;
+
+	for (const unsigned char *p = (const void *)(path ? path : ""); *p; p++)
+		n += *p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\' ? 1 : 6;
+	return n;
+}
+
 static void veto(struct txfs *fs, enum policy_op op, const char *path,
 		 const struct policy_verdict *v, const struct req_ctx *c)
 {
 	struct audit_caller who = { .pid = c ? c->pid : 0,
 				    .uid = c ? c->uid : 0 };
 
+	uint64_t sz = veto_size(path);
 	uint64_t n = atomic_fetch_add(&fs->vetoes_window, 1);
+	uint64_t b = atomic_fetch_add(&fs->vetoes_window_bytes, sz);
 	char fields[96];
 
 	atomic_fetch_add(&fs->vetoes, 1);
 	if (!fs->audit)
 		return;
-	if (n < VETO_LOG_MAX) {
+	if (n < VETO_LOG_MAX && b + sz <= VETO_LOG_BYTES) {
 		audit_veto(fs->audit, policy_op_name(op), path, v, EACCES,
 			   &who);
-	} else if ((n - VETO_LOG_MAX) % VETO_LOG_MAX == 0) {
-		/* a flood: one record per VETO_LOG_MAX, counted, so that the
-		 * log's rotation keeps what came before it */
+		return;
+	}
+	/* a flood: one record per VETO_LOG_MAX not logged, counted, so that
+	 * the log's rotation keeps what came before it */
+	if (atomic_fetch_add(&fs->vetoes_unlogged, 1) % VETO_LOG_MAX == 0) {
 		snprintf(fields, sizeof(fields), "\"not_logged_from\":%llu,"
 			 "\"every\":%u", (unsigned long long)n + 1,
 			 VETO_LOG_MAX);
