@@ -523,15 +523,18 @@ static int cg_read_u64(int dfd, const char *name, const char *key,
 	return 0;
 }
 
-/* Anonymous resident bytes of pid (statm: resident - shared pages). */
+/* The memory pid holds that no file on disk backs: its anonymous pages
+ * and its shared memory (MAP_SHARED|MAP_ANONYMOUS, memfd and tmpfs pages
+ * it maps), RssAnon + RssShmem of /proc/PID/status. A shared page counts
+ * once for each process that maps it: the sum errs high, never low. */
 static uint64_t anon_bytes(pid_t pid)
 {
-	char path[64], buf[256];
-	unsigned long size, res = 0, shared = 0;
+	char path[64], buf[4096], *p;
+	unsigned long long kb = 0, v;
 	int fd;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -540,9 +543,13 @@ static uint64_t anon_bytes(pid_t pid)
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
-	if (sscanf(buf, "%lu %lu %lu", &size, &res, &shared) != 3 || shared > res)
-		return 0;
-	return (uint64_t)(res - shared) * (uint64_t)sysconf(_SC_PAGESIZE);
+	if ((p = strstr(buf, "\nRssAnon:")) &&
+	    sscanf(p + 10, "%llu", &v) == 1)
+		kb += v;
+	if ((p = strstr(buf, "\nRssShmem:")) &&
+	    sscanf(p + 11, "%llu", &v) == 1)
+		kb += v;
+	return (uint64_t)kb * 1024;
 }
 
 /* The cgroup's tasks (pids.current, else the lines of cgroup.threads)
