@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mountinfo.h"
 
 static const char *const keep[] = { "PATH", "HOME", "USER", "LOGNAME",
 				     "LANG", "LC_ALL", "TERM", "TMPDIR" };
@@ -205,6 +206,32 @@ static int hidden_put(struct cli_hidden *h, const char *c)
 	for (i = 0; i < n; i++)
 		h->list[i] = h->path[i];
 	return 0;
+}
+
+struct others {
+	struct cli_hidden *h;
+	const char *self;
+	const char *const *writable;
+	size_t nw;
+};
+
+static int add_other(void *arg, const char *mnt, const char *src)
+{
+	struct others *o = arg;
+
+	/* from mountinfo alone: nothing of another mount is read (its
+	 * daemon may be stopped, and a read of it would hang) */
+	if (strcmp(mnt, o->self) && src[0] == '/' && strcmp(src, mnt))
+		(void)cli_hidden_add(o->h, src, o->writable, o->nw);
+	return 0;
+}
+
+void cli_hidden_add_others(struct cli_hidden *h, const char *self_mnt,
+			   const char *const *writable, size_t nw)
+{
+	struct others o = { h, self_mnt, writable, nw };
+
+	(void)mountinfo_txfs_each(add_other, &o);
 }
 
 int cli_hidden_add(struct cli_hidden *h, const char *path,

@@ -55,7 +55,7 @@ int cli_allow_write_check(const char *path, const char *state);
  * state folder, the root of the default state folders (every workspace's
  * state), a real directory mounted elsewhere; canonical, none inside
  * another (list[i] points to path[i]). */
-#define CLI_MAX_HIDDEN 4
+#define CLI_MAX_HIDDEN 16
 struct cli_hidden {
 	char path[CLI_MAX_HIDDEN][PATH_MAX];
 	const char *list[CLI_MAX_HIDDEN];
@@ -66,6 +66,13 @@ struct cli_hidden {
  * -E2BIG or the -errno of cli_canon_path or stat. */
 int cli_hidden_add(struct cli_hidden *h, const char *path,
 		   const char *const *writable, size_t nw);
+/* Also the real directory of every other txfs mount of this user (other
+ * sessions) mounted elsewhere, from mountinfo alone; best effort: what
+ * cannot be covered (a writable folder holds it, the list is full) is
+ * left. Their state folders are covered only where they are default ones
+ * (the root of those is hidden whole). */
+void cli_hidden_add_others(struct cli_hidden *h, const char *self_mnt,
+			   const char *const *writable, size_t nw);
 /* cmd_session.c: the audit log text grouped by txfs exec command
  * (modifies text); txfs rollback MNT --command N. */
 int cli_log_grouped(char *text, bool json);

@@ -192,6 +192,7 @@ static int hide_paths(struct exec_ctx *x)
 		*sl = '\0';
 		(void)cli_hidden_add(&x->hid, def, x->writable, x->nwritable);
 	}
+	cli_hidden_add_others(&x->hid, x->mnt, x->writable, x->nwritable);
 	return 0;
 }
 

@@ -371,6 +371,7 @@ static int hide_state(struct run_ctx *r)
 		*sl = '\0';
 		(void)cli_hidden_add(&r->hid, def, r->writable, r->nwritable);
 	}
+	cli_hidden_add_others(&r->hid, r->ws, r->writable, r->nwritable);
 	r->so.n_hidden = r->hid.n;
 	return 0;
 }

@@ -103,3 +103,40 @@ int mountinfo_txfs_source(const char *mnt, char *src, size_t size)
 	fclose(f);
 	return found ? 0 : -ENOENT;
 }
+
+int mountinfo_txfs_each(int (*fn)(void *arg, const char *mnt,
+				  const char *src), void *arg)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL, want[32];
+	size_t cap = 0;
+	int rc = 0;
+
+	if (!f)
+		return -errno;
+	snprintf(want, sizeof(want), "user_id=%u,", (unsigned)geteuid());
+	while (rc == 0 && getline(&line, &cap, f) > 0) {
+		char *sp = line, *sep, *mp, *so, *end, *opts;
+
+		for (int i = 0; i < 4 && sp; i++)
+			sp = strchr(sp, ' ') ? strchr(sp, ' ') + 1 : NULL;
+		sep = sp ? strstr(sp, " - ") : NULL;
+		if (!sep || strncmp(sep + 3, "fuse.txfs ", 10))
+			continue;
+		opts = strrchr(sep, ' ');
+		if (geteuid() != 0 && (!opts || !strstr(opts, want)))
+			continue;
+		mp = sp;
+		*strchr(mp, ' ') = '\0';
+		unescape(mp);
+		so = sep + 13;		/* " - fuse.txfs " */
+		if (!(end = strchr(so, ' ')))
+			continue;
+		*end = '\0';
+		unescape(so);
+		rc = fn(arg, mp, so);
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}

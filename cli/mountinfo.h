@@ -20,4 +20,10 @@ int mountinfo_txfs_of(const char *path, bool own, char *mnt, size_t size);
  * the daemon mounted (its fsname), into src. 0, or -ENOENT. */
 int mountinfo_txfs_source(const char *mnt, char *src, size_t size);
 
+/* fn(arg, mountpoint, source) for every fuse.txfs mount of this user
+ * (root: every one), in mountinfo's order; stops at fn's first non-zero
+ * return, which it returns; 0, or -errno of reading mountinfo. */
+int mountinfo_txfs_each(int (*fn)(void *arg, const char *mnt,
+				  const char *src), void *arg);
+
 #endif /* TXFS_MOUNTINFO_H */

@@ -37,6 +37,20 @@ open(os.environ["PIDS"], "a").write("%d\n" % os.getpid())
 b = b"x" * (int(sys.argv[1]) << 20)   # touched: resident
 time.sleep(60)
 PYEOF
+cat >"$T/bin/shmem.py" <<'PYEOF'
+import mmap, os, sys, time
+open(os.environ["PIDS"], "a").write("%d\n" % os.getpid())
+n = int(sys.argv[2]) << 20
+if sys.argv[1] == "shared":		# MAP_SHARED|MAP_ANONYMOUS
+    m = mmap.mmap(-1, n, flags=mmap.MAP_SHARED)
+else:					# a memfd, mapped
+    fd = os.memfd_create("w")
+    os.ftruncate(fd, n)
+    m = mmap.mmap(fd, n, flags=mmap.MAP_SHARED)
+for i in range(0, n, 4096):
+    m[i] = 1
+time.sleep(60)
+PYEOF
 cat >"$T/bin/grow.py" <<'PYEOF'
 import os, time
 open(os.environ["PIDS"], "a").write("%d\n" % os.getpid())
@@ -187,6 +201,10 @@ cases() {
 		sh -c "$MARK; exec \"\$PY\" $T/bin/grow.py"
 	over "memory: five processes of 40M under 100M" memory "${E[@]}" -- --memory 100M -- \
 		sh -c "$MARK; for i in 1 2 3 4 5; do \"\$PY\" $T/bin/alloc.py 40 & done; wait"
+	over "memory: 300M of MAP_SHARED|MAP_ANONYMOUS under 100M" memory "${E[@]}" -- --memory 100M -- \
+		sh -c "$MARK; exec \"\$PY\" $T/bin/shmem.py shared 300"
+	over "memory: a 300M memfd, mapped, under 100M" memory "${E[@]}" -- --memory 100M -- \
+		sh -c "$MARK; exec \"\$PY\" $T/bin/shmem.py memfd 300"
 
 	# ---- pids
 	over "pids: 2,000 sleepers" pids "${E[@]}" -- --pids 100 -- \

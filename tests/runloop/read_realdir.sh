@@ -59,6 +59,23 @@ body() {
 		"$mnt" "$TXFS_BIN" 2>/dev/null)
 	check_eq "[$u] through the mount: the plain file reads, .env hidden, secret.txt refused, cc works" \
 		"$tok plain cc-ok" "$(echo $out)"
+
+	# another session of the same user: its real directory (mounted
+	# elsewhere) is hidden from this session's commands too (its state
+	# folder is hidden where it is a default one: read_state)
+	local real2=$T/other$SEQ mnt2=$T/omnt$SEQ st2=$T/ostate$SEQ
+	mkdir -p "$real2" "$mnt2" "$st2" && echo "$tok other-env" >"$real2/.env" &&
+		echo "$tok other-old" >"$real2/old.txt" && as_owner "$real2" "$mnt2" "$st2"
+	txfs_as mount --policy "$pol" --state "$st2" "$real2" "$mnt2" >"$T/m2.out" 2>&1 ||
+		fail "[$u] mount the other session: $(cat "$T/m2.out")"
+	as_run sh -c 'echo new > "$1/old.txt"' sh "$mnt2"
+	txfs_as commit "$mnt2" >/dev/null 2>&1 || fail "[$u] commit in the other session"
+	out=$(timeout -k 5 60 "${AS[@]}" env -i PATH=/usr/local/bin:/usr/bin:/bin \
+		HOME="$HOME_DECOY" sh -c 'cd "$1" && "$2" exec -- sh -c "cat $3/.env $3/old.txt; grep -ra TXFS $3" 2>&1' sh \
+		"$mnt" "$TXFS_BIN" "$real2")
+	grep -q "$tok" <<<"$out" && fail "[$u] exec read the other session: $(grep "$tok" <<<"$out" | head -2)" ||
+		ok "[$u] exec cannot read another session's real directory"
+	txfs_as umount "$mnt2" >/dev/null 2>&1 || fail "[$u] umount the other session"
 	txfs_as rollback "$mnt" >/dev/null 2>&1
 	txfs_as umount "$mnt" >"$T/m.out" 2>&1 || fail "[$u] umount $mnt: $(cat "$T/m.out")"
 	is_mounted "$mnt" && fail "[$u] $mnt still mounted" || ok "[$u] $mnt unmounted"
