@@ -41,6 +41,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -193,6 +194,28 @@ static int hide_paths(struct exec_ctx *x)
 		(void)cli_hidden_add(&x->hid, def, x->writable, x->nwritable);
 	}
 	cli_hidden_add_others(&x->hid, x->mnt, x->writable, x->nwritable);
+	return 0;
+}
+
+/* --pass-fd of a connection to the mount's daemon (its control socket,
+ * connected before txfs exec ran: the daemon would take the command's
+ * verbs for txfs exec's own) is refused. */
+static int refuse_daemon_fds(const struct exec_ctx *x)
+{
+	for (size_t i = 0; i < x->npass; i++) {
+		struct ucred cr;
+		socklen_t l = sizeof(cr);
+		struct stat st;
+
+		if (fstat(x->pass_fds[i], &st) || !S_ISSOCK(st.st_mode) ||
+		    getsockopt(x->pass_fds[i], SOL_SOCKET, SO_PEERCRED, &cr,
+			       &l) || cr.pid <= 0 || cr.pid != x->daemon)
+			continue;
+		cli_err(0, "exec: --pass-fd %d: a connection to the mount's "
+			"daemon cannot be passed to the command",
+			x->pass_fds[i]);
+		return -EPERM;
+	}
 	return 0;
 }
 
@@ -638,6 +661,8 @@ static int setup(struct exec_ctx *x, int argc, char **argv)
 	}
 	x->daemon = read_daemon_pid(x->state);
 	load_ws_real(x);
+	if (refuse_daemon_fds(x))
+		return 2;
 	if (add_path(x, x->mnt, false) || add_path(x, "/tmp", false) ||
 	    add_path(x, getenv("TMPDIR"), false) ||
 	    add_path(x, "/dev/shm", false))
