@@ -339,7 +339,9 @@ sweep_case() {
 	while [ -e "/proc/$dead" ]; do dead=$((dead + 1)); done
 	stale=$CG2/txfs-run-$dead
 	mkdir "$stale" 2>/dev/null || { echo "# no stale cgroup could be made in $CG2"; return 0; }
-	lrun -- -- sh -c 'echo $$ >>"$PIDS"; true'
+	# a run that uses its cgroup (a memory limit: without one no cgroup
+	# is made, and none swept)
+	lrun -- --memory 1G -- sh -c 'echo $$ >>"$PIDS"; true'
 	if [ -d "$stale" ]; then
 		rmdir "$stale"
 		fail "[$WHO] the empty cgroup of a dead run ($stale) was not swept"
