@@ -214,9 +214,16 @@ static int gen_changes(struct txfs *fs, char **buf, size_t *len)
 
 static int gen_log(struct txfs *fs, char **buf, size_t *len)
 {
+	int rc;
+
 	if (!fs->audit)
 		return gen_text(buf, len, "%s", "");
-	return audit_read(fs->audit, buf, len);
+	rc = audit_read(fs->audit, buf, len);
+	if (rc == 0 && (rc = loghide_filter(fs, buf, len))) {
+		free(*buf);	/* never the log unfiltered */
+		*buf = NULL;
+	}
+	return rc;
 }
 
 /* The state folder, one line: how a client finds the control socket

@@ -197,6 +197,10 @@ char *session_last_json(struct txfs *fs);
 void session_forget(struct txfs *fs);
 int ctl_text(struct txfs *fs, const char *name, bool json, char **buf,
 	     size_t *len);
+/* loghide.c: the audit log text *buf (*len bytes, malloc'd) without the
+ * paths the mount's policy hides, and a count of those left out: *buf is
+ * replaced. 0 or -ENOMEM (*buf untouched). */
+int loghide_filter(struct txfs *fs, char **buf, size_t *len);
 
 /* ---- gc.c: the background collector of discarded generations ---- */
 
