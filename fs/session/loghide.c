@@ -14,6 +14,11 @@
  *   - a hidden element of "needs_review" (commit) or "changes" (cmd-end:
  *     "K path", "R old -> new", either side) is left out of its array,
  *     and of the array's "_hex" twin at the same index;
+ *   - an element of "argv" (cmd-begin: a command line, the human's too)
+ *     with a word that is a hidden path - words split at blanks and the
+ *     shell's  ;|&<>()'"=` characters, a leading ./ dropped - is replaced
+ *     by "(hidden)": a guess at what the command names (a path built at
+ *     run time, or relative to another folder, is not recognised);
  *   - after the last record, when anything was left out, one record
  *     {"event":"hidden","left_out":N,...} says how many, never which.
  *
@@ -70,6 +75,48 @@ static bool change_hidden(const struct txfs *fs, const struct policy *p,
 	return h;
 }
 
+/* An argument of a command line holds a word that is a hidden path. */
+static bool arg_hidden(const struct txfs *fs, const struct policy *p,
+		       const char *arg)
+{
+	static const char seps[] = " \t\n;|&<>()'\"=`";
+	char *copy = strdup(arg), *save = NULL, *w;
+	bool h = false;
+
+	if (!copy)
+		return true;
+	for (w = strtok_r(copy, seps, &save); w && !h; w = strtok_r(NULL, seps, &save)) {
+		while (w[0] == '.' && w[1] == '/')
+			w += 2;
+		h = hidden(fs, p, w);
+	}
+	free(copy);
+	return h;
+}
+
+/* Replace the elements of "argv" that name hidden paths: how many. */
+static unsigned filter_argv(const struct txfs *fs, const struct policy *p,
+			    json_t *o)
+{
+	json_t *a = json_object_get(o, "argv"), *h = json_object_get(o, "argv_hex");
+	unsigned left = 0;
+	size_t i;
+
+	for (i = 0; i < json_array_size(a); i++) {
+		char *b = audit_json_bytes(o, "argv", (long)i);
+		bool out = !b || arg_hidden(fs, p, b);
+
+		free(b);
+		if (!out)
+			continue;
+		json_array_set_new(a, i, json_string("(hidden)"));
+		if (json_is_array(h))
+			json_array_set_new(h, i, json_null());
+		left++;
+	}
+	return left;
+}
+
 /* Leave the hidden elements of array key (and key_hex) out of o: how
  * many were. */
 static unsigned filter_array(const struct txfs *fs, const struct policy *p,
@@ -116,7 +163,7 @@ static int filter_record(const struct txfs *fs, const struct policy *p,
 		return -1;
 	}
 	n = filter_array(fs, p, o, "needs_review", false) +
-	    filter_array(fs, p, o, "changes", true);
+	    filter_array(fs, p, o, "changes", true) + filter_argv(fs, p, o);
 	*left += n;
 	return n ? 1 : 0;
 }
