@@ -20,7 +20,8 @@
  *     by "(hidden)": a guess at what the command names (a path built at
  *     run time, or relative to another folder, is not recognised);
  *   - after the last record, when anything was left out, one record
- *     {"event":"hidden","left_out":N,...} says how many, never which.
+ *     {"time":...,"event":"hidden","left_out":N,...} says how many,
+ *     never which.
  *
  * Records that are not JSON are kept as they are (the log only holds
  * JSON lines; the test of log_wellformed says so).
@@ -30,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "session.h"
 
@@ -199,10 +201,19 @@ int loghide_filter(struct txfs *fs, char **buf, size_t *len)
 		}
 		json_decref(o);
 	}
-	if (left)
-		fprintf(f, "{\"event\":\"hidden\",\"left_out\":%u,\"why\":\"paths "
+	if (left) {
+		struct timespec ts;
+		struct tm tm;
+		char when[40] = "1970-01-01T00:00:00";
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		if (gmtime_r(&ts.tv_sec, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+		fprintf(f, "{\"time\":\"%s.%03ldZ\",", when, ts.tv_nsec / 1000000);
+		fprintf(f, "\"event\":\"hidden\",\"left_out\":%u,\"why\":\"paths "
 			"the mount's policy hides are left out of this log, as "
 			"from a listing\"}\n", left);
+	}
 	if (fclose(f)) {
 		free(nb);
 		return -ENOMEM;

@@ -53,13 +53,13 @@ HIDDEN_RE='\.env|secret'
 # no_names WHAT TEXT [COUNT_RE]: TEXT names nothing hidden (and matches
 # COUNT_RE: the count of what was left out).
 no_names() {
-	if echo "$2" | grep -qE "$HIDDEN_RE"; then
+	if grep -qE "$HIDDEN_RE" <<<"$2"; then
 		fail "[$WHO] $1: a hidden name is listed: $(echo "$2" | grep -oE "[^\"\\ ]*($HIDDEN_RE)[^\"\\ ]*" | sort -u | head -5 | tr '\n' ' ')"
 	else
 		ok "[$WHO] $1: no hidden name"
 	fi
 	if [ -n "${3:-}" ]; then
-		echo "$2" | grep -qE "$3" && ok "[$WHO] $1: says how many were left out" ||
+		grep -qE "$3" <<<"$2" && ok "[$WHO] $1: says how many were left out" ||
 			fail "[$WHO] $1: no count of what was left out (/$3/): $(echo "$2" | head -c 300)"
 	fi
 }
@@ -94,7 +94,7 @@ body() {
 	out=$(inm "$mnt" "$PY" "$T/mcp.py" "$TXFS_BIN" "$mnt" \
 		"[[\"history\",{\"paths_of\":$id}],[\"history\",{\"deleted\":true}],[\"undo\",{\"dry_run\":true}],[\"log\",{}]]" 2>&1)
 	no_names "MCP history paths_of, deleted, undo dry_run, log" "$out" 'hidden\\\\?":4|left_out\\\\?":1'
-	echo "$out" | grep -q 'conflict: [0-9]* paths the mount' && ok "[$WHO] MCP undo dry_run: the hidden conflicts counted" ||
+	grep -q 'conflict: [0-9]* paths the mount' <<<"$out" && ok "[$WHO] MCP undo dry_run: the hidden conflicts counted" ||
 		fail "[$WHO] MCP undo dry_run: no count of hidden conflicts: $(echo "$out" | grep -A1 '== undo' | head -c 300)"
 	out=$(inm "$mnt" "$PY" "$T/mcp.py" "$TXFS_BIN" "$mnt" \
 		'[["undo",{"force":true}],["log",{}]]' 2>&1)
@@ -108,12 +108,12 @@ body() {
 	no_names "txfs history --paths/--deleted MNT" "$out" "paths the mount's policy hides left out"
 	out=$(tx undo --dry-run "$mnt" 2>&1)
 	no_names "txfs undo --dry-run MNT" "$out" "conflict: [0-9]+ paths the mount's policy hides"
-	inm "$mnt" ls -a | grep -qE "$HIDDEN_RE" && fail "[$WHO] ls lists a hidden name" ||
+	[ -n "$(inm "$mnt" ls -a | grep -E "$HIDDEN_RE")" ] && fail "[$WHO] ls lists a hidden name" ||
 		ok "[$WHO] ls of the mount lists no hidden name (the reference)"
 	tx umount "$mnt" || fail "[$WHO] umount (hide)"
 	# 3. the human, unmounted
 	out=$(tx history --state "$STATE" --paths "$id" "$WS" 2>&1)
-	echo "$out" | grep -q '^M \.env$' && echo "$out" | grep -q '^D secret/s.txt$' &&
+	grep -q '^M \.env$' <<<"$out" && grep -q '^D secret/s.txt$' <<<"$out" &&
 		ok "[$WHO] txfs history --paths WORKSPACE (unmounted) lists everything" ||
 		fail "[$WHO] txfs history WORKSPACE: $(echo "$out" | head -c 300)"
 	check_snap "[$WHO] the real directory is as the human's commit left it" "$real" "$(snap "$WS")"
