@@ -101,6 +101,7 @@ static json_t *status_object(struct txfs *fs, const struct txn_counts *c)
 		"pid", (int)getpid());
 
 	free(last);
+	loghide_object(fs, lc);	/* a human's command may name hidden paths */
 	if (!o || audit_json_set_bytes(o, "workspace", fs->ws_path) ||
 	    audit_json_set_bytes(o, "mountpoint", fs->mnt_path) ||
 	    audit_json_set_bytes(o, "state", fs->state_path) ||

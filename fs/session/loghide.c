@@ -23,6 +23,9 @@
  *     {"time":...,"event":"hidden","left_out":N,...} says how many,
  *     never which.
  *
+ * The last command's record in .txfs/status.json (last_command, kept in
+ * the layer across sessions) is filtered the same way (loghide_object).
+ *
  * Records that are not JSON are kept as they are (the log only holds
  * JSON lines; the test of log_wellformed says so).
  */
@@ -168,6 +171,20 @@ static int filter_record(const struct txfs *fs, const struct policy *p,
 	    filter_array(fs, p, o, "changes", true) + filter_argv(fs, p, o);
 	*left += n;
 	return n ? 1 : 0;
+}
+
+unsigned loghide_object(struct txfs *fs, json_t *o)
+{
+	const struct policy *p = atomic_load(&fs->policy);
+	unsigned left = 0;
+
+	if (!p || !fs->has_hide || !json_is_object(o))
+		return 0;
+	left = filter_array(fs, p, o, "needs_review", false) +
+	       filter_array(fs, p, o, "changes", true) + filter_argv(fs, p, o);
+	if (left)
+		json_object_set_new(o, "hidden", json_integer(left));
+	return left;
 }
 
 int loghide_filter(struct txfs *fs, char **buf, size_t *len)

@@ -10,7 +10,7 @@
 #      the shared audit log all name them;
 #   2. the agent's session (policy `hide .env* secret/`): none of these
 #      names is in the MCP tools' output (history paths_of, deleted, undo
-#      dry_run, undo force, restore dry run is not a tool: restore, log),
+#      dry_run, undo force, log, status: last_command),
 #      nor in .txfs/log read from inside txfs exec, nor in txfs log/history
 #      --paths/--deleted/undo --dry-run given the mount; each says how
 #      many it left out; the forced undo is rolled back;
@@ -92,8 +92,8 @@ body() {
 	tx mount --state "$STATE" --policy "$T/hide.policy" "$WS" "$mnt" || { fail "[$WHO] mount (hide)"; return; }
 	id=$(tx history --json "$mnt" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')
 	out=$(inm "$mnt" "$PY" "$T/mcp.py" "$TXFS_BIN" "$mnt" \
-		"[[\"history\",{\"paths_of\":$id}],[\"history\",{\"deleted\":true}],[\"undo\",{\"dry_run\":true}],[\"log\",{}]]" 2>&1)
-	no_names "MCP history paths_of, deleted, undo dry_run, log" "$out" 'hidden\\\\?":4|left_out\\\\?":1'
+		"[[\"status\",{}],[\"history\",{\"paths_of\":$id}],[\"history\",{\"deleted\":true}],[\"undo\",{\"dry_run\":true}],[\"log\",{}]]" 2>&1)
+	no_names "MCP status, history paths_of, deleted, undo dry_run, log" "$out" 'hidden\\\\?":4|left_out\\\\?":1'
 	grep -q 'conflict: [0-9]* paths the mount' <<<"$out" && ok "[$WHO] MCP undo dry_run: the hidden conflicts counted" ||
 		fail "[$WHO] MCP undo dry_run: no count of hidden conflicts: $(echo "$out" | grep -A1 '== undo' | head -c 300)"
 	out=$(inm "$mnt" "$PY" "$T/mcp.py" "$TXFS_BIN" "$mnt" \
