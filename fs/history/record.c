@@ -408,6 +408,26 @@ static bool is_hidden(const struct policy *hide, const char *path)
 	return hide && path && path[0] && policy_is_hidden(hide, path, strlen(path));
 }
 
+/* A record's "via" (txfs run: CMD) has a word that is a hidden path:
+ * words split at blanks and the shell's ;|&<>()'"=` characters, a
+ * leading ./ dropped (a guess, as for the audit log's argv). */
+static bool via_hidden(const struct policy *hide, const char *via)
+{
+	static const char seps[] = " \t\n;|&<>()'\"=`";
+	char *copy, *save = NULL, *w;
+	bool h = false;
+
+	if (!hide || !via || !(copy = strdup(via)))
+		return hide && via;
+	for (w = strtok_r(copy, seps, &save); w && !h; w = strtok_r(NULL, seps, &save)) {
+		while (w[0] == '.' && w[1] == '/')
+			w += 2;
+		h = is_hidden(hide, w);
+	}
+	free(copy);
+	return h;
+}
+
 /* Leave out of list the elements whose "path" or "from" hide hides. */
 static unsigned hide_paths(json_t *list, const struct policy *hide)
 {
@@ -454,6 +474,9 @@ int history_list(const char *state, bool json, uint64_t paths_of,
 		if (!(doc = hist_load(hfd, name)))
 			continue;
 		s = summary(hfd, ids[i], doc);
+		if (s && via_hidden(hide, hist_str(s, "via")))
+			json_object_set_new(s, "via", json_string("(a command line "
+					    "naming a path the mount's policy hides)"));
 		if (paths_of && s) {
 			json_t *ps = paths_json(doc);
 

@@ -8,6 +8,7 @@
 #      command that writes .env.local, and commits: the history record,
 #      the commit event (needs_review) and the cmd-end event (changes) of
 #      the shared audit log all name them;
+#      then a txfs run whose command line writes .env (its record's via);
 #   2. the agent's session (policy `hide .env* secret/`): none of these
 #      names is in the MCP tools' output (history paths_of, deleted, undo
 #      dry_run, undo force, log, status: last_command),
@@ -87,13 +88,17 @@ body() {
 		ok "[$WHO] the audit log names them (commit, cmd-end)" ||
 		fail "[$WHO] the fixture's audit log does not name the paths"
 	tx umount "$mnt" || fail "[$WHO] umount"
+	# a txfs run whose command line names .env (the record's "via")
+	(cd "$WS" && tx run --state "$STATE" --policy "$T/flag.policy" -- sh -c 'echo K4 > .env') >/dev/null 2>&1 ||
+		fail "[$WHO] txfs run writing .env"
 	real=$(snap "$WS")
 	# 2. the agent's session
 	tx mount --state "$STATE" --policy "$T/hide.policy" "$WS" "$mnt" || { fail "[$WHO] mount (hide)"; return; }
-	id=$(tx history --json "$mnt" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')
+	# the human's commit (the oldest; the newest is txfs run's)
+	id=$(tx history --json "$mnt" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)[-1]["id"])')
 	out=$(inm "$mnt" "$PY" "$T/mcp.py" "$TXFS_BIN" "$mnt" \
-		"[[\"status\",{}],[\"history\",{\"paths_of\":$id}],[\"history\",{\"deleted\":true}],[\"undo\",{\"dry_run\":true}],[\"log\",{}]]" 2>&1)
-	no_names "MCP status, history paths_of, deleted, undo dry_run, log" "$out" 'hidden\\\\?":4|left_out\\\\?":1'
+		"[[\"status\",{}],[\"history\",{}],[\"history\",{\"paths_of\":$id}],[\"history\",{\"deleted\":true}],[\"undo\",{\"dry_run\":true}],[\"log\",{}]]" 2>&1)
+	no_names "MCP status, history, history paths_of, deleted, undo dry_run, log" "$out" 'hidden\\\\?":4|left_out\\\\?":1'
 	grep -q 'conflict: [0-9]* paths the mount' <<<"$out" && ok "[$WHO] MCP undo dry_run: the hidden conflicts counted" ||
 		fail "[$WHO] MCP undo dry_run: no count of hidden conflicts: $(echo "$out" | grep -A1 '== undo' | head -c 300)"
 	out=$(inm "$mnt" "$PY" "$T/mcp.py" "$TXFS_BIN" "$mnt" \
@@ -117,7 +122,7 @@ body() {
 		ok "[$WHO] txfs history --paths WORKSPACE (unmounted) lists everything" ||
 		fail "[$WHO] txfs history WORKSPACE: $(echo "$out" | head -c 300)"
 	check_snap "[$WHO] the real directory is as the human's commit left it" "$real" "$(snap "$WS")"
-	check_eq "[$WHO] .env" K2 "$(cat "$WS/.env")"
+	check_eq "[$WHO] .env" K4 "$(cat "$WS/.env")"
 	[ -e "$WS/secret/new.txt" ] && [ ! -e "$WS/secret/s.txt" ] && ok "[$WHO] secret/ as committed" ||
 		fail "[$WHO] secret/: $(ls "$WS/secret")"
 	is_mounted "$mnt" && fail "[$WHO] $mnt left mounted" || ok "[$WHO] nothing left mounted"
