@@ -6,6 +6,11 @@
  * Each takes the workspace (unmounted: the real directory) or its mount,
  * and finds the state folder as txfs mount and txfs run do (--state DIR
  * overrides): a mount's .txfs/state, else the workspace's default one.
+ *
+ * Given a mount, what they print leaves out the paths the mount's policy
+ * hides (its .txfs/policy), as a listing of the mount does, and says how
+ * many: `txfs mcp` runs them so for the agent. Given the workspace, they
+ * show everything (the human's view of the real directory).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +24,7 @@
 #include "cli.h"
 #include "../fs/mount.h"
 #include "../fs/history/history.h"
+#include "policy.h"
 
 struct hopts {
 	const char *state;
@@ -146,6 +152,28 @@ static int parse(int argc, char **argv, struct hopts *o, const char *usage)
 	return 0;
 }
 
+/* The policy of the mount mnt (its .txfs/policy), whose hidden paths
+ * what is printed leaves out; NULL with a message when it cannot be read
+ * (nothing is printed then). */
+static struct policy *mount_policy(const char *cmd, const char *mnt)
+{
+	char path[PATH_MAX], *err = NULL;
+	struct policy *p = NULL;
+	int rc;
+
+	if (snprintf(path, sizeof(path), "%s/.txfs/policy", mnt) >= (int)sizeof(path))
+		rc = -ENAMETOOLONG;
+	else
+		rc = policy_load_file(path, &p, &err);
+	if (rc) {
+		cli_err(rc, "%s: %s: the mount's policy (what it hides)%s%s", cmd,
+			mnt, err ? ": " : "", err ? err : "");
+		p = NULL;
+	}
+	free(err);
+	return p;
+}
+
 /* The state folder of path (a mount or a workspace); *mounted set when
  * path is a txfs mount. */
 static int find_state(const struct hopts *o, const char *path, char *state,
@@ -170,6 +198,7 @@ int cmd_history(int argc, char **argv)
 {
 	struct hopts o = { 0 };
 	char state[PATH_MAX];
+	struct policy *hide = NULL;
 	uint64_t freed;
 	bool mounted;
 	int rc = parse(argc, argv, &o, history_usage);
@@ -188,7 +217,10 @@ int cmd_history(int argc, char **argv)
 		printf("pruned: %llu bytes freed\n", (unsigned long long)freed);
 		return 0;
 	}
-	rc = history_list(state, o.json, o.paths_of, o.deleted);
+	if (mounted && !(hide = mount_policy("history", argv[o.first])))
+		return 1;
+	rc = history_list(state, o.json, o.paths_of, o.deleted, hide);
+	policy_free(hide);
 	if (rc == -ENOENT && o.paths_of) {
 		cli_err(0, "history: no commit %llu in the history of %s", o.paths_of,
 			argv[o.first]);
@@ -226,6 +258,7 @@ static int run_undo(int argc, char **argv, bool restore)
 	struct undo_opts u = { 0 };
 	char state[PATH_MAX], real[PATH_MAX];
 	const char *who = restore ? "restore" : "undo";
+	struct policy *hide = NULL;
 	bool mounted;
 	int rc = parse(argc, argv, &o, restore ? restore_usage : undo_usage);
 	char *end;
@@ -276,7 +309,11 @@ static int run_undo(int argc, char **argv, bool restore)
 			return 2;
 		}
 	}
+	if (mounted && !(hide = mount_policy(who, u.mnt)))
+		return 1;
+	u.hide = hide;
 	rc = history_undo(&u);
+	policy_free(hide);
 	if (rc == -EBUSY && mounted) {	/* the mount takes no lock */
 		cli_err(0, "%s: refused (the conflicts above%s)", who,
 			restore || o.force ? "" : "; --force overrides");

@@ -21,6 +21,9 @@
  * txfs.policy(5): interpreters given a denied script as data (`sh
  * evil.sh`, `cat evil.sh | sh`: refusing the argument would stop
  * nothing), code copied into anonymous memory, binfmt_misc handlers.
+ * The ELF interpreter an ELF program names (PT_INTERP: the kernel opens
+ * and maps it with no system call of the command's) is judged like the
+ * program, at every step of the chain (supervise_elf.c).
  *
  * Also here: the supervisor's lists from the policy (sup_lists_*).
  */
@@ -420,6 +423,44 @@ static int shebang(int fd, char *interp, size_t isize, char *arg, size_t asize)
 	return 1;
 }
 
+/* The ELF interpreter (PT_INTERP) of fd, which the kernel opens and maps
+ * itself (supervise_elf.c): judged by name and content, and so is what it
+ * names in turn when it is an ELF file with a PT_INTERP of its own (the
+ * kernel does not follow that one; refusing it costs nothing). 0 when
+ * allowed, -EACCES after a veto. */
+static int judge_elf_interp(struct sup_call *c, int fd)
+{
+	char interp[PATH_MAX];
+	int level, cur = fd, next, rc = 0;
+
+	for (level = 0; level < SUP_INTERP_DEPTH && rc == 0; level++) {
+		rc = sup_elf_interp(cur, interp, sizeof(interp));
+		if (rc < 0) {
+			rc = exec_veto(c, cur, interp, rc, "an ELF program whose "
+				       "interpreter (PT_INTERP) cannot be read: ");
+			break;
+		}
+		if (rc == 0)
+			break;
+		/* open_exec(): absolute, or from the caller's folder */
+		next = sup_open_at(c, (uint64_t)(int64_t)AT_FDCWD, interp, O_PATH);
+		if (next < 0) {
+			rc = 0;
+			break;	/* the kernel fails it too (ENOENT) */
+		}
+		rc = sup_exec_forbidden(c->s, next);
+		if (rc != 0)
+			rc = exec_veto(c, next, interp, rc, "ELF interpreter "
+				       "(PT_INTERP) of a program: ");
+		if (cur != fd)
+			close(cur);
+		cur = next;
+	}
+	if (cur != fd)
+		close(cur);
+	return rc;
+}
+
 /* Judge st->fd: its content, a loader's program, then (a script) its
  * interpreter, as the kernel would follow it. Returns 0 when allowed, or
  * -EACCES after a veto. Takes st->fd. */
@@ -451,12 +492,13 @@ static int judge_chain(struct sup_call *c, struct exec_step *st)
 			break;	/* the kernel stops before: ELOOP */
 		rc = shebang(st->fd, interp, sizeof(interp), st->arg[depth],
 			     sizeof(st->arg[depth]));
-		if (rc <= 0) {
-			if (rc < 0)
-				rc = exec_veto(c, st->fd, st->name, rc, "a script "
-					       "whose interpreter cannot be read: ");
+		if (rc < 0)
+			rc = exec_veto(c, st->fd, st->name, rc, "a script "
+				       "whose interpreter cannot be read: ");
+		else if (rc == 0)
+			rc = judge_elf_interp(c, st->fd);
+		if (rc <= 0)
 			break;
-		}
 		/* the next level gets [arg] name pre... (fs/binfmt_script.c) */
 		snprintf(st->names[depth], sizeof(st->names[depth]), "%s", st->name);
 		memmove(st->pre + 1 + !!st->arg[depth][0], st->pre, st->npre * sizeof(*st->pre));

@@ -112,6 +112,13 @@ int sup_handle_exec(struct sup_call *c);
  * content: 1; 0 if not; -errno when it cannot be read to compare. */
 int sup_exec_forbidden(struct sup *s, int fd);
 
+/* ---- supervise_elf.c ------------------------------------------------------------- */
+
+/* The PT_INTERP path of the ELF file at fd (ours) into interp: 1 when it
+ * names one, 0 when fd is no ELF file or names none (or one the kernel
+ * refuses: ENOEXEC), -errno when it cannot be read. */
+int sup_elf_interp(int fd, char *interp, size_t size);
+
 /* ---- supervise_map.c ------------------------------------------------------------- */
 
 /* Add the notify rules for mmap/mprotect/pkey_mprotect with PROT_EXEC of a

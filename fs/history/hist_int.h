@@ -106,6 +106,7 @@ struct plan_u {
 	json_t *root;		/* the root's meta before the undo (for U) */
 	int udir;		/* U.pending (offline) or -1 */
 	unsigned naside, npatch, nstash;
+	unsigned hid_conflicts, hid_skipped, hid_ops;	/* left out (o->hide) */
 	bool restore;
 };
 int ru_depth(const char *p);
@@ -125,6 +126,9 @@ void ru_conflict(struct plan_u *u, const char *path, const char *why,
 		 const char *rec, bool skippable);
 /* 1. what changed since record rec (undo only) */
 void ru_check(struct plan_u *u, json_t *doc, const char *rec);
+/* Does o->hide (a mount's policy) hide path, or a path op names? */
+bool ru_hidden(const struct undo_opts *o, const char *path);
+bool ru_op_hidden(const struct undo_opts *o, json_t *op);
 /* Does --force leave this object of the record as it is? */
 bool ru_skipped(struct plan_u *u, json_t *obj);
 /* Can path's folders be reached (or made) without a symlink once the

@@ -99,9 +99,13 @@ struct history_limits {
 
 /* Print the history of the workspace whose state folder is state:
  * newest first, or one commit's paths (paths_of != 0), or every deleted
- * path still recoverable (deleted). json: one JSON document. */
+ * path still recoverable (deleted). json: one JSON document. hide (a
+ * mount's policy, or NULL): the paths it hides are left out and counted
+ * ("hidden": N in a commit with paths_of; with deleted, a last element
+ * {"left_out": N, "why": ...}; in text, a line saying how many). */
+struct policy;
 int history_list(const char *state, bool json, uint64_t paths_of,
-		 bool deleted);
+		 bool deleted, const struct policy *hide);
 /* Prune under lim (NULL: the defaults); *freed the bytes freed. */
 int history_prune(const char *state, const struct history_limits *lim,
 		  uint64_t *freed);
@@ -118,6 +122,10 @@ struct undo_opts {
 	bool before;		/* restore --before ID: id is set */
 	bool dry_run;
 	bool force;		/* undo: conflicts do not refuse */
+	/* a mount's policy, or NULL: the paths it hides are left out of
+	 * what is printed (the operations, the conflicts, what --force
+	 * leaves), said as counts; the undo itself is the same */
+	const struct policy *hide;
 };
 
 /* Take commit o->id (and every later one) back, or restore paths as they

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "hist_int.h"
+#include "../../policy/policy.h"
 
 int hist_open(int statefd, bool create)
 {
@@ -402,9 +403,53 @@ static void print_paths(json_t *paths)
 	}
 }
 
-int history_list(const char *state, bool json, uint64_t paths_of,
-		 bool deleted)
+static bool is_hidden(const struct policy *hide, const char *path)
 {
+	return hide && path && path[0] && policy_is_hidden(hide, path, strlen(path));
+}
+
+/* A record's "via" (txfs run: CMD) has a word that is a hidden path:
+ * words split at blanks and the shell's ;|&<>()'"=` characters, a
+ * leading ./ dropped (a guess, as for the audit log's argv). */
+static bool via_hidden(const struct policy *hide, const char *via)
+{
+	static const char seps[] = " \t\n;|&<>()'\"=`";
+	char *copy, *save = NULL, *w;
+	bool h = false;
+
+	if (!hide || !via || !(copy = strdup(via)))
+		return hide && via;
+	for (w = strtok_r(copy, seps, &save); w && !h; w = strtok_r(NULL, seps, &save)) {
+		while (w[0] == '.' && w[1] == '/')
+			w += 2;
+		h = is_hidden(hide, w);
+	}
+	free(copy);
+	return h;
+}
+
+/* Leave out of list the elements whose "path" or "from" hide hides. */
+static unsigned hide_paths(json_t *list, const struct policy *hide)
+{
+	unsigned n = 0;
+	size_t i;
+
+	for (i = json_array_size(list); hide && i-- > 0;) {
+		json_t *p = json_array_get(list, i);
+
+		if (is_hidden(hide, hist_str(p, "path")) ||
+		    is_hidden(hide, hist_str(p, "from"))) {
+			json_array_remove(list, i);
+			n++;
+		}
+	}
+	return n;
+}
+
+int history_list(const char *state, bool json, uint64_t paths_of,
+		 bool deleted, const struct policy *hide)
+{
+	unsigned left = 0;
 	int sfd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC), hfd, rc = 0;
 	json_t *out = json_array();
 	uint64_t *ids = NULL;
@@ -429,11 +474,22 @@ int history_list(const char *state, bool json, uint64_t paths_of,
 		if (!(doc = hist_load(hfd, name)))
 			continue;
 		s = summary(hfd, ids[i], doc);
-		if (paths_of && s)
-			json_object_set_new(s, "paths", paths_json(doc));
+		if (s && via_hidden(hide, hist_str(s, "via")))
+			json_object_set_new(s, "via", json_string("(a command line "
+					    "naming a path the mount's policy hides)"));
+		if (paths_of && s) {
+			json_t *ps = paths_json(doc);
+
+			left = hide_paths(ps, hide);
+			json_object_set_new(s, "paths", ps);
+			if (left)	/* how many, never which */
+				json_object_set_new(s, "hidden", json_integer(left));
+		}
 		if (deleted && s && !json_object_get(doc, "undone_by")) {
 			json_array_foreach(json_object_get(doc, "objects"), k, obj)
-				if (kind_of(obj) == 'D' && hist_str(obj, "pre"))
+				if (kind_of(obj) == 'D' && is_hidden(hide, hist_str(obj, "pre")))
+					left++;
+				else if (kind_of(obj) == 'D' && hist_str(obj, "pre"))
 					json_array_append_new(out, json_pack("{sssI}",
 						"path", hist_str(obj, "pre"), "deleted_by",
 						(json_int_t)ids[i]));
@@ -446,6 +502,9 @@ int history_list(const char *state, bool json, uint64_t paths_of,
 	}
 	if (rc == 0 && paths_of && json_array_size(out) == 0)
 		rc = -ENOENT;
+	if (rc == 0 && deleted && left)
+		json_array_append_new(out, json_pack("{sIss}", "left_out",
+			(json_int_t)left, "why", "paths the mount's policy hides"));
 	if (rc == 0 && json) {
 		json_dumpf(out, stdout, JSON_COMPACT);
 		putchar('\n');
@@ -454,13 +513,19 @@ int history_list(const char *state, bool json, uint64_t paths_of,
 		json_t *s;
 
 		json_array_foreach(out, i, s) {
-			if (deleted)
+			if (deleted && !hist_str(s, "path"))
+				printf("(%" PRId64 " paths the mount's policy hides left out)\n",
+				       hist_i64(s, "left_out"));
+			else if (deleted)
 				printf("%s  (deleted by %" PRId64 ")\n", hist_str(s, "path"),
 				       hist_i64(s, "deleted_by"));
 			else
 				print_summary(s);
 			if (paths_of)
 				print_paths(json_object_get(s, "paths"));
+			if (paths_of && json_object_get(s, "hidden"))
+				printf("(%" PRId64 " paths the mount's policy hides left out)\n",
+				       hist_i64(s, "hidden"));
 		}
 		if (!n)
 			puts("no commit kept in the history");

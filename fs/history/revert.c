@@ -581,8 +581,14 @@ static void report(struct plan_u *u, const char *uname)
 
 		json_array_foreach(u->c.failed, f, x)
 			failed = failed || json_integer_value(x) == (json_int_t)i;
-		print_op(op, u->o->dry_run, failed);
+		if (ru_op_hidden(u->o, op))
+			u->hid_ops++;	/* a hidden path: counted, not named */
+		else
+			print_op(op, u->o->dry_run, failed);
 	}
+	if (u->hid_ops)
+		printf("%s %u changes to paths the mount's policy hides (left out)\n",
+		       u->o->dry_run ? "would make" : "made", u->hid_ops);
 	if (u->o->dry_run)
 		return;
 	if (u->o->mnt)
@@ -643,7 +649,13 @@ static int plan_all(struct plan_u *u, json_t *recs)
 	}
 	json_array_foreach(u->conflicts, i, c)
 		fprintf(stderr, "conflict: %s\n", json_string_value(c));
-	return json_array_size(u->conflicts) ? -EBUSY : 0;
+	if (u->hid_conflicts)
+		fprintf(stderr, "conflict: %u paths the mount's policy hides (left "
+			"out)\n", u->hid_conflicts);
+	if (u->hid_skipped)
+		fprintf(stderr, "not undone (--force): %u paths the mount's policy "
+			"hides (left out)\n", u->hid_skipped);
+	return json_array_size(u->conflicts) || u->hid_conflicts ? -EBUSY : 0;
 }
 
 int history_undo(const struct undo_opts *o)

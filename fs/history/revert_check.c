@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "hist_int.h"
+#include "../../policy/policy.h"
 
 int ru_depth(const char *p)
 {
@@ -108,9 +109,12 @@ void ru_conflict(struct plan_u *u, const char *path, const char *why,
 		 const char *rec, bool skippable)
 {
 	unsigned long long id = strtoull(rec, NULL, 16);
+	bool hid = ru_hidden(u->o, path);
 
 	if (u->o->force && skippable) {
-		if (!json_object_get(u->skip, path))
+		if (!json_object_get(u->skip, path) && hid)
+			u->hid_skipped++;	/* counted, not named */
+		else if (!json_object_get(u->skip, path))
 			fprintf(stderr, "not undone (--force): %s: %s (commit %llu)\n",
 				path, why, id);
 		json_object_set_new(u->skip, path, json_true());
@@ -118,8 +122,28 @@ void ru_conflict(struct plan_u *u, const char *path, const char *why,
 	}
 	if (u->o->force)
 		return;	/* --force takes it back anyway (aside: kept in U) */
+	if (hid) {
+		u->hid_conflicts++;	/* refuses as any other, unnamed */
+		return;
+	}
 	json_array_append_new(u->conflicts, json_sprintf("%s: %s (commit %llu)",
 							 path, why, id));
+}
+
+bool ru_hidden(const struct undo_opts *o, const char *path)
+{
+	return o->hide && path && path[0] &&
+	       policy_is_hidden(o->hide, path, strlen(path));
+}
+
+bool ru_op_hidden(const struct undo_opts *o, json_t *op)
+{
+	size_t i;
+
+	for (i = 1; i < json_array_size(op); i++)
+		if (ru_hidden(o, json_string_value(json_array_get(op, i))))
+			return true;
+	return false;
 }
 
 bool ru_skipped(struct plan_u *u, json_t *obj)

@@ -101,6 +101,7 @@ static json_t *status_object(struct txfs *fs, const struct txn_counts *c)
 		"pid", (int)getpid());
 
 	free(last);
+	loghide_object(fs, lc);	/* a human's command may name hidden paths */
 	if (!o || audit_json_set_bytes(o, "workspace", fs->ws_path) ||
 	    audit_json_set_bytes(o, "mountpoint", fs->mnt_path) ||
 	    audit_json_set_bytes(o, "state", fs->state_path) ||
@@ -214,9 +215,16 @@ static int gen_changes(struct txfs *fs, char **buf, size_t *len)
 
 static int gen_log(struct txfs *fs, char **buf, size_t *len)
 {
+	int rc;
+
 	if (!fs->audit)
 		return gen_text(buf, len, "%s", "");
-	return audit_read(fs->audit, buf, len);
+	rc = audit_read(fs->audit, buf, len);
+	if (rc == 0 && (rc = loghide_filter(fs, buf, len))) {
+		free(*buf);	/* never the log unfiltered */
+		*buf = NULL;
+	}
+	return rc;
 }
 
 /* The state folder, one line: how a client finds the control socket

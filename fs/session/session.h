@@ -197,6 +197,13 @@ char *session_last_json(struct txfs *fs);
 void session_forget(struct txfs *fs);
 int ctl_text(struct txfs *fs, const char *name, bool json, char **buf,
 	     size_t *len);
+/* loghide.c: the audit log text *buf (*len bytes, malloc'd) without the
+ * paths the mount's policy hides, and a count of those left out: *buf is
+ * replaced. 0 or -ENOMEM (*buf untouched). */
+int loghide_filter(struct txfs *fs, char **buf, size_t *len);
+/* The same for one record o (a cmd-end's: status.json's last_command):
+ * hidden elements of its arrays left out, "hidden": N added; N. */
+unsigned loghide_object(struct txfs *fs, struct json_t *o);
 
 /* ---- gc.c: the background collector of discarded generations ---- */
 

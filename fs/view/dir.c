@@ -456,7 +456,14 @@ static int rename_policy(struct txfs *fs, struct rename_ctx *r,
 {
 	int rc = rename_guard(fs, r->op.t, &r->src, parent, r->name,
 			      r->newparent, r->newname, r->c);
+	/* `limit files`: an object of the real directory moved to a name
+	 * is that path changed besides its own (its copy up); what this
+	 * transaction made changes no more paths by moving */
+	struct charge name = { .c = r->c, .op = "rename", .dir = r->newparent,
+			       .name = r->newname, .files = 1 };
 
+	if (rc == 0 && !(flags & RENAME_EXCHANGE) && !r->src.in_layer)
+		rc = guard_charge(fs, r->op.t, &name);
 	if (rc || !r->have_dst)
 		return rc;
 	if (flags & RENAME_EXCHANGE)
@@ -638,6 +645,8 @@ int do_link(struct txfs *fs, uint64_t tino, uint64_t newparent,
 {
 	struct dirop op;
 	struct tview dst;
+	struct charge ch;
+	bool first;
 	int rc = check_name(newname);
 
 	memset(out, 0, sizeof(*out));
@@ -658,6 +667,8 @@ int do_link(struct txfs *fs, uint64_t tino, uint64_t newparent,
 		rc = -ENOENT;
 		goto out;
 	}
+	/* the first name of an O_TMPFILE file was charged at its creation */
+	first = out->in_layer && out->rec.nlink == 0;
 	out->rec.flags &= ~LI_TMPFILE;
 	rc = view_lookup(fs, op.t, &op.dir, newname, &dst);
 	tview_free(&dst);
@@ -665,7 +676,11 @@ int do_link(struct txfs *fs, uint64_t tino, uint64_t newparent,
 		rc = rc ? rc : -EEXIST;
 		goto out;
 	}
-	if ((rc = guard_copy_up(fs, op.t, out)) ||
+	/* every other new name is a path changed (`limit files`) */
+	ch = (struct charge){ .c = c, .op = "link", .dir = newparent,
+			      .name = newname, .files = 1 };
+	if ((!first && (rc = guard_charge(fs, op.t, &ch))) ||
+	    (rc = guard_copy_up(fs, op.t, out)) ||
 	    (rc = put_entry(op.t, newparent, newname, out)))
 		goto out;
 	out->rec.nlink++;

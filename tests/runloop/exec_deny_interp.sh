@@ -14,7 +14,13 @@
 #   - the script run through execveat(fd) (python os.execve on an fd);
 #   - mmap(PROT_EXEC) of the copy (python mmap);
 #   - mprotect(PROT_EXEC) of a private file mapping of the copy (ctypes).
-# Still allowed: a #!/bin/sh script, #!LOADER /bin/echo, ld.so /bin/echo,
+#   - (x86_64) ELF programs whose interpreter (PT_INTERP, which the kernel
+#     opens and maps itself) is a copy of evil-static, a static denied
+#     program that would create evil-static-ran in the workspace: absolute
+#     (cc -Wl,--dynamic-linker=/tmp/.../e), relative to the caller's folder
+#     (--dynamic-linker=e), through execveat(fd), as a script's "#!"
+#     interpreter, and through an ELF interpreter that names it in turn.
+# Still allowed: a program built with the system's loader, a #!/bin/sh script, #!LOADER /bin/echo, ld.so /bin/echo,
 # python (which maps its libraries executable), mmap(PROT_EXEC) of a copy
 # of /bin/true. Afterwards the real directory is byte-identical (the
 # command exited 0, so txfs run committed: the decoy a.txt was never
@@ -44,7 +50,31 @@ int main(void)
 }
 EOF
 cc -o "$T/evil-elf" "$T/evil.c" || skip "cc failed"
-printf 'exec deny tools/evil-elf\n' >"$T/interp.policy" && chmod 644 "$T/interp.policy"
+printf 'exec deny tools/evil-elf tools/evil-static\n' >"$T/interp.policy" && chmod 644 "$T/interp.policy"
+PTINTERP=0
+[ "$(uname -m)" = x86_64 ] && PTINTERP=1
+# build_static MARK: $T/evil-static creates MARK (openat, O_CREAT), says
+# evil-static-ran and exits 42, without libc.
+build_static() {
+	cat >"$T/evil-static.c" <<EOF
+static long sys(long n, long a, long b, long c, long d)
+{
+	long r;
+	register long r10 __asm__("r10") = d;
+	__asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10) : "rcx", "r11", "memory");
+	return r;
+}
+void _start(void)
+{
+	static const char m[] = "$1";
+	sys(257, -100, (long)m, 0101, 0644);
+	sys(1, 2, (long)"evil-static-ran\\n", 16, 0);
+	sys(60, 42, 0, 0, 0);
+	for (;;);
+}
+EOF
+	cc -O1 -nostdlib -static -fno-stack-protector -o "$T/evil-static" "$T/evil-static.c"
+}
 
 # The attempts (bash, in the mount); each prints rc-FORM=N.
 ATTEMPTS='exec 1>&2
@@ -90,6 +120,26 @@ print(\"rc-mprotect=%d\" % (0 if r == 0 else ctypes.get_errno()), file=sys.stder
 fd = os.open(sys.argv[1], os.O_RDONLY)
 mmap.mmap(fd, 4096, mmap.MAP_PRIVATE, mmap.PROT_READ | mmap.PROT_EXEC)
 print(\"mmap-ok\", file=sys.stderr)" "$D/true-copy"
+if [ "$PTINTERP" = 1 ]; then
+	cp tools/evil-static "$D/e"
+	echo "int main(void) { return 0; }" > "$D/l.c"
+	cc -o "$D/launch-abs" "$D/l.c" -Wl,--dynamic-linker="$D/e"
+	cc -o "$D/launch-rel" "$D/l.c" -Wl,--dynamic-linker=e
+	cc -o "$D/launch-nest" "$D/l.c" -Wl,--dynamic-linker="$D/launch-abs"
+	cc -o "$D/launch-ok" "$D/l.c"
+	printf "#!%s/launch-abs\n" "$D" > "$D/s-pt"; chmod 755 "$D/s-pt"
+	"$D/launch-abs"; echo rc-ptabs=$?
+	(cd "$D" && ./launch-rel); echo rc-ptrel=$?
+	"$PY" -c "import os, sys
+fd = os.open(sys.argv[1], os.O_PATH)
+try:
+    os.execve(fd, [\"l\"], dict(os.environ))
+except OSError as e:
+    print(\"rc-ptat=%d\" % e.errno, file=sys.stderr)" "$D/launch-abs"
+	"$D/s-pt"; echo rc-ptsh=$?
+	"$D/launch-nest"; echo rc-ptnest=$?
+	"$D/launch-ok" && echo launch-ok
+fi
 rm -rf "$D"
 exit 0'
 
@@ -97,15 +147,25 @@ body() {
 	local u=$WHO real want got
 	ws_fixture
 	cp "$T/evil-elf" "$WS/tools/evil-elf" && as_owner "$WS/tools/evil-elf"
+	if [ "$PTINTERP" = 1 ]; then
+		build_static "$WS/evil-static-ran" || fail "[$u] cc -static -nostdlib failed"
+		cp "$T/evil-static" "$WS/tools/evil-static" && as_owner "$WS/tools/evil-static"
+		touch -h -d @1600000000 "$WS/tools/evil-static"
+	fi
 	touch -h -d @1600000000 "$WS/tools/evil-elf" "$WS/tools"
 	real=$(snap "$WS")
-	run_txfs LOADER="$LOADER" -- --json --policy "$T/interp.policy" -- bash -c "$ATTEMPTS"
+	run_txfs LOADER="$LOADER" PTINTERP="$PTINTERP" -- --json --policy "$T/interp.policy" -- bash -c "$ATTEMPTS"
 	want="rc-rel=126 rc-abs=126 rc-ld=126 rc-ldcopy=126 rc-nested=126 rc-execveat=13 rc-mmap=13 rc-mprotect=13"
+	[ "$PTINTERP" = 1 ] && want="$want rc-ptabs=126 rc-ptrel=126 rc-ptat=13 rc-ptsh=126 rc-ptnest=126"
 	got=$(grep -oE '^rc-[a-z]+=[0-9]+' "$RUN_ERR" | tr '\n' ' ' | sed 's/ $//')
-	check_eq "[$u] shebang (relative, absolute, loader, loader copy, nested), execveat, mmap, mprotect: refused" "$want" "$got"
+	check_eq "[$u] shebang (relative, absolute, loader, loader copy, nested), execveat, mmap, mprotect, PT_INTERP (absolute, relative, execveat, #!, nested): refused" "$want" "$got"
 	grep -q evil-elf-ran "$RUN_ERR" "$RUN_OUT" && fail "[$u] the denied program ran" ||
 		ok "[$u] the denied program never ran"
-	for w in sh-script-ok ld-script-ok loader-ok mmap-ok; do
+	grep -q evil-static-ran "$RUN_ERR" "$RUN_OUT" && fail "[$u] the static denied program ran (as PT_INTERP)" ||
+		ok "[$u] the static denied program never ran"
+	[ -e "$WS/evil-static-ran" ] && fail "[$u] its side effect file exists" ||
+		ok "[$u] its side effect file is absent"
+	for w in sh-script-ok ld-script-ok loader-ok mmap-ok $([ "$PTINTERP" = 1 ] && echo launch-ok); do
 		grep -q "$w" "$RUN_ERR" && ok "[$u] still allowed: $w" ||
 			fail "[$u] an allowed form was refused: $w: $(grep -v 'current directory' "$RUN_ERR" | head -c 400)"
 	done
