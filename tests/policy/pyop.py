@@ -38,6 +38,14 @@ import os
 import sys
 
 libc = ctypes.CDLL(None, use_errno=True)
+
+
+def linkat_follow(src, dst):
+    """linkat(AT_FDCWD, src, AT_FDCWD, dst, AT_SYMLINK_FOLLOW): python's
+    os.link calls link(2), which does not follow /proc/self/fd/N (EXDEV)."""
+    if libc.linkat(-100, os.fsencode(src), -100, os.fsencode(dst), 0x400) < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
 AT_FDCWD = -100
 RENAME_NOREPLACE = 1
 RENAME_EXCHANGE = 2
@@ -145,7 +153,7 @@ def op(argv):
         fd = call("open O_TMPFILE", os.open, a[0], os.O_TMPFILE | os.O_RDWR, 0o644)
         call("write", os.write, fd, b"tmpfile-data\n")
         if len(a) > 1:
-            call("linkat", os.link, f"/proc/self/fd/{fd}", a[1], follow_symlinks=True)
+            call("linkat", linkat_follow, f"/proc/self/fd/{fd}", a[1])
         os.close(fd)
     elif o == "link":
         call("link", os.link, a[0], a[1], follow_symlinks=False)
