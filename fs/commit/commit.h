@@ -150,6 +150,9 @@ struct plan {
 	char **missed;
 	size_t nmissed;
 	bool journaled;		/* commit_run passed the commit point */
+	/* probe.c: "path: why" of what the real file system refused before
+	 * the commit point (the commit was refused, nothing changed) */
+	char *refused;
 };
 
 /* Build the plan from transaction t. -EBUSY with p->conflicts filled when
@@ -218,6 +221,15 @@ int stage_copy_lower(int src, int dst, uint64_t off, uint64_t end,
 		     char *buf);
 /* Step 2: every new file content of p into the staging folder, durable. */
 int stage_prepare(struct txfs *fs, struct plan *p, uint64_t txid);
+
+/* probe.c: try on the staging folder sfd (on the real file system) what
+ * the steps will ask of it for good - the layer's user.* xattrs of each
+ * object, owners, the size of files patched in place - and refuse what
+ * it cannot take before the commit point: -ENOSPC, -EFBIG, -EDQUOT or
+ * -EINVAL with p->refused set. */
+int stage_probe(struct plan *p, int sfd);
+/* The same refusal for a file o too big for it (err: EFBIG). */
+int stage_refuse_size(struct plan *p, const struct cobj *o, int err);
 
 /* ---- apply.c: the journaled steps, after the commit point ---- */
 

@@ -366,6 +366,10 @@ int stage_prepare(struct txfs *fs, struct plan *p, uint64_t txid)
 		    !p->objs[i].patch && ++staged &&
 		    (rc = prepare_one(fs, p->t, sfd, &p->objs[i])) == 0)
 			rc = fault_point(fs, "commit");
+		else if (rc == -EFBIG)	/* past the file system's maximum */
+			rc = stage_refuse_size(p, &p->objs[i], EFBIG);
+	if (rc == 0)
+		rc = stage_probe(p, sfd);	/* refusals for good, now */
 	/* one syncfs for every staged file (an fsync each costs ~1 ms a
 	 * file), then the folders: all durable before the commit point.
 	 * A commit of in-place patches only has nothing staged and no name
