@@ -68,19 +68,22 @@ static int refuse(struct plan *p, const struct cobj *o, const char *fmt,
 		  const char *arg, int err)
 {
 	char *q = audit_cquote(o->finals[0][0] ? o->finals[0] : ".", ": ");
-	char *why = NULL;
+	char *why, *line;
 	int rc = -ENOMEM;
 
-	if (q && asprintf(&why, fmt, arg) >= 0) {
+	if (!q)
+		return rc;
+	if (asprintf(&why, fmt, arg) < 0)
+		goto out;
+	if (asprintf(&line, "%s: %s: %s", q, why, strerror(err)) >= 0) {
 		free(p->refused);
-		p->refused = NULL;
-		if (asprintf(&p->refused, "%s: %s: %s", q, why,
-			     strerror(err)) >= 0)
-			rc = err == ENOSPC || err == EDQUOT || err == EFBIG ?
-			     -err : -EINVAL;
+		p->refused = line;
+		rc = err == ENOSPC || err == EDQUOT || err == EFBIG ? -err :
+								      -EINVAL;
 	}
-	free(q);
 	free(why);
+out:
+	free(q);
 	return rc;
 }
 
