@@ -222,13 +222,14 @@ int stage_copy_lower(int src, int dst, uint64_t off, uint64_t end,
 /* Step 2: every new file content of p into the staging folder, durable. */
 int stage_prepare(struct txfs *fs, struct plan *p, uint64_t txid);
 
-/* probe.c: try on the staging folder sfd (on the real file system) what
+/* probe.c: try on the staging folder of txid (real file system) what
  * the steps will ask of it for good - the layer's user.* xattrs of each
  * object, owners, the size of files patched in place - and refuse what
  * it cannot take before the commit point: -ENOSPC, -EFBIG, -EDQUOT or
  * -EINVAL with p->refused set. */
-int stage_probe(struct plan *p, int sfd);
-/* The same refusal for a file o too big for it (err: EFBIG). */
+int stage_probe(struct txfs *fs, struct plan *p, uint64_t txid);
+/* stage.c: p->refused for a file o too big for the real file system
+ * (err: EFBIG); returns -err. */
 int stage_refuse_size(struct plan *p, const struct cobj *o, int err);
 
 /* ---- apply.c: the journaled steps, after the commit point ---- */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * probe.c - before the commit point (stage.c calls it), what the real
+ * probe.c - before the commit point (commit.c calls it after staging),
+ * what the real
  * file system would refuse for good after it: a step that fails there can
  * only be listed as missed, so the commit is refused here instead, with
  * nothing changed and the transaction still staged (p->refused says
@@ -149,15 +150,6 @@ static int probe_scratch(struct plan *p, int sc, const struct stat *sst,
 	return rc;
 }
 
-int stage_refuse_size(struct plan *p, const struct cobj *o, int err)
-{
-	char size[32];
-
-	snprintf(size, sizeof(size), "%llu", (unsigned long long)o->rec.size);
-	return refuse(p, o, "the real file system cannot hold a file of %s "
-		      "bytes", size, err);
-}
-
 /* The largest size of a file patched in place, on the scratch file. */
 static int probe_size(struct plan *p, int sc)
 {
@@ -176,16 +168,21 @@ static int probe_size(struct plan *p, int sc)
 	return stage_refuse_size(p, big, EFBIG);
 }
 
-int stage_probe(struct plan *p, int sfd)
+int stage_probe(struct txfs *fs, struct plan *p, uint64_t txid)
 {
 	struct stat sst;
-	int sc, rc;
+	int sfd = stage_open(fs, txid, false), sc, rc;
 
+	if (sfd < 0)
+		return sfd;
 	unlinkat(sfd, PROBE_NAME, 0);
 	sc = openat(sfd, PROBE_NAME, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
 		    0600);
-	if (sc < 0)
-		return -errno;
+	if (sc < 0) {
+		rc = -errno;
+		close(sfd);
+		return rc;
+	}
 	rc = fstat(sc, &sst) ? -errno : probe_size(p, sc);
 	for (size_t i = 0; i < p->n && rc == 0; i++) {
 		const struct cobj *o = &p->objs[i];
@@ -199,5 +196,6 @@ int stage_probe(struct plan *p, int sfd)
 	}
 	close(sc);
 	unlinkat(sfd, PROBE_NAME, 0);
+	close(sfd);
 	return rc;
 }

@@ -352,6 +352,23 @@ static bool uses_staging(const struct plan *p)
 	return false;
 }
 
+int stage_refuse_size(struct plan *p, const struct cobj *o, int err)
+{
+	const char *path = o->finals[0][0] ? o->finals[0] : ".";
+	char *q = audit_cquote(path, ": "), *line;
+
+	if (!q || asprintf(&line, "%s: the real file system cannot hold a "
+			   "file of %llu bytes: %s", q,
+			   (unsigned long long)o->rec.size, strerror(err)) < 0) {
+		free(q);
+		return -ENOMEM;
+	}
+	free(q);
+	free(p->refused);
+	p->refused = line;
+	return -err;
+}
+
 int stage_prepare(struct txfs *fs, struct plan *p, uint64_t txid)
 {
 	size_t staged = 0;
@@ -368,8 +385,6 @@ int stage_prepare(struct txfs *fs, struct plan *p, uint64_t txid)
 			rc = fault_point(fs, "commit");
 		else if (rc == -EFBIG)	/* past the file system's maximum */
 			rc = stage_refuse_size(p, &p->objs[i], EFBIG);
-	if (rc == 0)
-		rc = stage_probe(p, sfd);	/* refusals for good, now */
 	/* one syncfs for every staged file (an fsync each costs ~1 ms a
 	 * file), then the folders: all durable before the commit point.
 	 * A commit of in-place patches only has nothing staged and no name
