@@ -397,8 +397,8 @@ int txn_recover(struct txfs *fs, const char **what, char **missed)
 	if (rc == 0 && p.nmissed)
 		*what = "an interrupted commit passed its commit point: it was "
 			"completed, except for these steps, not applied because "
-			"the real directory changed underneath (left as it has "
-			"them)";
+			"the real directory changed underneath or its file "
+			"system refused them for good (left as it has them)";
 	else if (rc == 0)
 		*what = "an interrupted commit passed its commit point: it was "
 			"completed, the real directory now holds the "
