@@ -503,7 +503,12 @@ static int miss(struct plan *p, const struct cstep *s, int rc)
 static int miss_xattr(struct plan *p, const struct cstep *s,
 		      const char *name, int err)
 {
-	return miss_line(p, s, "extended attribute not set: ", name, -err);
+	char *q = audit_cquote(name, ": ");	/* a name for a terminal */
+	int rc = q ? miss_line(p, s, "extended attribute not set: ", q, -err) :
+		     -ENOMEM;
+
+	free(q);
+	return rc;
 }
 
 /* Does the step move something through the staging folder? */

@@ -51,7 +51,7 @@ static int try_one_xattr(void *arg, const char *name, const void *val,
 	if (fsetxattr(x->fd, name, val, len, 0) == 0)
 		return 0;
 	x->err = errno;
-	x->name = strdup(name);
+	x->name = audit_cquote(name, ": ");	/* a name for a terminal */
 	return x->name ? -ECANCELED : -ENOMEM;
 }
 
