@@ -224,13 +224,11 @@ int stage_prepare(struct txfs *fs, struct plan *p, uint64_t txid);
 
 /* probe.c: try on the staging folder of txid (real file system) what
  * the steps will ask of it for good - the layer's user.* xattrs of each
- * object, owners, the size of files patched in place - and refuse what
+ * object, owners (stage_prepare tried the largest file size before it
+ * wrote anything) - and refuse what
  * it cannot take before the commit point: -ENOSPC, -EFBIG, -EDQUOT or
  * -EINVAL with p->refused set. */
 int stage_probe(struct txfs *fs, struct plan *p, uint64_t txid);
-/* stage.c: p->refused for a file o too big for the real file system
- * (err: EFBIG); returns -err. */
-int stage_refuse_size(struct plan *p, const struct cobj *o, int err);
 
 /* ---- apply.c: the journaled steps, after the commit point ---- */
 

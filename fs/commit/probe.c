@@ -12,9 +12,9 @@
  *     patched or metadata-only file) on a scratch file, then removed:
  *     ext4 refuses a value that does not fit its inode and one block
  *     (ENOSPC, E2BIG), any file system a name too long (ERANGE);
- *   - the size of a file patched in place (CS_PATCH): a scratch file
- *     truncated to the largest such size (EFBIG past the file system's
- *     maximum; a staged copy met that limit while it was written);
+ *   - (stage.c, before anything is written) the size of every file
+ *     with new contents: a scratch file truncated to the largest one
+ *     (EFBIG past the file system's maximum);
  *   - owners: a scratch file chowned to an owner id the file system
  *     cannot store (EINVAL; EPERM is not an error: owners are set only
  *     where permitted).
@@ -150,24 +150,6 @@ static int probe_scratch(struct plan *p, int sc, const struct stat *sst,
 	return rc;
 }
 
-/* The largest size of a file patched in place, on the scratch file. */
-static int probe_size(struct plan *p, int sc)
-{
-	const struct cobj *big = NULL;
-
-	for (size_t i = 0; i < p->n; i++)
-		if (!p->objs[i].skip && p->objs[i].patch &&
-		    (!big || p->objs[i].rec.size > big->rec.size))
-			big = &p->objs[i];
-	if (!big || big->rec.size == 0)
-		return 0;
-	if (ftruncate(sc, (off_t)big->rec.size) == 0)
-		return ftruncate(sc, 0) ? -errno : 0;
-	if (errno != EFBIG && errno != EINVAL)
-		return -errno;
-	return stage_refuse_size(p, big, EFBIG);
-}
-
 int stage_probe(struct txfs *fs, struct plan *p, uint64_t txid)
 {
 	struct stat sst;
@@ -183,7 +165,7 @@ int stage_probe(struct txfs *fs, struct plan *p, uint64_t txid)
 		close(sfd);
 		return rc;
 	}
-	rc = fstat(sc, &sst) ? -errno : probe_size(p, sc);
+	rc = fstat(sc, &sst) ? -errno : 0;
 	for (size_t i = 0; i < p->n && rc == 0; i++) {
 		const struct cobj *o = &p->objs[i];
 

@@ -352,7 +352,8 @@ static bool uses_staging(const struct plan *p)
 	return false;
 }
 
-int stage_refuse_size(struct plan *p, const struct cobj *o, int err)
+/* p->refused for a file o too big for the real file system; -err. */
+static int stage_refuse_size(struct plan *p, const struct cobj *o, int err)
 {
 	const char *path = o->finals[0][0] ? o->finals[0] : ".";
 	char *q = audit_cquote(path, ": "), *line;
@@ -369,6 +370,33 @@ int stage_refuse_size(struct plan *p, const struct cobj *o, int err)
 	return -err;
 }
 
+/* Before anything is written: can the real file system hold the largest
+ * file with new contents (staged or patched in place)? A scratch file in
+ * the staging folder truncated to its size; EFBIG refuses the commit
+ * (p->refused). */
+static int check_sizes(struct plan *p, int sfd)
+{
+	const struct cobj *big = NULL;
+	int fd, rc = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		if (!p->objs[i].skip && plan_needs_data(&p->objs[i]) &&
+		    (!big || p->objs[i].rec.size > big->rec.size))
+			big = &p->objs[i];
+	if (!big || big->rec.size == 0)
+		return 0;
+	unlinkat(sfd, "size", 0);
+	fd = openat(sfd, "size", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)big->rec.size))
+		rc = errno == EFBIG || errno == EINVAL ?
+		     stage_refuse_size(p, big, EFBIG) : -errno;
+	close(fd);
+	unlinkat(sfd, "size", 0);
+	return rc;
+}
+
 int stage_prepare(struct txfs *fs, struct plan *p, uint64_t txid)
 {
 	size_t staged = 0;
@@ -378,6 +406,7 @@ int stage_prepare(struct txfs *fs, struct plan *p, uint64_t txid)
 	sfd = stage_open(fs, txid, true);
 	if (sfd < 0)
 		return sfd;
+	rc = check_sizes(p, sfd);
 	for (size_t i = 0; i < p->n && rc == 0; i++)
 		if (!p->objs[i].skip && plan_needs_data(&p->objs[i]) &&
 		    !p->objs[i].patch && ++staged &&
