@@ -249,24 +249,43 @@ out:
 	return rc;
 }
 
+static int miss_xattr(struct plan *p, const struct cstep *s,
+		      const char *name, int err);
+
 struct xset {
 	int fd;
 	const char *path;
+	struct plan *p;
+	const struct cstep *s;
 };
+
+/* An xattr the file system refuses for good (too big for what is left of
+ * its room, a name too long, none supported): listed as missed. */
+static bool xattr_refused(int err)
+{
+	return err == ENOSPC || err == EDQUOT || err == E2BIG ||
+	       err == ERANGE || err == EINVAL || err == EOPNOTSUPP ||
+	       err == EPERM || err == EACCES;
+}
 
 static int set_one_xattr(void *arg, const char *name, const void *val,
 			 size_t len)
 {
 	const struct xset *x = arg;
 
-	return setxattr(x->path, name, val, len, 0) ? -errno : 0;
+	if (setxattr(x->path, name, val, len, 0) == 0)
+		return 0;
+	return xattr_refused(errno) ? miss_xattr(x->p, x->s, name, errno) :
+				      -errno;
 }
 
 /* Make the real object's user.* xattrs exactly the layer's. */
-static int step_xattrs(struct layer_txn *t, uint64_t tino, int fd)
+static int step_xattrs(struct plan *p, struct layer_txn *t,
+		       const struct cstep *s, int fd)
 {
+	uint64_t tino = s->tino;
 	char path[64], list[8192];
-	struct xset x = { fd, path };
+	struct xset x = { fd, path, p, s };
 	const void *v;
 	size_t vl;
 	ssize_t n;
@@ -285,7 +304,7 @@ static struct timespec ts_of(int64_t ns)
 	return (struct timespec){ ns / 1000000000LL, ns % 1000000000LL };
 }
 
-static int step_meta(struct txfs *fs, struct layer_txn *t,
+static int step_meta(struct txfs *fs, struct plan *p, struct layer_txn *t,
 		     const struct layer_inode *rec, const struct cstep *s)
 {
 	struct timespec tv[2] = { ts_of(rec->atime_ns), ts_of(rec->mtime_ns) };
@@ -322,7 +341,7 @@ static int step_meta(struct txfs *fs, struct layer_txn *t,
 		rc = -errno;
 	if (rc == 0 && !lnk && (!(rec->flags & LI_LOWER) ||
 				(rec->flags & LI_XATTRS)))
-		rc = step_xattrs(t, s->tino, fd);
+		rc = step_xattrs(p, t, s, fd);
 	if (rc == 0 && utimensat(pfd, base, tv, AT_SYMLINK_NOFOLLOW))
 		rc = -errno;
 out:
@@ -358,7 +377,8 @@ static int step_times(struct txfs *fs, const struct cstep *s)
 	return rc;
 }
 
-static int apply_step(struct txfs *fs, struct layer_txn *t, int sfd,
+static int apply_step(struct txfs *fs, struct plan *p,
+		      struct layer_txn *t, int sfd,
 		      struct parent_cache *pc, uint64_t txid,
 		      const struct cstep *s, const char *phase)
 {
@@ -396,7 +416,7 @@ static int apply_step(struct txfs *fs, struct layer_txn *t, int sfd,
 		if ((rc = layer_inode_get(t, s->tino, &lv)))
 			return rc;
 		return s->kind == CS_MKNOD ? step_mknod(fs, &lv.rec, s) :
-					     step_meta(fs, t, &lv.rec, s);
+					     step_meta(fs, p, t, &lv.rec, s);
 	case CS_CLEAN:
 		return stage_remove(fs, txid);
 	case CS_SYNC:
@@ -412,9 +432,13 @@ static int apply_step(struct txfs *fs, struct layer_txn *t, int sfd,
  * underneath by someone else (a folder removed, replaced by a file or by
  * a symlink, a name taken): it can never apply, now or on a replay. Such
  * a step is recorded in p->missed and the commit goes on with the rest,
- * so that it (and any recovery) ends. Other errors (EIO, ENOSPC, ENOMEM,
- * EROFS, an injected fault) stop it: the journal stays and a recovery
- * retries.
+ * so that it (and any recovery) ends. So is a step the real file system
+ * refuses for good, which a retry would only meet again (probe.c refuses
+ * what it can find before the commit point): a file past its maximum
+ * size (EFBIG), a value it cannot represent (EINVAL, EOVERFLOW, E2BIG,
+ * ERANGE), an xattr it has no room for (step_xattrs: that xattr only).
+ * Other errors (EIO, ENOSPC and EDQUOT of data, ENOMEM, EROFS, an
+ * injected fault) stop it: the journal stays and a recovery retries.
  */
 static bool underneath(int rc)
 {
@@ -422,6 +446,7 @@ static bool underneath(int rc)
 	case ENOENT: case ENOTDIR: case ELOOP: case EISDIR: case ENOTEMPTY:
 	case EEXIST: case ESTALE: case EXDEV: case EACCES: case EPERM:
 	case EMLINK: case ENAMETOOLONG: case EBUSY: case ETXTBSY:
+	case EFBIG: case EINVAL: case EOVERFLOW: case E2BIG: case ERANGE:
 		return true;
 	}
 	return false;
@@ -448,12 +473,13 @@ static const char *step_what(enum cstep_kind k)
 	return "not applied";
 }
 
-static int miss(struct plan *p, const struct cstep *s, int rc)
+static int miss_line(struct plan *p, const struct cstep *s, const char *what,
+		     const char *arg, int rc)
 {
 	const char *path = s->kind == CS_LINK ? s->b : s->a;
 	char *q = audit_cquote(path[0] ? path : ".", ": "), *line, **m;
 
-	if (!q || asprintf(&line, "%s: %s: %s", q, step_what(s->kind),
+	if (!q || asprintf(&line, "%s: %s%s: %s", q, what, arg,
 			   strerror(-rc)) < 0) {
 		free(q);
 		return -ENOMEM;
@@ -467,6 +493,22 @@ static int miss(struct plan *p, const struct cstep *s, int rc)
 	p->missed = m;
 	p->missed[p->nmissed++] = line;
 	return 0;
+}
+
+static int miss(struct plan *p, const struct cstep *s, int rc)
+{
+	return miss_line(p, s, step_what(s->kind), "", rc);
+}
+
+static int miss_xattr(struct plan *p, const struct cstep *s,
+		      const char *name, int err)
+{
+	char *q = audit_cquote(name, ": ");	/* a name for a terminal */
+	int rc = q ? miss_line(p, s, "extended attribute not set: ", q, -err) :
+		     -ENOMEM;
+
+	free(q);
+	return rc;
 }
 
 /* Does the step move something through the staging folder? */
@@ -497,7 +539,7 @@ int commit_apply(struct txfs *fs, struct plan *p, uint64_t txid,
 		const struct cstep *s = &p->steps[i];
 
 		rc = sfd < 0 && needs_staging(s) ? -ENOENT :
-		     apply_step(fs, t, sfd, &pc, txid, s, phase);
+		     apply_step(fs, p, t, sfd, &pc, txid, s, phase);
 		if (rc && underneath(rc) && (rc = miss(p, s, rc)) == 0)
 			parent_cache_drop(&pc);
 		if (rc == 0)

@@ -6,7 +6,9 @@
  *   2. prepare (stage.c): write every new file content into the staging
  *      folder (.txfs.staging/<txid>/d<tino> at the real root, the same
  *      filesystem, so a rename puts it in place) and fsync it and the
- *      folder;
+ *      folder; then try there what the file system would refuse for good
+ *      after 3 (probe.c: xattrs, sizes, owners): a refusal now changes
+ *      nothing;
  *   3. journal the steps and sync LMDB: THE COMMIT POINT (here);
  *   4. apply the steps (apply.c); each is idempotent, so a recovery
  *      replays them all from the first;
@@ -280,6 +282,8 @@ int commit_run(struct txfs *fs, struct plan *p, uint64_t txid)
 	 * folder changes the root's times */
 	history_capture(fs, p, txid);
 	rc = stage_prepare(fs, p, txid);
+	if (rc == 0)	/* what the real file system refuses for good */
+		rc = stage_probe(fs, p, txid);
 	if (rc == 0)
 		rc = fault_point(fs, "commit");
 	if (rc == 0)
@@ -393,8 +397,8 @@ int txn_recover(struct txfs *fs, const char **what, char **missed)
 	if (rc == 0 && p.nmissed)
 		*what = "an interrupted commit passed its commit point: it was "
 			"completed, except for these steps, not applied because "
-			"the real directory changed underneath (left as it has "
-			"them)";
+			"the real directory changed underneath or its file "
+			"system refused them for good (left as it has them)";
 	else if (rc == 0)
 		*what = "an interrupted commit passed its commit point: it was "
 			"completed, the real directory now holds the "

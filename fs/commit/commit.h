@@ -150,6 +150,9 @@ struct plan {
 	char **missed;
 	size_t nmissed;
 	bool journaled;		/* commit_run passed the commit point */
+	/* probe.c: "path: why" of what the real file system refused before
+	 * the commit point (the commit was refused, nothing changed) */
+	char *refused;
 };
 
 /* Build the plan from transaction t. -EBUSY with p->conflicts filled when
@@ -218,6 +221,14 @@ int stage_copy_lower(int src, int dst, uint64_t off, uint64_t end,
 		     char *buf);
 /* Step 2: every new file content of p into the staging folder, durable. */
 int stage_prepare(struct txfs *fs, struct plan *p, uint64_t txid);
+
+/* probe.c: try on the staging folder of txid (real file system) what
+ * the steps will ask of it for good - the layer's user.* xattrs of each
+ * object, owners (stage_prepare tried the largest file size before it
+ * wrote anything) - and refuse what
+ * it cannot take before the commit point: -ENOSPC, -EFBIG, -EDQUOT or
+ * -EINVAL with p->refused set. */
+int stage_probe(struct txfs *fs, struct plan *p, uint64_t txid);
 
 /* ---- apply.c: the journaled steps, after the commit point ---- */
 

@@ -546,6 +546,7 @@ void plan_free(struct plan *p)
 	for (size_t i = 0; i < p->nmissed; i++)
 		free(p->missed[i]);
 	free(p->missed);
+	free(p->refused);
 	memset(p, 0, sizeof(*p));
 }
 

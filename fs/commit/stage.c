@@ -352,6 +352,51 @@ static bool uses_staging(const struct plan *p)
 	return false;
 }
 
+/* p->refused for a file o too big for the real file system; -err. */
+static int stage_refuse_size(struct plan *p, const struct cobj *o, int err)
+{
+	const char *path = o->finals[0][0] ? o->finals[0] : ".";
+	char *q = audit_cquote(path, ": "), *line;
+
+	if (!q || asprintf(&line, "%s: the real file system cannot hold a "
+			   "file of %llu bytes: %s", q,
+			   (unsigned long long)o->rec.size, strerror(err)) < 0) {
+		free(q);
+		return -ENOMEM;
+	}
+	free(q);
+	free(p->refused);
+	p->refused = line;
+	return -err;
+}
+
+/* Before anything is written: can the real file system hold the largest
+ * file with new contents (staged or patched in place)? A scratch file in
+ * the staging folder truncated to its size; EFBIG refuses the commit
+ * (p->refused). */
+static int check_sizes(struct plan *p, int sfd)
+{
+	const struct cobj *big = NULL;
+	int fd, rc = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		if (!p->objs[i].skip && plan_needs_data(&p->objs[i]) &&
+		    (!big || p->objs[i].rec.size > big->rec.size))
+			big = &p->objs[i];
+	if (!big || big->rec.size == 0)
+		return 0;
+	unlinkat(sfd, "size", 0);
+	fd = openat(sfd, "size", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)big->rec.size))
+		rc = errno == EFBIG || errno == EINVAL ?
+		     stage_refuse_size(p, big, EFBIG) : -errno;
+	close(fd);
+	unlinkat(sfd, "size", 0);
+	return rc;
+}
+
 int stage_prepare(struct txfs *fs, struct plan *p, uint64_t txid)
 {
 	size_t staged = 0;
@@ -361,11 +406,14 @@ int stage_prepare(struct txfs *fs, struct plan *p, uint64_t txid)
 	sfd = stage_open(fs, txid, true);
 	if (sfd < 0)
 		return sfd;
+	rc = check_sizes(p, sfd);
 	for (size_t i = 0; i < p->n && rc == 0; i++)
 		if (!p->objs[i].skip && plan_needs_data(&p->objs[i]) &&
 		    !p->objs[i].patch && ++staged &&
 		    (rc = prepare_one(fs, p->t, sfd, &p->objs[i])) == 0)
 			rc = fault_point(fs, "commit");
+		else if (rc == -EFBIG)	/* past the file system's maximum */
+			rc = stage_refuse_size(p, &p->objs[i], EFBIG);
 	/* one syncfs for every staged file (an fsync each costs ~1 ms a
 	 * file), then the folders: all durable before the commit point.
 	 * A commit of in-place patches only has nothing staged and no name

@@ -119,6 +119,10 @@ static int commit_end(struct txfs *fs, struct txn_report *r, struct plan *p,
 	char *rmissed = NULL;
 
 	*missed = commit_missed_text(p);
+	if (rc && !p->journaled && p->refused)
+		report(fs, r, rc, "commit refused: %s; nothing was changed "
+		       "and the transaction stays staged: change it, or roll "
+		       "back\n", p->refused);
 	if (rc == 0 || !p->journaled)
 		return rc;
 	if (txn_recover(fs, &what, &rmissed) == 0) {
@@ -154,7 +158,8 @@ static void report_missed(struct txfs *fs, struct txn_report *r,
 	if (!missed)
 		return;
 	report_append(fs, r, "not applied, the real directory changed "
-		      "underneath during the commit (left as it has them):\n");
+		      "underneath during the commit or its file system "
+		      "refused them for good (left as it has them):\n");
 	report_append(fs, r, missed);
 }
 
