@@ -3,13 +3,14 @@
  * ops/ - the FUSE low-level handlers: decode a request, call the view's
  * do_*() (or a verb of session/), send exactly one reply.
  *
- * Owns: ops.c and ops_dir.c (the handlers and the one operations table),
- * offload.c (requests answered from a worker thread: .txfs/ctl writes, fsync).
+ * Owns: ops.c, ops_file.c and ops_dir.c (the handlers and the one
+ * operations table), offload.c (requests answered from a worker thread:
+ * .txfs/ctl writes, fsync).
  * May call: session/, view/, layer/, lower/. Called by: daemon/.
  *
- * ops.h - what the handler files (ops.c: lookup, attributes, namespace,
- * files; ops_dir.c: folders, statfs, xattrs) share: decoding helpers and
- * the handlers ops.c's table names from ops_dir.c.
+ * ops.h - what the handler files (ops.c: lookup, attributes, namespace;
+ * ops_file.c: file data; ops_dir.c: folders, statfs, xattrs) share:
+ * decoding helpers and the handlers ops.c's table names from the others.
  */
 #ifndef TXFS_OPS_H
 #define TXFS_OPS_H
@@ -64,6 +65,24 @@ static inline uint64_t node_of(const struct txfs *fs, fuse_ino_t ino)
 {
 	return ino == FUSE_ROOT_ID ? (uint64_t)fs->root_ino : ino;
 }
+
+/* ops_file.c */
+void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+	       mode_t mode, struct fuse_file_info *fi);
+void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+	     struct fuse_file_info *fi);
+void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
+	      off_t off, struct fuse_file_info *fi);
+void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+	      struct fuse_file_info *fi);
+void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
+		  off_t length, struct fuse_file_info *fi);
+void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+	      struct fuse_file_info *fi);
+/* Free what an unlinked layer file held once nothing holds it. */
+void ops_reap_orphan(struct txfs *fs, uint64_t tino);
 
 /* ops_dir.c */
 void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "view.h"
+#include "inode_int.h"
 
 #define ITAB_MIN 1024
 
@@ -71,7 +72,7 @@ void itab_destroy(struct txfs *fs)
 	pthread_mutex_destroy(&fs->itab_lock);
 }
 
-static struct tnode *find(struct txfs *fs, uint64_t tino)
+struct tnode *itab_find_locked(struct txfs *fs, uint64_t tino)
 {
 	struct tnode *n = fs->itab[slot(fs, tino)];
 
@@ -124,7 +125,7 @@ static bool drop_other(struct tnode *n, uint64_t parent, const char *name)
 /* (parent, name) is where the merged view showed n last: it becomes the
  * first name, the previous first one is kept among the others (a hard
  * link has several; a folder has one, and itab_move replaces it). */
-static void set_name(struct tnode *n, uint64_t parent, const char *name)
+void itab_set_name(struct tnode *n, uint64_t parent, const char *name)
 {
 	struct tname *o;
 	char *c;
@@ -172,9 +173,9 @@ static void unname(struct tnode *n, uint64_t parent, const char *name)
 	}
 }
 
-static int get_locked(struct txfs *fs, uint64_t tino, struct tnode **out)
+int itab_get_locked(struct txfs *fs, uint64_t tino, struct tnode **out)
 {
-	struct tnode *n = find(fs, tino);
+	struct tnode *n = itab_find_locked(fs, tino);
 	size_t s;
 
 	if (!n) {
@@ -200,11 +201,11 @@ int itab_get(struct txfs *fs, uint64_t tino, const char *lower_path,
 	int rc;
 
 	pthread_mutex_lock(&fs->itab_lock);
-	rc = get_locked(fs, tino, &n);
+	rc = itab_get_locked(fs, tino, &n);
 	if (rc == 0) {
 		if (lower_path && !n->lower_path)
 			n->lower_path = strdup(lower_path);
-		set_name(n, parent, name);
+		itab_set_name(n, parent, name);
 		n->nlookup += refs;
 	}
 	pthread_mutex_unlock(&fs->itab_lock);
@@ -217,10 +218,10 @@ void itab_move(struct txfs *fs, uint64_t tino, uint64_t oldparent,
 	struct tnode *n;
 
 	pthread_mutex_lock(&fs->itab_lock);
-	n = find(fs, tino);
+	n = itab_find_locked(fs, tino);
 	if (n) {
 		unname(n, oldparent, oldname);
-		set_name(n, parent, name);
+		itab_set_name(n, parent, name);
 	}
 	pthread_mutex_unlock(&fs->itab_lock);
 }
@@ -231,7 +232,7 @@ void itab_unname(struct txfs *fs, uint64_t tino, uint64_t parent,
 	struct tnode *n;
 
 	pthread_mutex_lock(&fs->itab_lock);
-	n = find(fs, tino);
+	n = itab_find_locked(fs, tino);
 	if (n)
 		unname(n, parent, name);
 	pthread_mutex_unlock(&fs->itab_lock);
@@ -252,7 +253,7 @@ static char *chain_locked(struct txfs *fs, uint64_t tino, const char *name)
 	if (name)
 		parts[np++] = name;
 	while (tino != (uint64_t)fs->root_ino && np < TXFS_PATH_DEPTH) {
-		n = find(fs, tino);
+		n = itab_find_locked(fs, tino);
 		if (!n || !n->name) {
 			errno = ENOENT;
 			return NULL;
@@ -282,13 +283,13 @@ static char *chain_locked(struct txfs *fs, uint64_t tino, const char *name)
 /* The merged path of tino (+ name), itab_lock held: through its first
  * name, else through the first of its other names that still resolves
  * (the folder of a removed link may be gone). */
-static char *path_locked(struct txfs *fs, uint64_t tino, const char *name)
+char *itab_path_locked(struct txfs *fs, uint64_t tino, const char *name)
 {
 	char *p = chain_locked(fs, tino, name), *dir;
 	int err = errno;	/* why the first name failed */
 	struct tnode *n;
 
-	if (p || tino == (uint64_t)fs->root_ino || !(n = find(fs, tino)))
+	if (p || tino == (uint64_t)fs->root_ino || !(n = itab_find_locked(fs, tino)))
 		return p;
 	for (struct tname *o = n->others; o && !p; o = o->next) {
 		dir = chain_locked(fs, o->parent, o->name);
@@ -306,7 +307,7 @@ char *itab_path(struct txfs *fs, uint64_t tino, const char *name)
 	char *p;
 
 	pthread_mutex_lock(&fs->itab_lock);
-	p = path_locked(fs, tino, name);
+	p = itab_path_locked(fs, tino, name);
 	pthread_mutex_unlock(&fs->itab_lock);
 	return p;
 }
@@ -339,7 +340,7 @@ int itab_other_paths(struct txfs *fs, uint64_t tino, const char *skip,
 
 	*out = NULL;
 	pthread_mutex_lock(&fs->itab_lock);
-	n = find(fs, tino);
+	n = itab_find_locked(fs, tino);
 	if (n && n->lower_path)	/* its origin in the real directory */
 		rc = push_path(out, &k, strdup(n->lower_path), skip);
 	*names = -(int)k;
@@ -356,7 +357,7 @@ char *itab_lower_path(struct txfs *fs, uint64_t tino)
 	char *p = NULL;
 
 	pthread_mutex_lock(&fs->itab_lock);
-	n = find(fs, tino);
+	n = itab_find_locked(fs, tino);
 	if (n && n->lower_path)
 		p = strdup(n->lower_path);
 	pthread_mutex_unlock(&fs->itab_lock);
@@ -368,7 +369,7 @@ void itab_set_lower(struct txfs *fs, uint64_t tino, const char *lower_path)
 	struct tnode *n;
 
 	pthread_mutex_lock(&fs->itab_lock);
-	n = find(fs, tino);
+	n = itab_find_locked(fs, tino);
 	if (n) {
 		char *p = lower_path ? strdup(lower_path) : NULL;
 
@@ -378,7 +379,7 @@ void itab_set_lower(struct txfs *fs, uint64_t tino, const char *lower_path)
 	pthread_mutex_unlock(&fs->itab_lock);
 }
 
-static void unlink_node(struct txfs *fs, struct tnode *n)
+void itab_unlink_node(struct txfs *fs, struct tnode *n)
 {
 	struct tnode **pp = &fs->itab[slot(fs, n->tino)];
 	uint64_t alias = n->alias, n_tino = n->tino;
@@ -392,14 +393,14 @@ static void unlink_node(struct txfs *fs, struct tnode *n)
 		fs->npins--;
 	node_free(n);
 	/* an alias holds a reference on its target (see itab_relink) */
-	target = alias ? find(fs, alias) : NULL;
+	target = alias ? itab_find_locked(fs, alias) : NULL;
 	if (target && target->aliased_by)
 		target->aliased_by--;
 	if (target && target->shown == n_tino)
 		target->shown = 0;
 	if (target && target->nlookup && --target->nlookup == 0 &&
 	    target->opens == 0)
-		unlink_node(fs, target);
+		itab_unlink_node(fs, target);
 }
 
 bool itab_forget(struct txfs *fs, uint64_t tino, uint64_t count)
@@ -408,13 +409,13 @@ bool itab_forget(struct txfs *fs, uint64_t tino, uint64_t count)
 	bool orphan = false;
 
 	pthread_mutex_lock(&fs->itab_lock);
-	n = find(fs, tino);
+	n = itab_find_locked(fs, tino);
 	if (n) {
 		n->nlookup = n->nlookup > count ? n->nlookup - count : 0;
 		if (n->nlookup == 0 && n->opens == 0 &&
 		    tino != fs->root_ino) {
 			orphan = n->orphan;
-			unlink_node(fs, n);
+			itab_unlink_node(fs, n);
 		}
 	}
 	pthread_mutex_unlock(&fs->itab_lock);
@@ -426,7 +427,7 @@ void itab_open(struct txfs *fs, uint64_t tino)
 	struct tnode *n;
 
 	pthread_mutex_lock(&fs->itab_lock);
-	if (get_locked(fs, tino, &n) == 0)
+	if (itab_get_locked(fs, tino, &n) == 0)
 		n->opens++;
 	pthread_mutex_unlock(&fs->itab_lock);
 }
@@ -437,14 +438,14 @@ unsigned itab_release(struct txfs *fs, uint64_t tino)
 	unsigned left = 0;
 
 	pthread_mutex_lock(&fs->itab_lock);
-	n = find(fs, tino);
+	n = itab_find_locked(fs, tino);
 	if (n) {
 		if (n->opens)
 			n->opens--;
 		left = n->opens;
 		if (n->nlookup == 0 && n->opens == 0 &&
 		    tino != fs->root_ino)
-			unlink_node(fs, n);
+			itab_unlink_node(fs, n);
 	}
 	pthread_mutex_unlock(&fs->itab_lock);
 	return left;
@@ -456,7 +457,7 @@ unsigned itab_held(struct txfs *fs, uint64_t tino)
 	unsigned c = 0;
 
 	pthread_mutex_lock(&fs->itab_lock);
-	n = find(fs, tino);
+	n = itab_find_locked(fs, tino);
 	if (n)
 		c = n->opens + (fs->opts.noopen && n->nlookup);
 	pthread_mutex_unlock(&fs->itab_lock);
@@ -475,7 +476,7 @@ void itab_orphan_at(struct txfs *fs, uint64_t tino, uint64_t parent,
 	struct tnode *n;
 
 	pthread_mutex_lock(&fs->itab_lock);
-	n = find(fs, tino);
+	n = itab_find_locked(fs, tino);
 	if (n) {
 		n->orphan = true;
 		if (p && !n->orphan_path) {
@@ -493,7 +494,7 @@ char *itab_orphan_path(struct txfs *fs, uint64_t tino)
 	char *p = NULL;
 
 	pthread_mutex_lock(&fs->itab_lock);
-	n = find(fs, tino);
+	n = itab_find_locked(fs, tino);
 	if (n && n->orphan_path)
 		p = strdup(n->orphan_path);
 	pthread_mutex_unlock(&fs->itab_lock);
@@ -510,7 +511,7 @@ uint64_t ino_to_tino(struct txfs *fs, fuse_ino_t ino)
 	if (!atomic_load(&fs->has_alias))
 		return ino;
 	pthread_mutex_lock(&fs->itab_lock);
-	n = find(fs, ino);
+	n = itab_find_locked(fs, ino);
 	if (n && n->alias)
 		t = n->alias;	/* X -> Y; Y itself is never aliased */
 	pthread_mutex_unlock(&fs->itab_lock);
@@ -542,7 +543,7 @@ void itab_pin(struct txfs *fs, uint64_t tino, const char *lower_path)
 	if (fd < 0)
 		return;
 	pthread_mutex_lock(&fs->itab_lock);
-	n = find(fs, tino);
+	n = itab_find_locked(fs, tino);
 	if (n && n->nlookup && !n->pin && fs->npins < cap) {
 		n->pin = fd + 1;
 		fs->npins++;
@@ -558,7 +559,7 @@ void itab_kpages(struct txfs *fs, uint64_t node)
 	struct tnode *n;
 
 	pthread_mutex_lock(&fs->itab_lock);
-	n = find(fs, node);
+	n = itab_find_locked(fs, node);
 	if (n)
 		n->kpages = true;
 	pthread_mutex_unlock(&fs->itab_lock);
@@ -570,7 +571,7 @@ bool itab_may_cache(struct txfs *fs, uint64_t tino)
 	bool c;
 
 	pthread_mutex_lock(&fs->itab_lock);
-	n = find(fs, tino);
+	n = itab_find_locked(fs, tino);
 	c = n && (n->opens || n->kpages);
 	pthread_mutex_unlock(&fs->itab_lock);
 	return c;
@@ -581,293 +582,9 @@ bool itab_known(struct txfs *fs, uint64_t tino)
 	bool k;
 
 	pthread_mutex_lock(&fs->itab_lock);
-	k = find(fs, tino) != NULL;
+	k = itab_find_locked(fs, tino) != NULL;
 	pthread_mutex_unlock(&fs->itab_lock);
 	return k;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-struct alias_list {
-	uint64_t *tinos;
-	char **paths;
-	struct tnode **from;	/* the node aliased to tinos[i] */
-	size_t n;
-};
-
-/* Re-check one node at its new real path (itab_lock held); the real
- * inode's own node is created after the walk (creating one may grow the
- * table under the walk). */
-static void relink_one(struct txfs *fs, struct tnode *n, char *path,
-		       struct alias_list *al)
-{
-	struct stat st;
-
-	free(n->lower_path);
-	n->lower_path = path;
-	if (lower_stat(fs, path, &st) || (uint64_t)st.st_ino == n->tino)
-		return;
-	n->alias = (uint64_t)st.st_ino;
-	atomic_store(&fs->has_alias, true);
-	uint64_t *t = realloc(al->tinos, (al->n + 1) * sizeof(*t));
-	char **p = t ? realloc(al->paths, (al->n + 1) * sizeof(*p)) : NULL;
-	struct tnode **f = p ? realloc(al->from, (al->n + 1) * sizeof(*f)) :
-			       NULL;
-
-	if (t)
-		al->tinos = t;
-	if (p)
-		al->paths = p;
-	if (!f)
-		return;
-	al->from = f;
-	al->tinos[al->n] = n->alias;
-	al->from[al->n] = n;
-	al->paths[al->n++] = strdup(path);
-}
-
-/* A real object the commit did not touch, moved with a folder that it
- * did move: gone from its old path, there at the new one. */
-static bool moved_along(struct txfs *fs, const struct tnode *n,
-			const char *path)
-{
-	struct stat st;
-
-	if (layer_ino_reserved(n->tino) || !n->lower_path ||
-	    !strcmp(n->lower_path, path))
-		return false;
-	if (lower_stat(fs, n->lower_path, &st) == 0 &&
-	    (uint64_t)st.st_ino == n->tino)
-		return false;
-	return lower_stat(fs, path, &st) == 0 && (uint64_t)st.st_ino == n->tino;
-}
-
-/* The references a re-pointed alias gave up, dropped after the walk. */
-struct drop_list {
-	uint64_t *tinos;
-	size_t n;
-};
-
-static void drop_add(struct drop_list *d, uint64_t tino)
-{
-	uint64_t *t = realloc(d->tinos, (d->n + 1) * sizeof(*t));
-
-	if (!t)
-		return;	/* the node stays a little longer: harmless */
-	d->tinos = t;
-	d->tinos[d->n++] = tino;
-}
-
-static void drop_all(struct txfs *fs, struct drop_list *d)
-{
-	for (size_t i = 0; i < d->n; i++) {
-		struct tnode *n = find(fs, d->tinos[i]);
-
-		if (n && n->aliased_by)
-			n->aliased_by--;
-		if (n && n->nlookup && --n->nlookup == 0 && n->opens == 0 &&
-		    n->tino != (uint64_t)fs->root_ino)
-			unlink_node(fs, n);
-	}
-	free(d->tinos);
-}
-
-struct remap {
-	uint64_t from, to;
-};
-
-static int cmp_remap(const void *a, const void *b)
-{
-	return cmp_u64(&((const struct remap *)a)->from,
-		       &((const struct remap *)b)->from);
-}
-
-/* A folder this commit re-created as a real one (X -> Y in m) is the
- * parent of its children's names under Y from now on: X is only the
- * kernel's alias of Y, and goes away at its FORGET while a child (an open
- * file, say) may stay known; a name whose parent is gone has no path
- * (itab_path: ENOENT), and the policy refuses what it cannot place. */
-static void remap_parents(struct tnode *n, const struct remap *m, size_t nm)
-{
-	struct remap key = { .from = n->parent };
-	const struct remap *r;
-
-	if (n->name && (r = bsearch(&key, m, nm, sizeof(*m), cmp_remap)))
-		n->parent = r->to;
-	for (struct tname *o = n->others; o; o = o->next) {
-		key.from = o->parent;
-		if ((r = bsearch(&key, m, nm, sizeof(*m), cmp_remap)))
-			o->parent = r->to;
-	}
-}
-
-/* Keep every alias one hop long (ino_to_tino follows one): a node X
- * aliased to Y, where this commit re-created Y as Z, now points to Z.
- * Without this, a file committed again and again (a writer and a loop of
- * commits) left the kernel's older node ids on a real inode that no
- * longer exists: ESTALE on the next open or write. */
-static void retarget(struct txfs *fs, struct remap *m, size_t nm,
-		     struct drop_list *d)
-{
-	qsort(m, nm, sizeof(*m), cmp_remap);
-	for (size_t i = 0; i < fs->itab_size; i++) {
-		for (struct tnode *n = fs->itab[i]; n; n = n->next) {
-			struct remap key = { .from = n->alias }, *r;
-			struct tnode *to;
-
-			remap_parents(n, m, nm);
-			if (!n->alias || !(r = bsearch(&key, m, nm, sizeof(*m),
-						       cmp_remap)))
-				continue;
-			drop_add(d, n->alias);
-			n->alias = r->to == n->tino ? 0 : r->to;
-			to = n->alias ? find(fs, n->alias) : NULL;
-			if (to) {
-				to->nlookup++;	/* held by the alias */
-				to->aliased_by++;
-			}
-			else
-				n->alias = 0;
-		}
-	}
-}
-
-void itab_relink(struct txfs *fs, const uint64_t *changed, size_t nchanged)
-{
-	struct alias_list al = { 0 };
-	struct drop_list d = { 0 };
-	struct remap *m;
-	struct tnode *real;
-	size_t nm = 0;
-
-	pthread_mutex_lock(&fs->itab_lock);
-	for (size_t i = 0; i < fs->itab_size; i++) {
-		for (struct tnode *n = fs->itab[i]; n; n = n->next) {
-			char *path;
-
-			if (n->tino == (uint64_t)fs->root_ino || n->alias)
-				continue;
-			path = path_locked(fs, n->tino, NULL);
-			if (!path)
-				continue;
-			if (bsearch(&n->tino, changed, nchanged,
-				    sizeof(*changed), cmp_u64))
-				relink_one(fs, n, path, &al);
-			else if (moved_along(fs, n, path))
-				relink_one(fs, n, path, &al);
-			else
-				free(path);
-		}
-	}
-	m = calloc(al.n ? al.n : 1, sizeof(*m));
-	for (size_t i = 0; i < al.n; i++) {
-		if (al.paths[i] && get_locked(fs, al.tinos[i], &real) == 0) {
-			free(real->lower_path);
-			real->lower_path = al.paths[i];
-			set_name(real, al.from[i]->parent, al.from[i]->name);
-			real->nlookup++;	/* held by the alias */
-			real->aliased_by++;
-			/* the kernel goes on seeing the object under the
-			 * node id it knows; a reused inode number that is
-			 * still a node id for another object stays that */
-			real->shown = al.from[i]->shown ? al.from[i]->shown :
-							 al.from[i]->tino;
-			al.from[i]->shown = 0;
-			if (m)
-				m[nm++] = (struct remap){ al.from[i]->tino,
-							  al.tinos[i] };
-		} else {
-			free(al.paths[i]);
-		}
-	}
-	if (m)
-		retarget(fs, m, nm, &d);
-	drop_all(fs, &d);
-	pthread_mutex_unlock(&fs->itab_lock);
-	free(m);
-	free(al.tinos);
-	free(al.paths);
-	free(al.from);
-}
-
-int itab_aliases_of(struct txfs *fs, const uint64_t *sorted, size_t n,
-		    uint64_t **out, size_t *nout)
-{
-	uint64_t *v = NULL;
-	size_t k = 0, cap = 0;
-	int rc = 0;
-
-	*out = NULL;
-	*nout = 0;
-	if (!atomic_load(&fs->has_alias))
-		return 0;
-	pthread_mutex_lock(&fs->itab_lock);
-	for (size_t i = 0; i < fs->itab_size && rc == 0; i++) {
-		for (struct tnode *t = fs->itab[i]; t; t = t->next) {
-			if (!t->alias || !bsearch(&t->alias, sorted, n,
-						  sizeof(*sorted), cmp_u64))
-				continue;
-			if (k == cap) {
-				uint64_t *g = realloc(v, (cap ? cap * 2 : 16) *
-							     sizeof(*g));
-
-				if (!g) {
-					rc = -ENOMEM;
-					break;
-				}
-				v = g;
-				cap = cap ? cap * 2 : 16;
-			}
-			v[k++] = t->tino;
-		}
-	}
-	pthread_mutex_unlock(&fs->itab_lock);
-	if (rc) {
-		free(v);
-		return rc;
-	}
-	*out = v;
-	*nout = k;
-	return 0;
-}
-
-void itab_inval_others(struct txfs *fs, uint64_t node, uint64_t tino)
-{
-	struct tnode *t, *nn;
-	uint64_t *v = NULL;
-	size_t k = 0, others = 0;
-	bool tino_known = false;
-
-	if (!atomic_load(&fs->has_alias))
-		return;
-	pthread_mutex_lock(&fs->itab_lock);
-	t = find(fs, tino);
-	nn = node != tino ? find(fs, node) : NULL;
-	if (t) {
-		/* the aliases other than the writing node; tino itself only
-		 * if the kernel holds references beyond the aliases' */
-		others = t->aliased_by - (nn && nn->alias == tino &&
-					  t->aliased_by ? 1 : 0);
-		tino_known = node != tino && t->nlookup > t->aliased_by;
-	}
-	if (others)
-		v = malloc(others * sizeof(*v));
-	for (size_t i = 0; v && i < fs->itab_size && k < others; i++)
-		for (struct tnode *n = fs->itab[i]; n && k < others;
-		     n = n->next)
-			if (n->alias == tino && n->tino != node)
-				v[k++] = n->tino;
-	pthread_mutex_unlock(&fs->itab_lock);
-	for (size_t i = 0; i < k; i++)
-		inval_inode(fs, v[i], true);
-	if (tino_known)
-		inval_inode(fs, tino, true);
-	free(v);
 }
 
 uint64_t itab_shown(struct txfs *fs, uint64_t tino)
@@ -878,7 +595,7 @@ uint64_t itab_shown(struct txfs *fs, uint64_t tino)
 	if (!atomic_load(&fs->has_alias))
 		return tino;
 	pthread_mutex_lock(&fs->itab_lock);
-	n = find(fs, tino);
+	n = itab_find_locked(fs, tino);
 	if (n && n->shown)
 		id = n->shown;
 	pthread_mutex_unlock(&fs->itab_lock);
