@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -265,21 +266,71 @@ static const char umount_usage[] =
 "is kept: the next `txfs mount` of the workspace resumes it. A stale mount\n"
 "left by a dead daemon is cleaned up. -z detaches a busy mount lazily.\n";
 
-static int run_fusermount(const char *mnt, bool lazy)
+/* Unmount mnt: umount2 when we are root (needs neither fusermount3 nor
+ * /etc/mtab), else fusermount3 -u (-uz when lazy). 0, or -errno with why
+ * saying what failed in the user's words: "busy ..." or fusermount3's own
+ * message (it prints to stderr, which is read here, not passed through). */
+static int run_fusermount(const char *mnt, bool lazy, char *why, size_t len)
 {
-	pid_t pid = fork();
-	int status;
+	char buf[1024], *line;
+	size_t got = 0;
+	ssize_t n;
+	int p[2], status, rc = -EBUSY;
+	pid_t pid;
 
-	if (pid < 0)
+	snprintf(why, len, "busy (a process uses it; -z detaches it lazily)");
+	if (geteuid() == 0) {
+		if (umount2(mnt, lazy ? MNT_DETACH : 0) == 0)
+			return 0;
+		if (errno == EBUSY)
+			return -EBUSY;
+		if (errno != EPERM) {
+			rc = -errno;
+			snprintf(why, len, "%s", strerror(-rc));
+			return rc;
+		}
+	}
+	if (pipe2(p, O_CLOEXEC))
 		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		close(p[0]);
+		close(p[1]);
+		return rc;
+	}
 	if (pid == 0) {
+		dup2(p[1], STDERR_FILENO);
 		execlp("fusermount3", "fusermount3", lazy ? "-uz" : "-u", mnt,
 		       (char *)NULL);
+		dprintf(STDERR_FILENO, "fusermount3: cannot run it: %s\n",
+			strerror(errno));
 		_exit(127);
 	}
-	if (waitpid(pid, &status, 0) < 0)
-		return -errno;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EBUSY;
+	close(p[1]);
+	while (got < sizeof(buf) - 1 &&
+	       (n = read(p[0], buf + got, sizeof(buf) - 1 - got)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		got += (size_t)n;
+	}
+	close(p[0]);
+	buf[got] = '\0';
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	/* its last line says why; "busy" stays the message it was */
+	while (got && buf[got - 1] == '\n')
+		buf[--got] = '\0';
+	line = strrchr(buf, '\n');
+	line = line ? line + 1 : buf;
+	if (*line && !strstr(line, "busy"))
+		snprintf(why, len, "fusermount3 failed: %.400s", line);
+	return rc;
 }
 
 /* The daemon's pid, from MNT/<ctl>/status.json ("pid":N), or 0. */
@@ -346,9 +397,10 @@ static int umount_unknown(const char *mnt, bool lazy)
 
 	if (statfs(mnt, &sfs))
 		return umount_dead(mnt);
-	if (run_fusermount(mnt, lazy)) {
-		cli_err(0, "umount %s: busy (a process uses it; -z detaches "
-			"it lazily)", mnt);
+	char why[512];
+
+	if (run_fusermount(mnt, lazy, why, sizeof(why))) {
+		cli_err(0, "umount %s: %s", mnt, why);
 		return 1;
 	}
 	return txfs_unmount_stale(mnt) ? 1 : 0;
@@ -365,6 +417,7 @@ int cmd_umount(int argc, char **argv)
 	const char *ctl = ".txfs";
 	bool lazy = false;
 	struct statfs sfs;
+	char why[512];
 	pid_t pid;
 	int c, rc;
 
@@ -395,10 +448,9 @@ int cmd_umount(int argc, char **argv)
 		cli_err(0, "umount %s: not a txfs mount", argv[optind]);
 		return 1;
 	}
-	rc = run_fusermount(argv[optind], lazy);
+	rc = run_fusermount(argv[optind], lazy, why, sizeof(why));
 	if (rc) {
-		cli_err(0, "umount %s: busy (a process uses it; -z detaches "
-			"it lazily)", argv[optind]);
+		cli_err(0, "umount %s: %s", argv[optind], why);
 		return 1;
 	}
 	wait_exit(pid, 30);

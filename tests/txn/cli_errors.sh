@@ -43,4 +43,27 @@ done
 CERR=$(cd "$T/plain" && t 30 "$TXFS" exec -- true 2>&1 >/dev/null)
 case $CERR in *"no txfs mount"*) ok "exec outside a mount says so" ;; *) fail "exec outside a mount: $CERR" ;; esac
 no_suffix "exec outside a mount"
+# txfs umount says why an unmount failed: fusermount3's own reason (here
+# a stand-in on PATH that fails as fusermount3 does without /etc/mtab,
+# which a machine booted without systemd may lack), never "busy" when
+# nothing is busy. As root, txfs umount needs no fusermount3 at all.
+txfs_mount || exit 1
+mkdir -p "$T/fakebin"
+printf '#!/bin/sh\necho "fusermount3: failed to open /etc/mtab: No such file or directory" >&2\nexit 1\n' >"$T/fakebin/fusermount3"
+chmod 755 "$T/fakebin/fusermount3"
+PATH="$T/fakebin:$PATH" cli_run umount "$MNT"
+if [ "$(id -u)" = 0 ]; then
+	check_eq "as root, txfs umount works without fusermount3" 0 "$CRC"
+	mountpoint -q "$MNT" && fail "as root: still mounted after txfs umount" ||
+		ok "as root: unmounted (umount2, not fusermount3)"
+else
+	check_eq "fusermount3 failing: txfs umount exits 1" 1 "$CRC"
+	case $CERR in
+	*"umount $MNT: fusermount3 failed: fusermount3: failed to open /etc/mtab"*) ok "it gives fusermount3's reason ($CERR)" ;;
+	*) fail "txfs umount with fusermount3 failing: $CERR" ;;
+	esac
+	case $CERR in *busy*) fail "it says busy: $CERR" ;; *) ok "it does not say busy" ;; esac
+	mountpoint -q "$MNT" && ok "still mounted, the layer kept" || fail "the mount is gone"
+	txfs_umount || exit 1
+fi
 txn_finish
