@@ -10,6 +10,7 @@ it had not filled yet; a peer that is not available gets "n/a (why)".
 import errno
 import json
 import os
+import resource
 import subprocess
 import time
 
@@ -111,6 +112,32 @@ def timed_cpu(p, cmd, **kw):
     return wall, cpu
 
 
+class CpuMeter:
+    """CPU of what runs inside the with-block: the commands it waited for
+    (RUSAGE_CHILDREN) plus the peer's FUSE daemon's; .cpu after exit."""
+
+    def __init__(self, p):
+        self.p = p
+        self.cpu = 0.0
+
+    @staticmethod
+    def _children():
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return ru.ru_utime + ru.ru_stime
+
+    def __enter__(self):
+        self.c0 = self._children()
+        self.d0 = proc_cpu(self.p.pid) if self.p.pid else None
+        return self
+
+    def __exit__(self, *exc):
+        self.cpu = self._children() - self.c0
+        d1 = proc_cpu(self.p.pid) if self.p.pid else None
+        if self.d0 is not None and d1 is not None:
+            self.cpu += d1 - self.d0
+        return False
+
+
 CPU_NOTE = ("CPU rows: user + system time of the command and its children "
             "(wait4) plus the FUSE daemon's during the command "
             "(/proc/PID/stat); the kernel's own work for a FUSE request "
@@ -169,16 +196,19 @@ def w1(ctx, R, peers, rounds):
 # ------------------------------------------------------------------- W2
 def w2(ctx, R, peers, rounds):
     keys = ["W2.st.cold", "W2.diff.cold", "W2.st.warm", "W2.diff.warm"]
+    keys += [k + ".cpu" for k in keys]
     R.table("W2: git in the tree (committed repository as the real "
             "directory)", RATIO_CAPTION,
-            [("W2.st.cold", "git status, cold (caches dropped)", "time", True),
-             ("W2.diff.cold", "git diff --stat, cold", "time", True),
-             ("W2.st.warm", "git status, warm", "time", True),
-             ("W2.diff.warm", "git diff --stat, warm", "time", True)],
+            with_cpu([("W2.st.cold", "git status, cold (caches dropped)",
+                       "time", True),
+                      ("W2.diff.cold", "git diff --stat, cold", "time", True),
+                      ("W2.st.warm", "git status, warm", "time", True),
+                      ("W2.diff.warm", "git diff --stat, warm", "time",
+                       True)]),
             rounds,
             [f"The repository has {getattr(ctx, 'repo_edits', '?')} files "
              "edited and not staged. Warm values are the median of 3 runs "
-             "after one warm-up run."])
+             "after one warm-up run (CPU: of the same run).", CPU_NOTE])
     genv = env.GIT_ENV
     st = ["git", "status"]
     diff = ["git", "diff", "--stat"]
@@ -190,13 +220,15 @@ def w2(ctx, R, peers, rounds):
         for key, cmd in (("W2.st.cold", st), ("W2.diff.cold", diff)):
             mnt = p.mount(lower, "w2")
             drop_caches()
-            R.add(key, p, rnd, timed(cmd, cwd=mnt, env=genv)[0])
+            add_wall_cpu(R, key, p, rnd, timed_cpu(p, cmd, cwd=mnt,
+                                                   env=genv))
             p.umount()
         mnt = p.mount(lower, "w2")
         for key, cmd in (("W2.st.warm", st), ("W2.diff.warm", diff)):
             timed(cmd, cwd=mnt, env=genv)
-            ts = sorted(timed(cmd, cwd=mnt, env=genv)[0] for _ in range(3))
-            R.add(key, p, rnd, ts[1])
+            ts = sorted(timed_cpu(p, cmd, cwd=mnt, env=genv)
+                        for _ in range(3))
+            add_wall_cpu(R, key, p, rnd, ts[1])
     each_round(ctx, R, peers, keys, rounds, "W2", body)
 
 
@@ -206,13 +238,14 @@ def w3(ctx, R, peers, rounds):
     target = "init/" if ctx.quick else "vmlinux"
     R.table("W3: C build inside the mount", RATIO_CAPTION,
             [("W3.wall", f"make -j2 {target}, wall", "time", True),
-             ("W3.cpu", f"make -j2 {target}, CPU (user+sys)", "time", True)],
+             ("W3.cpu", f"make -j2 {target}, CPU (user+sys, with the "
+              "FUSE daemon's)", "time", True)],
             rounds,
             ["Linux 6.1 (linux-source-6.1) `make tinyconfig` then "
              f"`make -j2 {target}` for x86_64 (about 460 objects for "
              "vmlinux), source in the real directory, objects in "
              "O=.bench-out inside the mount; the configure step is not "
-             "timed; caches warm."])
+             "timed; caches warm.", CPU_NOTE])
     src = os.path.join(ctx.src, "linux")
     out_real = os.path.join(src, ".bench-out")
 
@@ -223,8 +256,8 @@ def w3(ctx, R, peers, rounds):
         out = os.path.join(mnt, ".bench-out")
         run(["make", "-C", mnt, f"O={out}", "tinyconfig"], timeout=600)
         syncfs()
-        wall, cpu = timed(["make", "-C", mnt, f"O={out}", "-j2", target],
-                          timeout=3600)
+        wall, cpu = timed_cpu(p, ["make", "-C", mnt, f"O={out}", "-j2",
+                                  target], timeout=3600)
         R.add("W3.wall", p, rnd, wall)
         R.add("W3.cpu", p, rnd, cpu)
         p.umount()
@@ -245,17 +278,21 @@ def w4(ctx, R, peers, rounds):
     size = "64M" if ctx.quick else "1G"
     secs = 3 if ctx.quick else 20
     keys = ["W4.seqw", "W4.seqr.cold", "W4.seqr.warm", "W4.randw"]
+    keys += [k + ".cpu" for k in keys]
     R.table("W4: fio", RATIO_CAPTION,
-            [("W4.seqw", f"sequential write {size}B bs=1M + fsync", "time",
+            with_cpu([("W4.seqw", f"sequential write {size}B bs=1M + fsync",
+                       "time", True),
+                      ("W4.seqr.cold", f"sequential read {size}B bs=1M, "
+                       "cold", "time", True),
+                      ("W4.seqr.warm", f"sequential read {size}B bs=1M, "
+                       "warm", "time", True)]) +
+            [("W4.randw", f"4k random writes, {secs} s (IOPS)", "iops",
               True),
-             ("W4.seqr.cold", f"sequential read {size}B bs=1M, cold",
-              "time", True),
-             ("W4.seqr.warm", f"sequential read {size}B bs=1M, warm",
-              "time", True),
-             ("W4.randw", f"4k random writes, {secs} s (IOPS)", "iops",
-              True)], rounds,
+             ("W4.randw.cpu", "4k random writes: CPU per 10,000 writes",
+              "time", True)], rounds,
             ["fio 3.33, psync engine, one job; times are the wall time of "
-             "the fio run; the IOPS ratio is native IOPS / peer IOPS."])
+             "the fio run; the IOPS ratio is native IOPS / peer IOPS.",
+             CPU_NOTE])
 
     def body(p, rnd):
         mnt = p.mount(wdir(ctx, "w4", p), "w4")
@@ -263,17 +300,24 @@ def w4(ctx, R, peers, rounds):
         common = [f"--filename={f}", f"--size={size}"]
         syncfs()
         t0 = time.perf_counter()
-        _fio(["--name=w", "--rw=write", "--bs=1M", "--end_fsync=1"] + common)
-        R.add("W4.seqw", p, rnd, time.perf_counter() - t0)
+        with CpuMeter(p) as m:
+            _fio(["--name=w", "--rw=write", "--bs=1M", "--end_fsync=1"] +
+                 common)
+        add_wall_cpu(R, "W4.seqw", p, rnd, (time.perf_counter() - t0,
+                                            m.cpu))
         for key in ("W4.seqr.cold", "W4.seqr.warm"):
             if key.endswith("cold"):
                 drop_caches()
             t0 = time.perf_counter()
-            _fio(["--name=r", "--rw=read", "--bs=1M"] + common)
-            R.add(key, p, rnd, time.perf_counter() - t0)
-        job = _fio(["--name=rw", "--rw=randwrite", "--bs=4k",
-                    "--time_based", f"--runtime={secs}"] + common)
+            with CpuMeter(p) as m:
+                _fio(["--name=r", "--rw=read", "--bs=1M"] + common)
+            add_wall_cpu(R, key, p, rnd, (time.perf_counter() - t0, m.cpu))
+        with CpuMeter(p) as m:
+            job = _fio(["--name=rw", "--rw=randwrite", "--bs=4k",
+                        "--time_based", f"--runtime={secs}"] + common)
+        ios = float(job["write"]["total_ios"]) or 1.0
         R.add("W4.randw", p, rnd, float(job["write"]["iops"]))
+        R.add("W4.randw.cpu", p, rnd, m.cpu * 10000.0 / ios)
     each_round(ctx, R, peers, keys, rounds, "W4", body)
 
 
@@ -358,13 +402,14 @@ def w6(ctx, R, peers, rounds):
     ndirs, nfiles = (10, 200) if ctx.quick else (100, 200)
     n = ndirs * nfiles
     keys = ["W6.create", "W6.stat", "W6.unlink"]
+    keys += [k + ".cpu" for k in keys]
     R.table("W6: metadata", RATIO_CAPTION,
-            [("W6.create", f"create {n:,} empty files in {ndirs} folders",
-              "time", True),
-             ("W6.stat", f"stat them (warm)", "time", True),
-             ("W6.unlink", "unlink them", "time", True)], rounds,
+            with_cpu([("W6.create", f"create {n:,} empty files in {ndirs} "
+                       "folders", "time", True),
+                      ("W6.stat", "stat them (warm)", "time", True),
+                      ("W6.unlink", "unlink them", "time", True)]), rounds,
             ["A C helper (bench/tools/meta.c) makes the calls, timed "
-             "in-process.", W6_NOTE])
+             "in-process (CPU: the helper's whole run).", W6_NOTE, CPU_NOTE])
 
     def body(p, rnd):
         mnt = p.mount(wdir(ctx, "w6", p), "w6")
@@ -372,7 +417,9 @@ def w6(ctx, R, peers, rounds):
         os.mkdir(d)
         syncfs()
         for op in ("create", "stat", "unlink"):
-            R.add(f"W6.{op}", p, rnd, _meta(ctx, op, d, ndirs, nfiles))
+            with CpuMeter(p) as m:
+                v = _meta(ctx, op, d, ndirs, nfiles)
+            add_wall_cpu(R, f"W6.{op}", p, rnd, (v, m.cpu))
     each_round(ctx, R, peers, keys, rounds, "W6", body)
 
 
