@@ -569,7 +569,12 @@ static int tree_begin(struct run_ctx *r)
 	int rc;
 
 	cli_limits_merge(&r->o.lim, &r->pol_lim, &lim);
-	r->pt.no_cgroup = !limits_want_cgroup(&lim);
+	/* the cgroup whenever one is ours, limits or not: cgroup.kill stops
+	 * what left the command's group (setsid) and forks faster than the
+	 * walk; one run pays its few hundred µs once (txfs exec, paid per
+	 * command, makes one only for limits: its commands cannot leave
+	 * their group) */
+	r->pt.no_cgroup = false;
 	rc = proctree_start(&r->pt);
 	r->pt.exclude = r->daemon;
 	if (rc) {

@@ -298,6 +298,47 @@ static size_t cg_count(const struct proctree *pt)
 	return n;
 }
 
+/* Is pid our child and not reaped yet (running or a zombie)? Then it
+ * cannot be reused, nor the id of the group it leads. */
+static bool unreaped_child(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	return pid > 0 &&
+	       waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0;
+}
+
+/* The command's process group at once, then reap what it held (every
+ * member is a descendant: an orphan comes to us). Returns how many died
+ * of that SIGKILL, the command itself not counted (a process of the
+ * group that had exited on its own is reaped, not counted). Gives the
+ * dying at most a second; what is left is the walk's. */
+static size_t cmd_group_kill(struct proctree *pt)
+{
+	struct timespec ms = { 0, 1000 * 1000 };
+	double end = now_s() + 1.0;
+	pid_t cmd = pt->cmd, w;
+	size_t n = 0;
+	int st;
+
+	pt->cmd = 0;
+	if (!unreaped_child(cmd))
+		return 0;
+	kill(-cmd, SIGKILL);
+	while ((w = waitpid(-cmd, &st, WNOHANG | __WALL)) >= 0) {
+		if (w == 0) {
+			if (now_s() > end)
+				break;
+			nanosleep(&ms, NULL);
+			continue;
+		}
+		if (w != cmd && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+			n++;
+	}
+	return n;
+}
+
 int proctree_stop_all(struct proctree *pt, unsigned *count)
 {
 	struct pset s = { 0 };
@@ -310,7 +351,10 @@ int proctree_stop_all(struct proctree *pt, unsigned *count)
 	size_t in_cg = cg_count(pt);
 	int rc = -EAGAIN;
 
+	size_t in_group;
+
 	cg_kill(pt);
+	in_group = cmd_group_kill(pt);
 	while (now_s() < end) {
 		if (walk_once(pt, &s, &killed, &nkilled, &cap) == 0) {
 			rc = 0;
@@ -318,6 +362,7 @@ int proctree_stop_all(struct proctree *pt, unsigned *count)
 		}
 		nanosleep(&ms, NULL);
 	}
+	nkilled += in_group;
 	*count = (unsigned)(in_cg > nkilled ? in_cg : nkilled);
 	free(killed);
 	free(s.v);

@@ -7,6 +7,13 @@
  *   - PR_SET_CHILD_SUBREAPER in the calling process: an orphaned
  *     descendant is reparented to us, never to init, so every process the
  *     command started stays a descendant of ours until we reap it;
+ *   - the command's process group, killed at once (kill(-pid) cannot be
+ *     outrun by fork: a group signal reaches a child being forked too):
+ *     spawn.c waits for the command without reaping it (WNOWAIT), so its
+ *     pid, and with it the group's id, cannot be reused by another
+ *     process until proctree_stop_all() has signalled the group. A fork
+ *     chain that stays in the group (every one under txfs exec, which
+ *     refuses setsid and setpgid) is stopped whatever the machine's load;
  *   - a kill-and-reap loop: walk /proc for our descendants, SIGKILL them
  *     (through a pidfd, re-checking the parent, so a recycled pid is never
  *     signalled), reap, repeat until none is left and waitpid says ECHILD;
@@ -38,6 +45,8 @@ struct proctree {
 	int cgparent;		/* our own cgroup folder, or -1 */
 	bool no_cgroup;		/* set before start: no cgroup wanted
 				 * (limits_want_cgroup, reslimit.h) */
+	pid_t cmd;		/* the command: a child of ours not reaped
+				 * yet, the leader of its own group; or 0 */
 };
 
 /* Become a child subreaper; create the cgroup if one is delegated.
@@ -45,7 +54,8 @@ struct proctree {
 int proctree_start(struct proctree *pt);
 /* In the forked child: move into the command's cgroup (if any). */
 void proctree_enter(const struct proctree *pt);
-/* Kill and reap every descendant (but pt->exclude and its subtree);
+/* Kill and reap every descendant (but pt->exclude and its subtree),
+ * first the group of pt->cmd (if still our unreaped child), then reap it;
  * *count: how many were still alive. Returns 0, or -EAGAIN when some
  * still ran after 10 s of trying (the caller must not trust the tree). */
 int proctree_stop_all(struct proctree *pt, unsigned *count);

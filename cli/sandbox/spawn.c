@@ -192,6 +192,27 @@ static bool sleep_on(int pfd, int ms)
 	       errno == EINTR;
 }
 
+/* waitpid(pid, &status, hang ? 0 : WNOHANG) that leaves pid unreaped
+ * (WNOWAIT): its pid and group id stay ours until proctree_stop_all()
+ * has killed the group (proctree.h). pid, 0 (still running) or -1. */
+static pid_t wait_keep(pid_t pid, int *status, bool hang)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)pid, &si,
+		   WEXITED | WNOWAIT | (hang ? 0 : WNOHANG)) < 0)
+		return -1;
+	if (si.si_pid != pid)
+		return 0;
+	switch (si.si_code) {
+	case CLD_EXITED: *status = (si.si_status & 0xff) << 8; break;
+	case CLD_DUMPED: *status = (si.si_status & 0x7f) | 0x80; break;
+	default: *status = si.si_status & 0x7f; break;
+	}
+	return pid;
+}
+
 /* Wait for pid; the caller's signals stop its group (TERM, then KILL);
  * the limits are sampled while it runs. */
 static int wait_cmd(const struct spawn *s, pid_t pid)
@@ -213,13 +234,13 @@ static int wait_cmd(const struct spawn *s, pid_t pid)
 		if (due == 0 && limwatch_check(s->lw, false))
 			stop_for_limit(s, pid);
 		if (due >= 0 && s->lw->hit < 0) {
-			w = waitpid(pid, &status, WNOHANG);
+			w = wait_keep(pid, &status, false);
 			if (w == 0) {
 				woken = sleep_on(pfd, due) || woken;
 				continue;
 			}
 		} else {
-			w = waitpid(pid, &status, 0);
+			w = wait_keep(pid, &status, true);
 		}
 		if (w == pid)
 			break;
@@ -271,6 +292,7 @@ int spawn_wait(const struct spawn *s, char *const *argv, bool shell)
 		sup_free(sup, NULL);
 		return 126;
 	}
+	s->pt->cmd = pid;	/* unreaped until proctree_stop_all() */
 	rc = sup_attach(sup, pid);
 	if (rc && rc != -EPIPE)	/* EPIPE: the child said why */
 		sandbox_err(rc, "%s: supervisor (the command was not run)", s->who);

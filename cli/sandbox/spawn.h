@@ -41,7 +41,8 @@ struct spawn {
 	const char *dir;		/* the command's working folder */
 	struct confine_opts co;		/* what confine_apply() enforces */
 	const struct sup_opts *so;	/* the supervisor's options */
-	const struct proctree *pt;	/* the command's cgroup, if any */
+	struct proctree *pt;		/* the command's cgroup, if any; its
+					 * cmd is set to the command's pid */
 	struct limwatch *lw;		/* its limits (reslimit.h), or NULL */
 	bool quiet;			/* no notes nor refusal counts (--json) */
 	bool deathsig;			/* the command dies with its caller */

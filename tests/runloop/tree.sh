@@ -11,6 +11,10 @@
 #   - a double fork (reparented orphan) that loops: stopped, gone;
 #   - a fleeing chain (each process forks and exits at once, for at most
 #     10 s): stopped, gone;
+#   - six fleeing chains at once, without the cgroup (TXFS_NO_CGROUP=1, as
+#     for a user with no delegated cgroup) and with the other core busy:
+#     the command's process group is killed at once (a walk of /proc alone
+#     lost this race on a loaded machine), so the run commits at once;
 #   - SIGTERM to txfs run while CMD runs: CMD's setsid child is gone too.
 # Only processes this scenario started are signalled, by pid.
 . "$(dirname "$0")/lib.sh"
@@ -151,6 +155,33 @@ while time.time() < end:
 	check_unmounted "[$u] fleeing chain"
 }
 
+fleeing_chains() {
+	local u=$WHO tag="txfs-tree-flee6-$$-$SEQ" burn secs
+	ws_fixture
+	"$PY" -c 'import time
+end = time.time() + 8
+while time.time() < end: pass' & burn=$!
+	run_txfs TXFS_NO_CGROUP=1 -- --json -- "$PY" -c 'import os, sys, time
+end = time.time() + 10     # bounded: an old txfs run leaves it running
+for _ in range(5):
+    if os.fork() == 0:
+        break
+while time.time() < end:
+    if os.fork():
+        os._exit(0)' "$tag"
+	kill "$burn" 2>/dev/null; wait "$burn" 2>/dev/null
+	check_action "[$u] six fleeing chains, no cgroup" committed
+	check_stopped "[$u] six fleeing chains, no cgroup" 1
+	secs=$(jget seconds)
+	if "$PY" -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 8 else 1)' "${secs:-99}"; then
+		ok "[$u] six fleeing chains: stopped before they ran out (${secs} s)"
+	else
+		fail "[$u] six fleeing chains: the run took ${secs} s (the chains end on their own at 10 s)"
+	fi
+	check_gone "[$u] six fleeing chains" "$tag"
+	check_unmounted "[$u] six fleeing chains"
+}
+
 sigterm_tree() {
 	local u=$WHO tag="txfs-tree-term-$$-$SEQ" ready pid i
 	ws_fixture
@@ -180,6 +211,7 @@ body() {
 	stalled_socket
 	double_fork
 	fleeing_chain
+	fleeing_chains
 	sigterm_tree
 }
 
