@@ -35,6 +35,10 @@
 #define HIST_DIR "history"
 #define HIST_MANIFEST "manifest.json"
 #define HIST_JOURNAL "undo.json"
+#define HIST_PACK "pack"
+/* A record this small (manifest and pre-images) is made durable before
+ * the commit point through the pack (pack.c), not its own files. */
+#define HIST_PACK_MAX ((size_t)4 << 20)
 
 /* keep.c and finish.c: the pending record of commit txid (its folder's
  * name into pend) and its manifest, or NULL; the record's objs/ that
@@ -42,6 +46,20 @@
 struct txfs;
 json_t *hist_find_pending(int hfd, uint64_t txid, char *pend, size_t n);
 void hist_objs_close(struct txfs *fs);
+
+/* pack.c: STATE/history/pack, made at mount (durable, marked done);
+ * written and fdatasync'ed by a capture (the manifest as text, pfiles
+ * [[NAME, SIZE, RANGES]...] read from pend's objs/ through dfd); marked
+ * done once the record's own files are durable; written back into the
+ * record after a crash if its commit passed the commit point (txid below
+ * next_txid, or journal_txid). */
+int hist_pack_init(int statefd, int hfd);
+/* name in dfd made len bytes of buf (no fsync) */
+int hist_put_file(int dfd, const char *name, const char *buf, size_t len);
+int hist_pack_write(int hfd, uint64_t txid, const char *pend, int dfd,
+		    const char *manifest, size_t mlen, json_t *pfiles);
+int hist_pack_done(int hfd);
+int hist_pack_restore(int hfd, uint64_t next_txid, uint64_t journal_txid);
 
 /* record.c */
 int hist_open(int statefd, bool create);

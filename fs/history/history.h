@@ -34,6 +34,11 @@
  *             name: there only while the undo runs (or, if the step that
  *             puts it back was not applied, listed as its keep)
  *
+ * and STATE/history/pack (pack.c): a small record's manifest and
+ * pre-images, fdatasync'ed as one file before the commit point instead of
+ * the record's own files, which are fsync'ed once the commit answered
+ * (history_sync); until then a crash recovers the record from the pack.
+ *
  * A crash before the commit point leaves <id>.pending, removed by the
  * recovery that discards the commit; a crash after it is completed with
  * the commit. An undo writes STATE/history/undo.json (its operations) as
@@ -78,6 +83,11 @@ void history_finish(struct txfs *fs, uint64_t txid);
  * was finalized (its txid below next_txid, the layer's next one) is
  * finished, any other dropped. */
 void history_settle(struct txfs *fs, uint64_t next_txid);
+/* A record finished through the pack (pack.c): its own files and folders
+ * made durable, the pack marked done, then the retention applied. Called
+ * once the commit answered (under the lock that serializes commits), by
+ * the next capture, and at exit; nothing when none waits. */
+void history_sync(struct txfs *fs);
 /* The commit was discarded before its commit point: drop what was kept. */
 void history_discard(struct txfs *fs, uint64_t txid);
 /* What history keeps in memory between a capture and its links (exit). */

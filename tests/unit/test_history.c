@@ -4,7 +4,9 @@
  * ids, the retention by count, age and size, the bytes a record holds,
  * the list's counts (a path one object left and another took is one
  * modification), an undo refused by a conflict changing nothing, and
- * the temporary-name ops of an undo replayed from any point (a swap).
+ * the temporary-name ops of an undo replayed from any point (a swap),
+ * and the pack a small record is made durable through (written back
+ * after a crash only if its commit passed its commit point, never torn).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -222,6 +224,109 @@ static void test_stash_replay_swap(void **state)
 	}
 }
 
+/* --- the pack (pack.c): a small record durable through one file ------ */
+
+static void pack_put(struct fx *f, int dfd, uint64_t txid, const char *pend)
+{
+	const char *m = "{\"version\":1,\"txid\":9,\"objects\":[]}";
+	json_t *pf = json_pack("[[sI[[II]]]]", "p5", (json_int_t)65636,
+			       (json_int_t)65536, (json_int_t)100);
+
+	assert_int_equal(hist_pack_write(f->hfd, txid, pend, dfd, m, strlen(m),
+					 pf), 0);
+	json_decref(pf);
+}
+
+static int pre_ok(int hfd, const char *rec)
+{
+	char rel[80], buf[100], want[100];
+	struct stat st;
+	int fd;
+
+	snprintf(rel, sizeof(rel), "%s/objs/p5", rec);
+	fd = openat(hfd, rel, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	memset(want, 'o', sizeof(want));
+	fstat(fd, &st);
+	if (st.st_size != 65636 || pread(fd, buf, 100, 65536) != 100 ||
+	    memcmp(buf, want, 100)) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	return 1;
+}
+
+static void test_pack(void **state)
+{
+	struct fx *f = *state;
+	const char *pend = "0000000000000003.pending";
+	char buf[100];
+	json_t *doc;
+	int sfd = open(f->state, O_RDONLY | O_DIRECTORY), dfd, fd;
+
+	assert_int_equal(hist_pack_init(sfd, f->hfd), 0);
+	assert_int_equal(hist_pack_init(sfd, f->hfd), 0);	/* there: kept */
+	close(sfd);
+	assert_int_equal(mkdirat(f->hfd, pend, 0700), 0);
+	dfd = openat(f->hfd, pend, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(mkdirat(dfd, "objs", 0700), 0);
+	fd = openat(dfd, "objs/p5", O_WRONLY | O_CREAT, 0600);
+	memset(buf, 'o', sizeof(buf));
+	assert_int_equal(pwrite(fd, buf, 100, 65536), 100);
+	close(fd);
+	pack_put(f, dfd, 9, pend);
+	/* a crash lost the record's own files */
+	assert_int_equal(unlinkat(dfd, "objs/p5", 0), 0);
+	assert_int_equal(hist_put_file(dfd, HIST_MANIFEST, "{\"ver", 5), 0);
+	/* its commit never passed its point (txid 9, next 9): nothing */
+	assert_int_equal(hist_pack_restore(f->hfd, 9, 0), 0);
+	assert_false(pre_ok(f->hfd, pend));
+	/* ...and it stays so, once seen (marked done) */
+	assert_int_equal(hist_pack_restore(f->hfd, 10, 0), 0);
+	assert_false(pre_ok(f->hfd, pend));
+	/* passed it (the journal's txid, or below the next): written back */
+	fd = openat(dfd, "objs/p5", O_WRONLY | O_CREAT, 0600);
+	assert_int_equal(pwrite(fd, buf, 100, 65536), 100);
+	close(fd);
+	pack_put(f, dfd, 9, pend);
+	assert_int_equal(unlinkat(dfd, "objs/p5", 0), 0);
+	assert_int_equal(hist_pack_restore(f->hfd, 0, 8), 0);	/* not its */
+	assert_false(pre_ok(f->hfd, pend));
+	assert_int_equal(hist_pack_restore(f->hfd, 0, 9), 0);
+	assert_true(pre_ok(f->hfd, pend));
+	doc = hist_load(f->hfd, pend);
+	assert_non_null(doc);
+	assert_int_equal(hist_i64(doc, "txid"), 9);
+	json_decref(doc);
+	/* final already: written into it; a whole manifest is kept */
+	assert_int_equal(renameat(f->hfd, pend, f->hfd, "0000000000000003"), 0);
+	close(dfd);
+	dfd = openat(f->hfd, "0000000000000003", O_RDONLY | O_DIRECTORY);
+	pack_put(f, dfd, 9, pend);
+	assert_int_equal(unlinkat(dfd, "objs/p5", 0), 0);
+	doc = json_pack("{sisIss}", "version", 1, "txid", (json_int_t)9,
+			"undone_by", "x");
+	assert_int_equal(hist_save(dfd, HIST_MANIFEST, doc), 0);
+	json_decref(doc);
+	assert_int_equal(hist_pack_restore(f->hfd, 10, 0), 0);
+	assert_true(pre_ok(f->hfd, "0000000000000003"));
+	assert_int_equal(faccessat(f->hfd, pend, F_OK, 0), -1);
+	doc = hist_load(f->hfd, "0000000000000003");
+	assert_string_equal(hist_str(doc, "undone_by"), "x");
+	json_decref(doc);
+	/* torn (a byte of its body changed): never written back */
+	pack_put(f, dfd, 9, pend);
+	assert_int_equal(unlinkat(dfd, "objs/p5", 0), 0);
+	fd = openat(f->hfd, HIST_PACK, O_RDWR);
+	assert_int_equal(pwrite(fd, "X", 1, 60), 1);
+	close(fd);
+	assert_int_equal(hist_pack_restore(f->hfd, 10, 0), 0);
+	assert_false(pre_ok(f->hfd, "0000000000000003"));
+	close(dfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +337,7 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stash_replay_swap, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_pack, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
