@@ -194,6 +194,9 @@ struct txfs {
 				 * history_sync ("": none) */
 	void *hist_sync_pfiles;	/* json_t: that record's pre-images */
 	bool hist_sync_manifest;	/* its manifest needs an fsync too */
+	bool hist_settled;	/* history_settle ran (mount, recovery) and
+				 * every record since was made final: a
+				 * capture need not look for pending ones */
 
 	/* session/exectree.c: the txfs exec processes whose command runs now */
 	pthread_mutex_t exec_lock;

@@ -143,6 +143,7 @@ void history_finish(struct txfs *fs, uint64_t txid)
 		}
 	} else {
 		packed = false;	/* the pack stays the record's truth */
+		fs->hist_settled = false;	/* the next capture settles it */
 	}
 	json_decref(doc);
 	if (dfd >= 0)
@@ -296,6 +297,7 @@ void history_settle(struct txfs *fs, uint64_t next_txid)
 		history_finish(fs, done[i]);
 	free(done);
 	history_discard(fs, 0);
+	fs->hist_settled = true;
 	/* the pack exists (durable) before the first commit needs it (at
 	 * mount: txn_recover) */
 	if (!fs->opts.no_history && (hfd = hist_open(fs->statefd, false)) >= 0) {

@@ -515,12 +515,17 @@ void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 	history_free(fs);
 	if (fs->opts.no_history)
 		return;
-	hfd = hist_open(fs->statefd, true);
+	hfd = hist_open(fs->statefd, false);
+	if (hfd == -ENOENT)
+		hfd = hist_open(fs->statefd, true);
 	if (hfd < 0) {
 		rc = hfd;
 		goto out;
 	}
-	history_settle(fs, txid);	/* a pending record left by a crash */
+	/* a pending record left by a crash: settled at mount (txn_recover);
+	 * again only if a commit since left one */
+	if (!fs->hist_settled)
+		history_settle(fs, txid);
 	hist_name(pend, sizeof(pend), hist_next_id(hfd), true);
 	if (mkdirat(hfd, pend, 0700) ||
 	    (dfd = openat(hfd, pend, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
