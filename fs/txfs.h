@@ -194,6 +194,8 @@ struct txfs {
 				 * history_sync ("": none) */
 	void *hist_sync_pfiles;	/* json_t: that record's pre-images */
 	bool hist_sync_manifest;	/* its manifest needs an fsync too */
+	bool hist_new_dir;	/* capture made history/: its name is synced
+				 * by history_sync */
 	bool hist_settled;	/* history_settle ran (mount, recovery) and
 				 * every record since was made final: a
 				 * capture need not look for pending ones */

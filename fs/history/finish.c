@@ -161,6 +161,11 @@ out:
 
 void history_sync(struct txfs *fs)
 {
+	history_sync_in(fs, NULL);
+}
+
+void history_sync_in(struct txfs *fs, struct layer_txn *t)
+{
 	int hfd, dfd = -1, ofd = -1, fd, rc = 0;
 	json_t *pf = fs->hist_sync_pfiles, *e;
 	size_t i;
@@ -192,18 +197,23 @@ void history_sync(struct txfs *fs)
 			close(fd);
 	}
 	if (rc == 0 && ((json_array_size(pf) && fsync(ofd)) || fsync(dfd) ||
-			fsync(hfd)))
+			fsync(hfd) || (fs->hist_new_dir && fsync(fs->statefd))))
 		rc = -errno;
-	/* durable now: the pack is not needed any more (on an error it
-	 * stays, and a recovery writes the record from it again) */
 	if (rc == 0)
-		hist_pack_done(hfd);
+		fs->hist_new_dir = false;
+	/* durable now: the pack is not needed any more (on an error it
+	 * stays, and a recovery writes the record from it again; in a
+	 * capture's transaction t it goes, the new record's replaces it) */
+	if (rc == 0 || t)
+		hist_pack_drop(fs, t);
 	if (ofd >= 0)
 		close(ofd);
 	if (dfd >= 0)
 		close(dfd);
 	close(hfd);
-	history_prune(fs->state_path, NULL, NULL);
+	if (!t)	/* not before the drop is durable (a pruned record must
+		 * not be written back) */
+		history_prune(fs->state_path, NULL, NULL);
 out:
 	fs->hist_sync[0] = 0;
 	json_decref(fs->hist_sync_pfiles);
@@ -222,8 +232,6 @@ void history_discard(struct txfs *fs, uint64_t txid)
 		history_free(fs);
 	if (hfd < 0)
 		return;
-	if (txid)	/* a pack this commit wrote never passes its point */
-		hist_pack_restore(hfd, txid, 0);
 	if (txid) {
 		if ((doc = hist_find_pending(hfd, txid, pend, sizeof(pend))))
 			hist_rm_tree(hfd, pend);
@@ -256,18 +264,24 @@ void history_discard(struct txfs *fs, uint64_t txid)
 
 void history_settle(struct txfs *fs, uint64_t next_txid)
 {
-	int hfd = hist_open(fs->statefd, !fs->opts.no_history);
+	int hfd = hist_open(fs->statefd, false);
 	uint64_t *done = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *e;
 	json_t *doc;
 	DIR *d;
 
-	if (hfd < 0)
+	/* history/ itself lost by a crash (its mkdir is synced after the
+	 * reply): made again if the layer holds a pack */
+	if (hfd == -ENOENT && hist_pack_present(fs))
+		hfd = hist_open(fs->statefd, true);
+	if (hfd < 0) {
+		fs->hist_settled = hfd == -ENOENT;	/* nothing kept yet */
 		return;
+	}
 	/* a record the pack holds and its own files may not (a crash
 	 * before history_sync), written back first */
-	hist_pack_restore(hfd, next_txid, 0);
+	hist_pack_restore(fs, hfd);
 	if ((d = fdopendir(dup(hfd)))) {
 		rewinddir(d);
 		while ((e = readdir(d))) {
@@ -298,12 +312,6 @@ void history_settle(struct txfs *fs, uint64_t next_txid)
 	free(done);
 	history_discard(fs, 0);
 	fs->hist_settled = true;
-	/* the pack exists (durable) before the first commit needs it (at
-	 * mount: txn_recover) */
-	if (!fs->opts.no_history && (hfd = hist_open(fs->statefd, false)) >= 0) {
-		hist_pack_init(fs->statefd, hfd);
-		close(hfd);
-	}
 }
 
 void hist_objs_close(struct txfs *fs)

@@ -35,9 +35,9 @@
 #define HIST_DIR "history"
 #define HIST_MANIFEST "manifest.json"
 #define HIST_JOURNAL "undo.json"
-#define HIST_PACK "pack"
-/* A record this small (manifest and pre-images) is made durable before
- * the commit point through the pack (pack.c), not its own files. */
+#define HIST_PACK_KEY "hist_pack"
+/* A record this small (manifest and pre-images) is made durable by the
+ * commit point through the pack (pack.c), not by syncs of its files. */
 #define HIST_PACK_MAX ((size_t)4 << 20)
 
 /* keep.c and finish.c: the pending record of commit txid (its folder's
@@ -47,19 +47,29 @@ struct txfs;
 json_t *hist_find_pending(int hfd, uint64_t txid, char *pend, size_t n);
 void hist_objs_close(struct txfs *fs);
 
-/* pack.c: STATE/history/pack, made at mount (durable, marked done);
- * written and fdatasync'ed by a capture (the manifest as text, pfiles
- * [[NAME, SIZE, RANGES]...] read from pend's objs/ through dfd); marked
- * done once the record's own files are durable; written back into the
- * record after a crash if its commit passed the commit point (txid below
- * next_txid, or journal_txid). */
-int hist_pack_init(int statefd, int hfd);
+/* pack.c: the pack of record pend (the manifest as text, pfiles
+ * [[NAME, SIZE, RANGES]...] read from pend's objs/ through dfd), malloc'd
+ * into *buf; put into the commit's LMDB transaction by the capture. */
+int hist_pack_build(uint64_t txid, const char *pend, int dfd,
+		    const char *manifest, size_t mlen, json_t *pfiles,
+		    char **buf, size_t *len);
+/* Write a pack back into its record under hfd (the final folder, or the
+ * pending one, made if missing), fsync'ed; a manifest that parses with
+ * the pack's txid is kept (finish's post states, an undo's mark).
+ * -EINVAL: not a whole pack. */
+int hist_pack_apply(int hfd, const void *pack, size_t len);
+/* The pack in fs's layer, if any: applied under hfd, then dropped. */
+struct layer_txn;
+int hist_pack_restore(struct txfs *fs, int hfd);
+/* Does fs's layer hold a pack? */
+bool hist_pack_present(struct txfs *fs);
+/* Drop the pack: in t, or in a transaction of its own, synced (t NULL). */
+int hist_pack_drop(struct txfs *fs, struct layer_txn *t);
+/* finish.c: history_sync, the pack dropped in t (a capture's commit
+ * transaction) instead of a transaction of its own, and no pruning. */
+void history_sync_in(struct txfs *fs, struct layer_txn *t);
 /* name in dfd made len bytes of buf (no fsync) */
 int hist_put_file(int dfd, const char *name, const char *buf, size_t len);
-int hist_pack_write(int hfd, uint64_t txid, const char *pend, int dfd,
-		    const char *manifest, size_t mlen, json_t *pfiles);
-int hist_pack_done(int hfd);
-int hist_pack_restore(int hfd, uint64_t next_txid, uint64_t journal_txid);
 
 /* record.c */
 int hist_open(int statefd, bool create);

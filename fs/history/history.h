@@ -34,10 +34,11 @@
  *             name: there only while the undo runs (or, if the step that
  *             puts it back was not applied, listed as its keep)
  *
- * and STATE/history/pack (pack.c): a small record's manifest and
- * pre-images, fdatasync'ed as one file before the commit point instead of
- * the record's own files, which are fsync'ed once the commit answered
- * (history_sync); until then a crash recovers the record from the pack.
+ * A small record's manifest and pre-images are also put, as one value
+ * (the pack, pack.c), into the commit's own LMDB transaction, which the
+ * commit point syncs: the record's own files are fsync'ed once the commit
+ * answered (history_sync), and until then a crash recovers the record
+ * from the pack.
  *
  * A crash before the commit point leaves <id>.pending, removed by the
  * recovery that discards the commit; a crash after it is completed with

@@ -461,16 +461,18 @@ static int capture_root(struct cap *c, json_t *doc)
 	return rc;
 }
 
-/* The record's files durable before the commit point: a small record
- * through the pack (its manifest written plain, one fdatasync of the
- * pack; history_sync makes the files themselves durable once the commit
+/* The record's files durable by the commit point: a small record
+ * through the pack (its manifest written plain, the pack put into the
+ * commit's own LMDB transaction t, which the commit point syncs;
+ * history_sync makes the files themselves durable once the commit
  * answered), a larger one (or if the pack fails) by fsyncs of its own
  * files and folders. *packed: which. */
-static int write_record(struct cap *c, int hfd, int dfd, const char *pend,
-			uint64_t txid, json_t *doc, bool *packed)
+static int write_record(struct cap *c, struct layer_txn *t, int hfd, int dfd,
+			const char *pend, uint64_t txid, json_t *doc,
+			bool *packed)
 {
-	char *m = json_dumps(doc, JSON_COMPACT);
-	size_t mlen = m ? strlen(m) : 0, i;
+	char *m = json_dumps(doc, JSON_COMPACT), *pk = NULL;
+	size_t mlen = m ? strlen(m) : 0, plen = 0, i;
 	json_t *e;
 	int rc = 0, fd;
 
@@ -479,8 +481,10 @@ static int write_record(struct cap *c, int hfd, int dfd, const char *pend,
 		return -ENOMEM;
 	if (!c->copied && mlen + c->pbytes <= HIST_PACK_MAX &&
 	    hist_put_file(dfd, HIST_MANIFEST, m, mlen) == 0 &&
-	    hist_pack_write(hfd, txid, pend, dfd, m, mlen, c->pfiles) == 0)
+	    hist_pack_build(txid, pend, dfd, m, mlen, c->pfiles, &pk, &plen) == 0 &&
+	    layer_meta_put(t, HIST_PACK_KEY, pk, plen) == 0)
 		*packed = true;
+	free(pk);
 	free(m);
 	if (*packed)
 		return 0;
@@ -511,13 +515,15 @@ void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 	bool packed = false;
 
 	fs->hist_line[0] = 0;
-	history_sync(fs);	/* the last record, before the pack is reused */
+	/* the last record (its answer is sent before; left only if a sync
+	 * failed): durable, its pack dropped in this commit's transaction */
+	history_sync_in(fs, p->t);
 	history_free(fs);
 	if (fs->opts.no_history)
 		return;
 	hfd = hist_open(fs->statefd, false);
-	if (hfd == -ENOENT)
-		hfd = hist_open(fs->statefd, true);
+	if (hfd == -ENOENT && (hfd = hist_open(fs->statefd, true)) >= 0)
+		fs->hist_new_dir = true;	/* its name synced with the record */
 	if (hfd < 0) {
 		rc = hfd;
 		goto out;
@@ -553,7 +559,7 @@ void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 					   json_integer((json_int_t)c.bytes)))
 		rc = -ENOMEM;
 	if (rc == 0)
-		rc = write_record(&c, hfd, dfd, pend, txid, doc, &packed);
+		rc = write_record(&c, p->t, hfd, dfd, pend, txid, doc, &packed);
 	if (rc == 0) {	/* the links, once past the commit point */
 		fs->hist_packed = packed;
 		fs->hist_pfiles = json_incref(c.pfiles);
@@ -638,7 +644,7 @@ void history_link(struct txfs *fs, uint64_t txid)
 	size_t n;
 
 	if (!fresh)	/* a recovery: the record may be in the pack only */
-		hist_pack_restore(hfd, 0, txid);
+		hist_pack_restore(fs, hfd);
 	l = later_of(fs, hfd, txid, pend, sizeof(pend));
 	snprintf(rel, sizeof(rel), "%s/objs", pend);
 	objs = l ? openat(hfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;

@@ -1,27 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * pack.c - the record of a small commit made durable before the commit
- * point with one fdatasync (hist_int.h, "the pack").
+ * pack.c - the record of a small commit made durable by the commit's own
+ * commit point, with no sync of its own (hist_int.h, "the pack").
  *
  * history_capture writes the pending record's folder as always
  * (manifest.json, objs/p<tino>) but, when it is small, does not fsync it:
- * it copies the manifest and the pre-image bytes into STATE/history/pack,
- * a file made at mount and overwritten in place by every such commit, and
- * fdatasyncs that file alone (no name is made, so no folder needs a sync).
- * Once the commit is done and its reply sent, history_sync fsyncs the
- * record's files and folders and marks the pack done (fdatasync). Until
- * then the pack is what a crash recovers the record from: a pack that is
- * valid (its checksum), not done, and whose commit passed its commit point
- * (its txid below the layer's next one, or the txid of the journal being
- * replayed) is written back into the record's folder (made again if it is
- * missing) before anything reads that record.
+ * it copies the manifest and the pre-image bytes into one value, the
+ * layer's meta key "hist_pack", put in the commit's own LMDB write
+ * transaction - the one that writes the journal, whose sync is the commit
+ * point. A commit stopped before that point takes the pack with it; one
+ * that passed it has its pack. Once the commit is done and its reply
+ * sent, history_sync fsyncs the record's files and folders and drops the
+ * pack (an LMDB transaction and its sync). Until then the pack is what a
+ * crash recovers the record from: settle (mount, txfs recover) and a
+ * recovery's history_link write it back into the record's folder (made
+ * again if it is missing) before they read that record, then drop it.
  *
  * pack: a header (struct pack_head), then a JSON line
  *   {"name": "<id>.pending", "files": [[REL, SIZE, [[OFF, LEN]...]]...]}
  * then the bytes of every [OFF, LEN] of every file, in that order. REL is
  * relative to the record's folder; a file is made SIZE long (a sparse
  * pre-image) and gets the bytes at their offsets. The checksum covers the
- * txid, the length and the body; "done" is outside it.
+ * txid, the length and the body.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,17 +32,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../txfs.h"
+#include "../layer/layer.h"
 #include "hist_int.h"
 
-#define PACK_MAGIC "TXFSPK1"
+#define PACK_MAGIC "TXFSPK2"
 
 struct pack_head {
 	char magic[8];
 	uint64_t txid;
 	uint64_t len;		/* of the body */
 	uint64_t sum;		/* FNV-1a 64 of txid, len, body */
-	uint32_t done;
-	uint32_t pad;
 };
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
@@ -111,31 +111,15 @@ int hist_put_file(int dfd, const char *name, const char *buf, size_t len)
 	return rc;
 }
 
-int hist_pack_init(int statefd, int hfd)
-{
-	struct pack_head h = { .magic = PACK_MAGIC, .done = 1 };
-	int fd = openat(hfd, HIST_PACK, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	int rc = 0;
-
-	if (fd < 0)
-		return errno == EEXIST ? 0 : -errno;
-	if ((rc = write_all(fd, &h, sizeof(h), 0)) == 0 &&
-	    (fsync(fd) || fsync(hfd) || fsync(statefd)))
-		rc = -errno;
-	close(fd);
-	if (rc)
-		unlinkat(hfd, HIST_PACK, 0);
-	return rc;
-}
-
-int hist_pack_write(int hfd, uint64_t txid, const char *pend, int dfd,
-		    const char *manifest, size_t mlen, json_t *pfiles)
+int hist_pack_build(uint64_t txid, const char *pend, int dfd,
+		    const char *manifest, size_t mlen, json_t *pfiles,
+		    char **out, size_t *outlen)
 {
 	struct pack_head h = { .magic = PACK_MAGIC, .txid = txid };
 	json_t *files = json_array(), *e, *r, *head = NULL;
 	char *hs = NULL, *buf = NULL;
 	size_t i, k, total = 0, hl, off;
-	int fd = -1, pf, rc = -ENOMEM;
+	int pf, rc = -ENOMEM;
 
 	if (!files || json_array_append_new(files, json_pack("[sI[[II]]]",
 				HIST_MANIFEST, (json_int_t)mlen, 0, (json_int_t)mlen)))
@@ -189,35 +173,14 @@ int hist_pack_write(int hfd, uint64_t txid, const char *pend, int dfd,
 	}
 	h.sum = pack_sum(txid, h.len, buf + sizeof(h));
 	memcpy(buf, &h, sizeof(h));
-	fd = openat(hfd, HIST_PACK, O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		goto out;
-	}
-	rc = write_all(fd, buf, sizeof(h) + h.len, 0);
-	if (rc == 0 && fdatasync(fd))
-		rc = -errno;
+	*out = buf;
+	*outlen = sizeof(h) + h.len;
+	buf = NULL;
 out:
-	if (fd >= 0)
-		close(fd);
 	free(buf);
 	free(hs);
 	json_decref(head);
 	json_decref(files);
-	return rc;
-}
-
-int hist_pack_done(int hfd)
-{
-	uint32_t one = 1;
-	int fd = openat(hfd, HIST_PACK, O_RDWR | O_CLOEXEC), rc;
-
-	if (fd < 0)
-		return -errno;
-	rc = write_all(fd, &one, sizeof(one), offsetof(struct pack_head, done));
-	if (rc == 0 && fdatasync(fd))
-		rc = -errno;
-	close(fd);
 	return rc;
 }
 
@@ -263,28 +226,26 @@ static int restore_file(int dfd, json_t *f, const char **data, uint64_t txid)
 	return rc;
 }
 
-int hist_pack_restore(int hfd, uint64_t next_txid, uint64_t journal_txid)
+int hist_pack_apply(int hfd, const void *pack, size_t plen)
 {
 	struct pack_head h;
 	char *body = NULL, fin[40], pend[40];
 	const char *data, *name;
 	json_t *head = NULL, *f;
-	int fd = openat(hfd, HIST_PACK, O_RDONLY | O_CLOEXEC), dfd = -1, ofd;
-	int rc = 0;
+	int dfd = -1, ofd, rc = -EINVAL;
 	size_t i;
 
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (read_all(fd, &h, sizeof(h), 0) || memcmp(h.magic, PACK_MAGIC, 8) ||
-	    h.done)
-		goto out;	/* none, or done */
-	if (h.len > ((uint64_t)1 << 30) ||
-	    !(h.txid < next_txid || (journal_txid && h.txid == journal_txid)))
-		goto stale;	/* torn, or its commit never passed its point */
+	if (plen < sizeof(h))
+		return -EINVAL;
+	memcpy(&h, pack, sizeof(h));
+	if (memcmp(h.magic, PACK_MAGIC, 8) || h.len != plen - sizeof(h))
+		return -EINVAL;
 	body = malloc((size_t)h.len + 1);
-	if (!body || read_all(fd, body, (size_t)h.len, sizeof(h)) ||
-	    pack_sum(h.txid, h.len, body) != h.sum)
-		goto stale;
+	if (!body)
+		return -ENOMEM;
+	memcpy(body, (const char *)pack + sizeof(h), (size_t)h.len);
+	if (pack_sum(h.txid, h.len, body) != h.sum)
+		goto out;
 	body[h.len] = 0;
 	data = memchr(body, '\n', (size_t)h.len);
 	head = data ? json_loadb(body, (size_t)(data - body), 0, NULL) : NULL;
@@ -308,6 +269,7 @@ int hist_pack_restore(int hfd, uint64_t next_txid, uint64_t journal_txid)
 		rc = -errno;
 		goto out;
 	}
+	rc = 0;
 	json_array_foreach(json_object_get(head, "files"), i, f)
 		if (rc == 0)
 			rc = restore_file(dfd, f, &data, h.txid);
@@ -316,17 +278,69 @@ int hist_pack_restore(int hfd, uint64_t next_txid, uint64_t journal_txid)
 		rc = -errno;
 	if (ofd >= 0)
 		close(ofd);
-	if (rc == 0)
-		rc = hist_pack_done(hfd);
-	goto out;
-stale:	/* seen with no journal (next_txid known): it never will pass */
-	if (next_txid && !journal_txid)
-		rc = hist_pack_done(hfd);
 out:
 	if (dfd >= 0)
 		close(dfd);
-	close(fd);
 	json_decref(head);
 	free(body);
+	return rc;
+}
+
+int hist_pack_drop(struct txfs *fs, struct layer_txn *t)
+{
+	struct layer_txn *own = NULL;
+	int rc;
+
+	if (!t && (rc = layer_begin(fs->layer, true, &own)))
+		return rc;
+	rc = layer_meta_del(t ? t : own, HIST_PACK_KEY);
+	if (rc == -ENOENT)
+		rc = 0;
+	if (own && rc == 0 && (rc = layer_commit(own)) == 0)
+		return layer_sync(fs->layer);
+	if (own && rc)
+		layer_txn_end(own);
+	return rc;
+}
+
+bool hist_pack_present(struct txfs *fs)
+{
+	struct layer_txn *t;
+	const void *v;
+	size_t len;
+	bool yes;
+
+	if (layer_begin(fs->layer, false, &t))
+		return false;
+	yes = layer_meta_get(t, HIST_PACK_KEY, &v, &len) == 0;
+	layer_txn_end(t);
+	return yes;
+}
+
+int hist_pack_restore(struct txfs *fs, int hfd)
+{
+	struct layer_txn *t;
+	const void *v;
+	void *copy = NULL;
+	size_t len = 0;
+	int rc = layer_begin(fs->layer, false, &t);
+
+	if (rc)
+		return rc;
+	rc = layer_meta_get(t, HIST_PACK_KEY, &v, &len);
+	if (rc == 0 && !(copy = malloc(len ? len : 1)))
+		rc = -ENOMEM;
+	else if (rc == 0)
+		memcpy(copy, v, len);
+	layer_txn_end(t);
+	if (rc)
+		return rc == -ENOENT ? 0 : rc;
+	/* its commit passed its commit point (the pack is in the same
+	 * transaction as the journal): the record written back, durable,
+	 * then the pack dropped (one that is not whole, dropped too) */
+	rc = hist_pack_apply(hfd, copy, len);
+	free(copy);
+	if (rc == 0 || rc == -EINVAL)
+		rc = hist_pack_drop(fs, NULL);
 	return rc;
 }

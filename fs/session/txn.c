@@ -682,7 +682,10 @@ int txn_command(struct txfs *fs, const char *line, const struct req_ctx *c,
 	if (!strcmp(verb, "commit") && n == 1) {
 		snprintf(fs->commit_via, sizeof(fs->commit_via),
 			 "commit written to .txfs/ctl");
-		return txn_commit(fs, false, r);
+		int rc = txn_commit(fs, false, r);
+
+		txn_history_sync(fs);	/* before the write returns */
+		return rc;
 	}
 	if (!strcmp(verb, "rollback"))
 		return txn_rollback(fs, n == 2 ? arg : NULL, r);

@@ -6,7 +6,8 @@
  * modification), an undo refused by a conflict changing nothing, and
  * the temporary-name ops of an undo replayed from any point (a swap),
  * and the pack a small record is made durable through (written back
- * after a crash only if its commit passed its commit point, never torn).
+ * into its record after a crash, keeping a whole manifest; never a
+ * damaged pack).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -224,16 +225,16 @@ static void test_stash_replay_swap(void **state)
 	}
 }
 
-/* --- the pack (pack.c): a small record durable through one file ------ */
+/* --- the pack (pack.c): a small record durable by the commit point --- */
 
-static void pack_put(struct fx *f, int dfd, uint64_t txid, const char *pend)
+static void pack_get(int dfd, char **buf, size_t *len)
 {
 	const char *m = "{\"version\":1,\"txid\":9,\"objects\":[]}";
 	json_t *pf = json_pack("[[sI[[II]]]]", "p5", (json_int_t)65636,
 			       (json_int_t)65536, (json_int_t)100);
 
-	assert_int_equal(hist_pack_write(f->hfd, txid, pend, dfd, m, strlen(m),
-					 pf), 0);
+	assert_int_equal(hist_pack_build(9, "0000000000000003.pending", dfd, m,
+					 strlen(m), pf, buf, len), 0);
 	json_decref(pf);
 }
 
@@ -261,14 +262,12 @@ static int pre_ok(int hfd, const char *rec)
 static void test_pack(void **state)
 {
 	struct fx *f = *state;
-	const char *pend = "0000000000000003.pending";
-	char buf[100];
+	const char *pend = "0000000000000003.pending", *fin = "0000000000000003";
+	char buf[100], *pk;
+	size_t len;
 	json_t *doc;
-	int sfd = open(f->state, O_RDONLY | O_DIRECTORY), dfd, fd;
+	int dfd, fd;
 
-	assert_int_equal(hist_pack_init(sfd, f->hfd), 0);
-	assert_int_equal(hist_pack_init(sfd, f->hfd), 0);	/* there: kept */
-	close(sfd);
 	assert_int_equal(mkdirat(f->hfd, pend, 0700), 0);
 	dfd = openat(f->hfd, pend, O_RDONLY | O_DIRECTORY);
 	assert_int_equal(mkdirat(dfd, "objs", 0700), 0);
@@ -276,55 +275,44 @@ static void test_pack(void **state)
 	memset(buf, 'o', sizeof(buf));
 	assert_int_equal(pwrite(fd, buf, 100, 65536), 100);
 	close(fd);
-	pack_put(f, dfd, 9, pend);
-	/* a crash lost the record's own files */
+	pack_get(dfd, &pk, &len);
+	/* a crash lost the record's own files: written back from the pack */
 	assert_int_equal(unlinkat(dfd, "objs/p5", 0), 0);
 	assert_int_equal(hist_put_file(dfd, HIST_MANIFEST, "{\"ver", 5), 0);
-	/* its commit never passed its point (txid 9, next 9): nothing */
-	assert_int_equal(hist_pack_restore(f->hfd, 9, 0), 0);
-	assert_false(pre_ok(f->hfd, pend));
-	/* ...and it stays so, once seen (marked done) */
-	assert_int_equal(hist_pack_restore(f->hfd, 10, 0), 0);
-	assert_false(pre_ok(f->hfd, pend));
-	/* passed it (the journal's txid, or below the next): written back */
-	fd = openat(dfd, "objs/p5", O_WRONLY | O_CREAT, 0600);
-	assert_int_equal(pwrite(fd, buf, 100, 65536), 100);
-	close(fd);
-	pack_put(f, dfd, 9, pend);
-	assert_int_equal(unlinkat(dfd, "objs/p5", 0), 0);
-	assert_int_equal(hist_pack_restore(f->hfd, 0, 8), 0);	/* not its */
-	assert_false(pre_ok(f->hfd, pend));
-	assert_int_equal(hist_pack_restore(f->hfd, 0, 9), 0);
+	assert_int_equal(hist_pack_apply(f->hfd, pk, len), 0);
 	assert_true(pre_ok(f->hfd, pend));
 	doc = hist_load(f->hfd, pend);
 	assert_non_null(doc);
 	assert_int_equal(hist_i64(doc, "txid"), 9);
 	json_decref(doc);
 	/* final already: written into it; a whole manifest is kept */
-	assert_int_equal(renameat(f->hfd, pend, f->hfd, "0000000000000003"), 0);
+	assert_int_equal(renameat(f->hfd, pend, f->hfd, fin), 0);
 	close(dfd);
-	dfd = openat(f->hfd, "0000000000000003", O_RDONLY | O_DIRECTORY);
-	pack_put(f, dfd, 9, pend);
+	dfd = openat(f->hfd, fin, O_RDONLY | O_DIRECTORY);
 	assert_int_equal(unlinkat(dfd, "objs/p5", 0), 0);
 	doc = json_pack("{sisIss}", "version", 1, "txid", (json_int_t)9,
 			"undone_by", "x");
 	assert_int_equal(hist_save(dfd, HIST_MANIFEST, doc), 0);
 	json_decref(doc);
-	assert_int_equal(hist_pack_restore(f->hfd, 10, 0), 0);
-	assert_true(pre_ok(f->hfd, "0000000000000003"));
+	assert_int_equal(hist_pack_apply(f->hfd, pk, len), 0);
+	assert_true(pre_ok(f->hfd, fin));
 	assert_int_equal(faccessat(f->hfd, pend, F_OK, 0), -1);
-	doc = hist_load(f->hfd, "0000000000000003");
+	doc = hist_load(f->hfd, fin);
 	assert_string_equal(hist_str(doc, "undone_by"), "x");
 	json_decref(doc);
-	/* torn (a byte of its body changed): never written back */
-	pack_put(f, dfd, 9, pend);
+	/* not whole (a byte changed, or cut short): refused, nothing written */
 	assert_int_equal(unlinkat(dfd, "objs/p5", 0), 0);
-	fd = openat(f->hfd, HIST_PACK, O_RDWR);
-	assert_int_equal(pwrite(fd, "X", 1, 60), 1);
-	close(fd);
-	assert_int_equal(hist_pack_restore(f->hfd, 10, 0), 0);
-	assert_false(pre_ok(f->hfd, "0000000000000003"));
+	pk[60] ^= 1;
+	assert_int_equal(hist_pack_apply(f->hfd, pk, len), -EINVAL);
+	pk[60] ^= 1;
+	assert_int_equal(hist_pack_apply(f->hfd, pk, len - 1), -EINVAL);
+	assert_false(pre_ok(f->hfd, fin));
+	/* the record's folder lost altogether: made again, pending */
 	close(dfd);
+	assert_int_equal(hist_rm_tree(f->hfd, fin), 0);
+	assert_int_equal(hist_pack_apply(f->hfd, pk, len), 0);
+	assert_true(pre_ok(f->hfd, pend));
+	free(pk);
 }
 
 int main(void)
