@@ -488,6 +488,14 @@ static int write_record(struct cap *c, struct layer_txn *t, int hfd, int dfd,
 	free(m);
 	if (*packed)
 		return 0;
+	/* a pack left in the layer (its record's files were synced at the
+	 * start of this capture, but a commit that dropped it stopped
+	 * before its commit point) must not outlive this commit: a crash
+	 * would write back a record the retention may have removed since */
+	rc = layer_meta_del(t, HIST_PACK_KEY);
+	if (rc && rc != -ENOENT)
+		return rc;
+	rc = 0;
 	json_array_foreach(c->pfiles, i, e) {
 		fd = openat(c->objs, json_string_value(json_array_get(e, 0)),
 			    O_RDONLY | O_CLOEXEC);
