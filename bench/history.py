@@ -13,7 +13,13 @@ Each commit is timed twice a round: with history (the default) and with
 stime of its /proc/PID/stat, before and after) plus the client's. Prints a
 markdown table, with the load average before and after.
 
+With --compare OTHER/cli/txfs, every round runs the same pairs with a
+second binary too (which binary goes first alternates with the rounds),
+and the table has a row per binary: two builds measured in the same
+minutes, under the same load.
+
 usage: sudo bench/history.py --txfs BUILD/cli/txfs [--rounds 3]
+                             [--compare OTHER/cli/txfs]
                              [--files 100000] [--workdir /var/tmp/txfs-hbench]
 """
 import argparse
@@ -154,42 +160,49 @@ def main():
     ap.add_argument("--files", type=int, default=100000)
     ap.add_argument("--workdir", default="/var/tmp/txfs-hbench")
     ap.add_argument("--only", default="W5,W8,W9")
+    ap.add_argument("--compare", default=None,
+                    help="a second txfs binary, measured in the same rounds")
     args = ap.parse_args()
     b = Bench(args)
+    bins = [args.txfs] + ([args.compare] if args.compare else [])
     os.makedirs(args.workdir, exist_ok=True)
     rows = {}
     load0 = os.getloadavg()
     try:
         for r in range(args.rounds):
+          for binary in (bins if r % 2 == 0 else bins[::-1]):
+            b.txfs = binary
             for w in args.only.split(","):
                 # alternate which goes first: the second of a pair pays
                 # for the first one's writeback (W8 without history looked
                 # slower than with it when it always ran second)
                 for hist in ((True, False) if r % 2 == 0 else (False, True)):
                     (cw, cc), u = getattr(b, w.lower())(hist)
-                    key = (w, hist)
+                    key = (binary, w, hist)
                     rows.setdefault(key, {"cw": [], "cc": [], "uw": [], "uc": []})
                     rows[key]["cw"].append(cw)
                     rows[key]["cc"].append(cc)
                     if u:
                         rows[key]["uw"].append(u[0])
                         rows[key]["uc"].append(u[1])
-                    print(f"round {r + 1} {w} history={hist} (load "
+                    print(f"round {r + 1} {binary} {w} history={hist} (load "
                           f"{os.getloadavg()[0]:.1f}): commit {cw:.3f} s "
                           f"(CPU {cc:.2f} s)" +
                           (f", undo {u[0]:.3f} s (CPU {u[1]:.2f} s)" if u else ""),
                           file=sys.stderr)
     finally:
         shutil.rmtree(args.workdir, ignore_errors=True)
-    print(f"| workload | commit, no history | commit, history | ratio | "
-          f"undo | undo / commit |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for w in args.only.split(","):
-        off, on = rows[(w, False)], rows[(w, True)]
+    print(f"| binary | workload | commit, no history | commit, history | "
+          f"ratio | + ms | ratio, median of rounds | undo | undo / commit |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for binary, w in ((x, y) for x in bins for y in args.only.split(",")):
+        off, on = rows[(binary, w, False)], rows[(binary, w, True)]
         c0, c1 = median(off["cw"]), median(on["cw"])
         uw = median(on["uw"]) if on["uw"] else None
-        print(f"| {w} | {c0:.3f} s (CPU {median(off['cc']):.2f}) | "
-              f"{c1:.3f} s (CPU {median(on['cc']):.2f}) | {c1 / c0:.2f}x | " +
+        print(f"| {binary} | {w} | {c0:.4f} s (CPU {median(off['cc']):.3f}) | "
+              f"{c1:.4f} s (CPU {median(on['cc']):.3f}) | {c1 / c0:.2f}x | "
+              f"{(c1 - c0) * 1000:+.1f} | "
+              f"{median([y / x for x, y in zip(off['cw'], on['cw'])]):.2f}x | " +
               (f"{uw:.3f} s (CPU {median(on['uc']):.2f}) | {uw / c1:.2f}x |"
                if uw is not None else "- | - |"))
     load1 = os.getloadavg()

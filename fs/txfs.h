@@ -187,6 +187,18 @@ struct txfs {
 				 * record is final: history_take moves into
 				 * it; valid only if hist_objs_open */
 	bool hist_objs_open;
+	bool hist_packed;	/* hist_doc's record is durable through the
+				 * pack only (history/pack.c) */
+	void *hist_pfiles;	/* json_t: its pre-images [name, size, ranges] */
+	char hist_sync[40];	/* a final record whose own files wait for
+				 * history_sync ("": none) */
+	void *hist_sync_pfiles;	/* json_t: that record's pre-images */
+	bool hist_sync_manifest;	/* its manifest needs an fsync too */
+	bool hist_new_dir;	/* capture made history/: its name is synced
+				 * by history_sync */
+	bool hist_settled;	/* history_settle ran (mount, recovery) and
+				 * every record since was made final: a
+				 * capture need not look for pending ones */
 
 	/* session/exectree.c: the txfs exec processes whose command runs now */
 	pthread_mutex_t exec_lock;

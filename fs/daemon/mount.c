@@ -582,6 +582,7 @@ static void cleanup(struct txfs *fs)
 {
 	history_free(fs);
 	sock_stop(fs);
+	history_sync(fs);	/* a record the last commit left to the pack */
 	hup_stop(fs);
 	offload_stop(fs);
 	if (fs->se) {

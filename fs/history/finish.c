@@ -72,26 +72,30 @@ static json_t *pending_doc(struct txfs *fs, int hfd, uint64_t txid, char *pend,
 	return json_incref(fs->hist_doc);
 }
 
-/* Every object's post_st (what its first path is now); false when no
- * object has a path after the commit (nothing to add: a deletion). */
+/* Every object's post_st (what its first path is now); false when the
+ * manifest has them all already (no object has a path after the commit,
+ * or capture wrote each one as it is: a file patched in place). */
 static bool add_post_states(struct txfs *fs, json_t *doc, int *rc)
 {
 	json_t *obj;
 	size_t i;
-	bool any = false;
+	bool changed = false;
 
 	json_array_foreach(json_object_get(doc, "objects"), i, obj) {
-		json_t *post = json_object_get(obj, "post");
+		json_t *post = json_object_get(obj, "post"), *now;
 
 		if (!json_array_size(post))
 			continue;
-		any = true;
-		if (json_object_set_new(obj, "post_st",
-					post_state(fs, json_string_value(
-						json_array_get(post, 0)))))
+		now = post_state(fs, json_string_value(json_array_get(post, 0)));
+		if (now && json_equal(now, json_object_get(obj, "post_st"))) {
+			json_decref(now);
+			continue;
+		}
+		changed = true;
+		if (json_object_set_new(obj, "post_st", now))
 			*rc = -ENOMEM;
 	}
-	return any;
+	return changed;
 }
 
 static uint64_t manifest_bytes(int hfd, const char *rec)
@@ -107,7 +111,7 @@ void history_finish(struct txfs *fs, uint64_t txid)
 {
 	char pend[40], fin[40];
 	json_t *doc;
-	bool mem, save;
+	bool mem, save, packed = false;
 	int hfd = hist_open(fs->statefd, false), dfd = -1, rc = 0;
 
 	if (hfd < 0)
@@ -115,6 +119,7 @@ void history_finish(struct txfs *fs, uint64_t txid)
 	doc = pending_doc(fs, hfd, txid, pend, sizeof(pend), &mem);
 	if (!doc)
 		goto out;	/* nothing captured, or finished already */
+	packed = mem && fs->hist_packed;
 	snprintf(fin, sizeof(fin), "%.16s", pend);
 	lower_cache_flush(fs);
 	save = add_post_states(fs, doc, &rc);
@@ -129,17 +134,90 @@ void history_finish(struct txfs *fs, uint64_t txid)
 					fs->hist_bytes + manifest_bytes(hfd, fin));
 		else
 			hist_info_put(hfd, fin);
-		fsync(hfd);
+		if (packed) {	/* the record's files: once answered */
+			snprintf(fs->hist_sync, sizeof(fs->hist_sync), "%s", fin);
+			fs->hist_sync_pfiles = json_incref(fs->hist_pfiles);
+			fs->hist_sync_manifest = !save;	/* hist_save fsynced */
+		} else {
+			fsync(hfd);
+		}
+	} else {
+		packed = false;	/* the pack stays the record's truth */
+		fs->hist_settled = false;	/* the next capture settles it */
 	}
 	json_decref(doc);
 	if (dfd >= 0)
 		close(dfd);
-	history_prune(fs->state_path, NULL, NULL);
+	if (packed && save)	/* the manifest changed: all of it now */
+		history_sync(fs);
+	else if (!packed)
+		history_prune(fs->state_path, NULL, NULL);
 out:
 	hist_objs_close(fs);
 	if (fs->hist_txid == txid)
 		history_free(fs);
 	close(hfd);
+}
+
+void history_sync(struct txfs *fs)
+{
+	history_sync_in(fs, NULL);
+}
+
+void history_sync_in(struct txfs *fs, struct layer_txn *t)
+{
+	int hfd, dfd = -1, ofd = -1, fd, rc = 0;
+	json_t *pf = fs->hist_sync_pfiles, *e;
+	size_t i;
+
+	if (!fs->hist_sync[0])
+		return;
+	hfd = hist_open(fs->statefd, false);
+	if (hfd < 0)
+		goto out;
+	dfd = openat(hfd, fs->hist_sync, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	ofd = dfd < 0 ? -1 : openat(dfd, "objs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ofd < 0)
+		rc = -errno;
+	json_array_foreach(pf, i, e) {
+		if (rc)
+			break;
+		fd = openat(ofd, json_string_value(json_array_get(e, 0)),
+			    O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fsync(fd))
+			rc = -errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (rc == 0 && fs->hist_sync_manifest) {
+		fd = openat(dfd, HIST_MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fsync(fd))
+			rc = -errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (rc == 0 && ((json_array_size(pf) && fsync(ofd)) || fsync(dfd) ||
+			fsync(hfd) || (fs->hist_new_dir && fsync(fs->statefd))))
+		rc = -errno;
+	if (rc == 0)
+		fs->hist_new_dir = false;
+	/* durable now: the pack is not needed any more (on an error it
+	 * stays, and a recovery writes the record from it again; in a
+	 * capture's transaction t it goes, the new record's replaces it) */
+	if (rc == 0 || t)
+		hist_pack_drop(fs, t);
+	if (ofd >= 0)
+		close(ofd);
+	if (dfd >= 0)
+		close(dfd);
+	close(hfd);
+	if (!t)	/* not before the drop is durable (a pruned record must
+		 * not be written back) */
+		history_prune(fs->state_path, NULL, NULL);
+out:
+	fs->hist_sync[0] = 0;
+	json_decref(fs->hist_sync_pfiles);
+	fs->hist_sync_pfiles = NULL;
 }
 
 void history_discard(struct txfs *fs, uint64_t txid)
@@ -193,8 +271,17 @@ void history_settle(struct txfs *fs, uint64_t next_txid)
 	json_t *doc;
 	DIR *d;
 
-	if (hfd < 0)
+	/* history/ itself lost by a crash (its mkdir is synced after the
+	 * reply): made again if the layer holds a pack */
+	if (hfd == -ENOENT && hist_pack_present(fs))
+		hfd = hist_open(fs->statefd, true);
+	if (hfd < 0) {
+		fs->hist_settled = hfd == -ENOENT;	/* nothing kept yet */
 		return;
+	}
+	/* a record the pack holds and its own files may not (a crash
+	 * before history_sync), written back first */
+	hist_pack_restore(fs, hfd);
 	if ((d = fdopendir(dup(hfd)))) {
 		rewinddir(d);
 		while ((e = readdir(d))) {
@@ -224,6 +311,7 @@ void history_settle(struct txfs *fs, uint64_t next_txid)
 		history_finish(fs, done[i]);
 	free(done);
 	history_discard(fs, 0);
+	fs->hist_settled = true;
 }
 
 void hist_objs_close(struct txfs *fs)
@@ -239,6 +327,9 @@ void history_free(struct txfs *fs)
 	fs->hist_later = NULL;
 	json_decref(fs->hist_doc);
 	fs->hist_doc = NULL;
+	json_decref(fs->hist_pfiles);
+	fs->hist_pfiles = NULL;
+	fs->hist_packed = false;
 	fs->hist_txid = 0;
 	hist_objs_close(fs);
 }

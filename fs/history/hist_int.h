@@ -35,6 +35,10 @@
 #define HIST_DIR "history"
 #define HIST_MANIFEST "manifest.json"
 #define HIST_JOURNAL "undo.json"
+#define HIST_PACK_KEY "hist_pack"
+/* A record this small (manifest and pre-images) is made durable by the
+ * commit point through the pack (pack.c), not by syncs of its files. */
+#define HIST_PACK_MAX ((size_t)4 << 20)
 
 /* keep.c and finish.c: the pending record of commit txid (its folder's
  * name into pend) and its manifest, or NULL; the record's objs/ that
@@ -42,6 +46,30 @@
 struct txfs;
 json_t *hist_find_pending(int hfd, uint64_t txid, char *pend, size_t n);
 void hist_objs_close(struct txfs *fs);
+
+/* pack.c: the pack of record pend (the manifest as text, pfiles
+ * [[NAME, SIZE, RANGES]...] read from pend's objs/ through dfd), malloc'd
+ * into *buf; put into the commit's LMDB transaction by the capture. */
+int hist_pack_build(uint64_t txid, const char *pend, int dfd,
+		    const char *manifest, size_t mlen, json_t *pfiles,
+		    char **buf, size_t *len);
+/* Write a pack back into its record under hfd (the final folder, or the
+ * pending one, made if missing), fsync'ed; a manifest that parses with
+ * the pack's txid is kept (finish's post states, an undo's mark).
+ * -EINVAL: not a whole pack. */
+int hist_pack_apply(int hfd, const void *pack, size_t len);
+/* The pack in fs's layer, if any: applied under hfd, then dropped. */
+struct layer_txn;
+int hist_pack_restore(struct txfs *fs, int hfd);
+/* Does fs's layer hold a pack? */
+bool hist_pack_present(struct txfs *fs);
+/* Drop the pack: in t, or in a transaction of its own, synced (t NULL). */
+int hist_pack_drop(struct txfs *fs, struct layer_txn *t);
+/* finish.c: history_sync, the pack dropped in t (a capture's commit
+ * transaction) instead of a transaction of its own, and no pruning. */
+void history_sync_in(struct txfs *fs, struct layer_txn *t);
+/* name in dfd made len bytes of buf (no fsync) */
+int hist_put_file(int dfd, const char *name, const char *buf, size_t len);
 
 /* record.c */
 int hist_open(int statefd, bool create);

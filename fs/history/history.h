@@ -34,6 +34,12 @@
  *             name: there only while the undo runs (or, if the step that
  *             puts it back was not applied, listed as its keep)
  *
+ * A small record's manifest and pre-images are also put, as one value
+ * (the pack, pack.c), into the commit's own LMDB transaction, which the
+ * commit point syncs: the record's own files are fsync'ed once the commit
+ * answered (history_sync), and until then a crash recovers the record
+ * from the pack.
+ *
  * A crash before the commit point leaves <id>.pending, removed by the
  * recovery that discards the commit; a crash after it is completed with
  * the commit. An undo writes STATE/history/undo.json (its operations) as
@@ -78,6 +84,11 @@ void history_finish(struct txfs *fs, uint64_t txid);
  * was finalized (its txid below next_txid, the layer's next one) is
  * finished, any other dropped. */
 void history_settle(struct txfs *fs, uint64_t next_txid);
+/* A record finished through the pack (pack.c): its own files and folders
+ * made durable, the pack marked done, then the retention applied. Called
+ * once the commit answered (under the lock that serializes commits), by
+ * the next capture, and at exit; nothing when none waits. */
+void history_sync(struct txfs *fs);
 /* The commit was discarded before its commit point: drop what was kept. */
 void history_discard(struct txfs *fs, uint64_t txid);
 /* What history keeps in memory between a capture and its links (exit). */

@@ -15,9 +15,11 @@
  *   - a file patched in place: the old bytes of the ranges the patch
  *     writes, objs/p<tino> (a sparse file at the same offsets);
  *   - every object: its old mode, owner, times, xattrs, symlink target.
- * It writes manifest.json, fsyncs, and the record is <id>.pending until
- * history_finish() (after the commit applied) adds what each path became
- * (post_st, for undo's conflict check) and renames it <id>.
+ * It writes manifest.json and makes the record durable (write_record: a
+ * small one through the pack, pack.c, with one fdatasync; a larger one
+ * with fsyncs of its files and folders), and the record is <id>.pending
+ * until history_finish() (after the commit applied) adds what each path
+ * became (post_st, for undo's conflict check) and renames it <id>.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -39,8 +41,10 @@ struct cap {
 	int objs;		/* pending/objs */
 	json_t *objects, *names;
 	json_t *later;		/* [name, path, ino]: links after the commit point */
-	uint64_t bytes, nkept;
+	json_t *pfiles;		/* [name, size, ranges]: the pre-images p<tino> */
+	uint64_t bytes, nkept, pbytes;
 	unsigned nnames;
+	bool copied;		/* a copy was made (keep_copy): no pack */
 };
 
 /* Keep the real non-folder at path as objs/name with a hard link - made
@@ -147,6 +151,7 @@ static int keep_copy(struct cap *c, const char *path, const char *name)
 	if (pfd < 0)
 		return pfd;
 	unlinkat(c->objs, name, 0);
+	c->copied = true;
 	rc = hist_copy(pfd, base, c->objs, name);
 	if (rc == 0 && fstatat(c->objs, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		c->bytes += (uint64_t)st.st_blocks * 512;
@@ -182,7 +187,10 @@ static int add_range(json_t *ranges, uint64_t off, uint64_t end)
 
 /* A file patched in place: the old bytes of every block the layer
  * changed, and of what a shrink drops (patch.c's order), into
- * objs/p<tino>. */
+ * objs/p<tino>. Not fsync'ed here: write_record makes it durable (in the
+ * pack, or itself). Its post state is known now: the same inode, the
+ * layer's size, and the mtime the commit's CS_META sets (history_finish
+ * checks it, and writes what it finds if it differs). */
 static int keep_patch(struct cap *c, struct plan *p, const struct cobj *o,
 		      const struct stat *st, json_t *obj, const char *name)
 {
@@ -190,6 +198,7 @@ static int keep_patch(struct cap *c, struct plan *p, const struct cobj *o,
 	uint64_t l = o->rec.lower_valid < o->rec.size ? o->rec.lower_valid :
 							o->rec.size;
 	json_t *ranges = json_array();
+	struct stat dst_st;
 	int src, dst = -1, rc = 0;
 	size_t len;
 
@@ -217,15 +226,25 @@ static int keep_patch(struct cap *c, struct plan *p, const struct cobj *o,
 		rc = add_range(ranges, l, old);
 		c->bytes += old - l;
 	}
-	if (rc == 0 && fsync(dst))
+	if (rc == 0 && fstat(dst, &dst_st))
 		rc = -errno;
+	if (rc == 0 && json_array_append_new(c->pfiles, json_pack("[sIO]", name,
+			(json_int_t)dst_st.st_size, ranges)))
+		rc = -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < json_array_size(ranges); i++)
+		c->pbytes += (uint64_t)json_integer_value(json_array_get(
+					json_array_get(ranges, i), 1));
 out:
 	if (dst >= 0)
 		close(dst);
 	close(src);
 	if (rc == 0 && (json_object_set_new(obj, "ranges", ranges) ||
 			json_object_set_new(obj, "new_size",
-					    json_integer((json_int_t)o->rec.size))))
+					    json_integer((json_int_t)o->rec.size)) ||
+			json_object_set_new(obj, "post_st", json_pack("{sIsssIsI}",
+				"ino", (json_int_t)st->st_ino, "type", "f", "size",
+				(json_int_t)o->rec.size, "mtime",
+				(json_int_t)o->rec.mtime_ns))))
 		rc = -ENOMEM;
 	else if (rc)
 		json_decref(ranges);
@@ -442,23 +461,85 @@ static int capture_root(struct cap *c, json_t *doc)
 	return rc;
 }
 
+/* The record's files durable by the commit point: a small record
+ * through the pack (its manifest written plain, the pack put into the
+ * commit's own LMDB transaction t, which the commit point syncs;
+ * history_sync makes the files themselves durable once the commit
+ * answered), a larger one (or if the pack fails) by fsyncs of its own
+ * files and folders. *packed: which. */
+static int write_record(struct cap *c, struct layer_txn *t, int hfd, int dfd,
+			const char *pend, uint64_t txid, json_t *doc,
+			bool *packed)
+{
+	char *m = json_dumps(doc, JSON_COMPACT), *pk = NULL;
+	size_t mlen = m ? strlen(m) : 0, plen = 0, i;
+	json_t *e;
+	int rc = 0, fd;
+
+	*packed = false;
+	if (!m)
+		return -ENOMEM;
+	if (!c->copied && mlen + c->pbytes <= HIST_PACK_MAX &&
+	    hist_put_file(dfd, HIST_MANIFEST, m, mlen) == 0 &&
+	    hist_pack_build(txid, pend, dfd, m, mlen, c->pfiles, &pk, &plen) == 0 &&
+	    layer_meta_put(t, HIST_PACK_KEY, pk, plen) == 0)
+		*packed = true;
+	free(pk);
+	free(m);
+	if (*packed)
+		return 0;
+	/* a pack left in the layer (its record's files were synced at the
+	 * start of this capture, but a commit that dropped it stopped
+	 * before its commit point) must not outlive this commit: a crash
+	 * would write back a record the retention may have removed since */
+	rc = layer_meta_del(t, HIST_PACK_KEY);
+	if (rc && rc != -ENOENT)
+		return rc;
+	rc = 0;
+	json_array_foreach(c->pfiles, i, e) {
+		fd = openat(c->objs, json_string_value(json_array_get(e, 0)),
+			    O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fsync(fd))
+			rc = -errno;
+		if (fd >= 0)
+			close(fd);
+		if (rc)
+			return rc;
+	}
+	if (fsync(c->objs))
+		return -errno;
+	rc = hist_save(dfd, HIST_MANIFEST, doc);
+	if (rc == 0 && (fsync(dfd) || fsync(hfd)))
+		rc = -errno;
+	return rc;
+}
+
 void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 {
 	struct cap c = { .fs = fs, .objs = -1 };
 	char pend[40];
 	json_t *doc = NULL;
 	int hfd, dfd = -1, rc;
+	bool packed = false;
 
 	fs->hist_line[0] = 0;
+	/* the last record (its answer is sent before; left only if a sync
+	 * failed): durable, its pack dropped in this commit's transaction */
+	history_sync_in(fs, p->t);
 	history_free(fs);
 	if (fs->opts.no_history)
 		return;
-	hfd = hist_open(fs->statefd, true);
+	hfd = hist_open(fs->statefd, false);
+	if (hfd == -ENOENT && (hfd = hist_open(fs->statefd, true)) >= 0)
+		fs->hist_new_dir = true;	/* its name synced with the record */
 	if (hfd < 0) {
 		rc = hfd;
 		goto out;
 	}
-	history_settle(fs, txid);	/* a pending record left by a crash */
+	/* a pending record left by a crash: settled at mount (txn_recover);
+	 * again only if a commit since left one */
+	if (!fs->hist_settled)
+		history_settle(fs, txid);
 	hist_name(pend, sizeof(pend), hist_next_id(hfd), true);
 	if (mkdirat(hfd, pend, 0700) ||
 	    (dfd = openat(hfd, pend, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
@@ -470,11 +551,12 @@ void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 	c.objects = json_array();
 	c.names = json_array();
 	c.later = json_array();
+	c.pfiles = json_array();
 	doc = json_pack("{sisIsIsssoso}", "version", 1, "txid", (json_int_t)txid,
 			"time", (json_int_t)time(NULL), "via",
 			fs->commit_via[0] ? fs->commit_via : "txfs commit",
 			"objects", c.objects, "names", c.names);
-	rc = doc ? 0 : -ENOMEM;
+	rc = doc && c.pfiles ? 0 : -ENOMEM;
 	if (rc == 0)
 		rc = capture_root(&c, doc);
 	for (size_t i = 0; i < p->n && rc == 0; i++)
@@ -484,13 +566,11 @@ void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 	if (rc == 0 && json_object_set_new(doc, "bytes",
 					   json_integer((json_int_t)c.bytes)))
 		rc = -ENOMEM;
-	if (rc == 0 && fsync(c.objs))
-		rc = -errno;
 	if (rc == 0)
-		rc = hist_save(dfd, HIST_MANIFEST, doc);
-	if (rc == 0 && (fsync(dfd) || fsync(hfd)))
-		rc = -errno;
+		rc = write_record(&c, p->t, hfd, dfd, pend, txid, doc, &packed);
 	if (rc == 0) {	/* the links, once past the commit point */
+		fs->hist_packed = packed;
+		fs->hist_pfiles = json_incref(c.pfiles);
 		fs->hist_later = json_incref(c.later);
 		fs->hist_doc = json_incref(doc);	/* for history_finish */
 		fs->hist_txid = txid;
@@ -499,6 +579,7 @@ void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 	}
 out:
 	json_decref(c.later);
+	json_decref(c.pfiles);
 	if (c.objs >= 0)
 		close(c.objs);
 	if (dfd >= 0)
@@ -570,6 +651,8 @@ void history_link(struct txfs *fs, uint64_t txid)
 	json_t **v;
 	size_t n;
 
+	if (!fresh)	/* a recovery: the record may be in the pack only */
+		hist_pack_restore(fs, hfd);
 	l = later_of(fs, hfd, txid, pend, sizeof(pend));
 	snprintf(rel, sizeof(rel), "%s/objs", pend);
 	objs = l ? openat(hfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;

@@ -106,6 +106,9 @@ struct txn_report {
 };
 
 int txn_commit(struct txfs *fs, bool force, struct txn_report *r);
+/* Once a commit answered: what its history record still needs to be
+ * durable on its own (history_sync), under the commits' lock. */
+void txn_history_sync(struct txfs *fs);
 /* Commit only the named paths (and the folders they need). */
 int txn_commit_paths(struct txfs *fs, bool force, const char *const *paths,
 		     size_t n, struct txn_report *r);

@@ -317,6 +317,10 @@ static int serve_one(struct txfs *fs, int cfd)
 	rc = sock_dispatch(fs, cfd, argc, argv, &r);
 	if (rc != SOCK_REPLIED)
 		reply(cfd, rc, r.text ? r.text : "");
+	if (!strcmp(argv[0], "commit")) {	/* once the client has it all */
+		shutdown(cfd, SHUT_WR);
+		txn_history_sync(fs);
+	}
 out:
 	free(r.text);
 	free(argv);

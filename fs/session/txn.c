@@ -333,6 +333,17 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 	return 0;
 }
 
+void txn_history_sync(struct txfs *fs)
+{
+	pthread_rwlock_wrlock(&fs->txlock);
+	/* the record is final and durable only through the pack: a crash
+	 * here has the next mount (or txfs recover) write it from the pack
+	 * (an injected EIO leaves it to the next commit or the exit) */
+	if (!fs->hist_sync[0] || fault_point(fs, "commit") == 0)
+		history_sync(fs);
+	pthread_rwlock_unlock(&fs->txlock);
+}
+
 /* A layer mounted with --salvage is damaged: it is never committed. */
 static int refuse_salvage(struct txfs *fs, struct txn_report *r)
 {
@@ -671,7 +682,10 @@ int txn_command(struct txfs *fs, const char *line, const struct req_ctx *c,
 	if (!strcmp(verb, "commit") && n == 1) {
 		snprintf(fs->commit_via, sizeof(fs->commit_via),
 			 "commit written to .txfs/ctl");
-		return txn_commit(fs, false, r);
+		int rc = txn_commit(fs, false, r);
+
+		txn_history_sync(fs);	/* before the write returns */
+		return rc;
 	}
 	if (!strcmp(verb, "rollback"))
 		return txn_rollback(fs, n == 2 ? arg : NULL, r);

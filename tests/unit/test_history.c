@@ -4,7 +4,10 @@
  * ids, the retention by count, age and size, the bytes a record holds,
  * the list's counts (a path one object left and another took is one
  * modification), an undo refused by a conflict changing nothing, and
- * the temporary-name ops of an undo replayed from any point (a swap).
+ * the temporary-name ops of an undo replayed from any point (a swap),
+ * and the pack a small record is made durable through (written back
+ * into its record after a crash, keeping a whole manifest; never a
+ * damaged pack).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -222,6 +225,96 @@ static void test_stash_replay_swap(void **state)
 	}
 }
 
+/* --- the pack (pack.c): a small record durable by the commit point --- */
+
+static void pack_get(int dfd, char **buf, size_t *len)
+{
+	const char *m = "{\"version\":1,\"txid\":9,\"objects\":[]}";
+	json_t *pf = json_pack("[[sI[[II]]]]", "p5", (json_int_t)65636,
+			       (json_int_t)65536, (json_int_t)100);
+
+	assert_int_equal(hist_pack_build(9, "0000000000000003.pending", dfd, m,
+					 strlen(m), pf, buf, len), 0);
+	json_decref(pf);
+}
+
+static int pre_ok(int hfd, const char *rec)
+{
+	char rel[80], buf[100], want[100];
+	struct stat st;
+	int fd;
+
+	snprintf(rel, sizeof(rel), "%s/objs/p5", rec);
+	fd = openat(hfd, rel, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	memset(want, 'o', sizeof(want));
+	fstat(fd, &st);
+	if (st.st_size != 65636 || pread(fd, buf, 100, 65536) != 100 ||
+	    memcmp(buf, want, 100)) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	return 1;
+}
+
+static void test_pack(void **state)
+{
+	struct fx *f = *state;
+	const char *pend = "0000000000000003.pending", *fin = "0000000000000003";
+	char buf[100], *pk;
+	size_t len;
+	json_t *doc;
+	int dfd, fd;
+
+	assert_int_equal(mkdirat(f->hfd, pend, 0700), 0);
+	dfd = openat(f->hfd, pend, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(mkdirat(dfd, "objs", 0700), 0);
+	fd = openat(dfd, "objs/p5", O_WRONLY | O_CREAT, 0600);
+	memset(buf, 'o', sizeof(buf));
+	assert_int_equal(pwrite(fd, buf, 100, 65536), 100);
+	close(fd);
+	pack_get(dfd, &pk, &len);
+	/* a crash lost the record's own files: written back from the pack */
+	assert_int_equal(unlinkat(dfd, "objs/p5", 0), 0);
+	assert_int_equal(hist_put_file(dfd, HIST_MANIFEST, "{\"ver", 5), 0);
+	assert_int_equal(hist_pack_apply(f->hfd, pk, len), 0);
+	assert_true(pre_ok(f->hfd, pend));
+	doc = hist_load(f->hfd, pend);
+	assert_non_null(doc);
+	assert_int_equal(hist_i64(doc, "txid"), 9);
+	json_decref(doc);
+	/* final already: written into it; a whole manifest is kept */
+	assert_int_equal(renameat(f->hfd, pend, f->hfd, fin), 0);
+	close(dfd);
+	dfd = openat(f->hfd, fin, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(unlinkat(dfd, "objs/p5", 0), 0);
+	doc = json_pack("{sisIss}", "version", 1, "txid", (json_int_t)9,
+			"undone_by", "x");
+	assert_int_equal(hist_save(dfd, HIST_MANIFEST, doc), 0);
+	json_decref(doc);
+	assert_int_equal(hist_pack_apply(f->hfd, pk, len), 0);
+	assert_true(pre_ok(f->hfd, fin));
+	assert_int_equal(faccessat(f->hfd, pend, F_OK, 0), -1);
+	doc = hist_load(f->hfd, fin);
+	assert_string_equal(hist_str(doc, "undone_by"), "x");
+	json_decref(doc);
+	/* not whole (a byte changed, or cut short): refused, nothing written */
+	assert_int_equal(unlinkat(dfd, "objs/p5", 0), 0);
+	pk[60] ^= 1;
+	assert_int_equal(hist_pack_apply(f->hfd, pk, len), -EINVAL);
+	pk[60] ^= 1;
+	assert_int_equal(hist_pack_apply(f->hfd, pk, len - 1), -EINVAL);
+	assert_false(pre_ok(f->hfd, fin));
+	/* the record's folder lost altogether: made again, pending */
+	close(dfd);
+	assert_int_equal(hist_rm_tree(f->hfd, fin), 0);
+	assert_int_equal(hist_pack_apply(f->hfd, pk, len), 0);
+	assert_true(pre_ok(f->hfd, pend));
+	free(pk);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +325,7 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stash_replay_swap, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_pack, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
