@@ -5,7 +5,8 @@
  *
  * manifest.json of a kept commit:
  *   { "version": 1, "id": N, "time": UNIX, "via": "txfs commit",
- *     "undo_of": [ids] (an undo's record), "undone_by": ID (once undone),
+ *     "undo_of": [ids] (an undo's record), "undone_by": ID (once undone:
+ *     from the record's undone_by file, see HIST_UNDONE),
  *     "bytes": kept, "objects": [OBJ...], "names": [NAME...] }
  *   OBJ:  { "type": "f"|"d"|"l"|"p"|"s", "pre": PATH|null,
  *           "post": [PATH...] (empty: deleted), "ino", "mode", "uid",
@@ -35,6 +36,9 @@
 #define HIST_DIR "history"
 #define HIST_MANIFEST "manifest.json"
 #define HIST_JOURNAL "undo.json"
+/* A record's file "ID\n": the undo that took it back (hist_load merges it
+ * into the manifest's "undone_by", which older versions rewrote). */
+#define HIST_UNDONE "undone_by"
 
 /* keep.c and finish.c: the pending record of commit txid (its folder's
  * name into pend) and its manifest, or NULL; the record's objs/ that
@@ -47,7 +51,12 @@ void hist_objs_close(struct txfs *fs);
 int hist_open(int statefd, bool create);
 void hist_name(char *buf, size_t n, uint64_t id, bool pending);
 json_t *hist_load(int hfd, const char *name);
+/* A JSON file read whole and parsed (json_loadf reads a character at a
+ * time through stdio: seconds for a mass deletion's manifest), or NULL. */
+json_t *hist_load_file(int dir, const char *rel);
 int hist_save(int dfd, const char *name, json_t *doc);
+/* Mark record rec as undone by record by: its undone_by file, durable. */
+int hist_mark_undone(int hfd, const char *rec, const char *by);
 int hist_rm_tree(int dfd, const char *name);
 /* The id the next record takes: one more than any record's, pending or
  * final. */
@@ -61,6 +70,8 @@ uint64_t hist_tree_bytes(int dfd, const char *name);
  * and its tree (put), or as given (write). */
 int hist_info_put(int hfd, const char *name);
 int hist_info_write(int hfd, const char *name, int64_t t, uint64_t bytes);
+/* Time and bytes from <name>/info: 0, or -ENOENT (none, unreadable). */
+int hist_info_read(int hfd, const char *name, int64_t *t, uint64_t *bytes);
 char hist_type(mode_t mode);
 /* The meta of st (and fd's xattrs, fd O_PATH or -1) into obj. */
 int hist_meta_put(json_t *obj, const struct stat *st, int fd,

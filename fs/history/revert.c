@@ -757,14 +757,7 @@ int history_recover(const char *state, const char *ws, bool *done)
 	if (c.hfd < 0)
 		return c.hfd == -ENOENT ? 0 : c.hfd;
 	if (faccessat(c.hfd, HIST_JOURNAL, F_OK, 0) == 0) {
-		int fd = openat(c.hfd, HIST_JOURNAL, O_RDONLY | O_CLOEXEC);
-		FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-
-		j = f ? json_loadf(f, 0, NULL) : NULL;
-		if (f)
-			fclose(f);
-		else if (fd >= 0)
-			close(fd);
+		j = hist_load_file(c.hfd, HIST_JOURNAL);
 		if (!j) {
 			rc = -EIO;
 			goto out;

@@ -453,26 +453,31 @@ static int journal_end(const struct uctx *c, json_t *j)
 		rc = dfd < 0 ? -errno : hist_save(dfd, HIST_MANIFEST, doc);
 		if (dfd >= 0)
 			close(dfd);
-		json_decref(doc);
 		if (rc == 0 && renameat(c->hfd, pend, c->hfd, fin))
 			rc = -errno;
-		if (rc == 0)
-			hist_info_put(c->hfd, fin);
+		if (rc == 0)	/* its time from the manifest in hand */
+			hist_info_write(c->hfd, fin, hist_i64(doc, "time"),
+					hist_tree_bytes(c->hfd, fin));
+		json_decref(doc);
 	}
+	/* the records taken back: a small undone_by file each, not their
+	 * manifests written again */
 	json_array_foreach(json_object_get(j, "undone"), i, id) {
 		const char *rec = json_string_value(id);
-		int rfd;
+		int64_t t;
+		uint64_t b;
 
-		if (rc || !(doc = hist_load(c->hfd, rec)))
+		if (rc)
+			break;
+		if ((rc = hist_mark_undone(c->hfd, rec, as)) == -ENOENT) {
+			rc = 0;	/* no such record any more */
 			continue;
-		json_object_set_new(doc, "undone_by", json_string(as));
-		rfd = openat(c->hfd, rec, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		rc = rfd < 0 ? -errno : hist_save(rfd, HIST_MANIFEST, doc);
-		if (rc == 0)	/* its objects went back into place */
+		}
+		/* its objects went back into place: its bytes again */
+		if (rc == 0 && hist_info_read(c->hfd, rec, &t, &b) == 0)
+			hist_info_write(c->hfd, rec, t, hist_tree_bytes(c->hfd, rec));
+		else if (rc == 0)
 			hist_info_put(c->hfd, rec);
-		if (rfd >= 0)
-			close(rfd);
-		json_decref(doc);
 	}
 	if (rc == 0 && (fsync(c->hfd) || unlinkat(c->hfd, HIST_JOURNAL, 0)))
 		rc = -errno;
