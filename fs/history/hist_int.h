@@ -97,8 +97,18 @@ struct uctx {
 	int root, hfd, uobjs;
 	bool copy;
 	json_t *failed;		/* the indexes of the ops not applied, or NULL */
+	/* what the ops keep open (a mass undo's ops come folder by folder):
+	 * objs/ of record rec (rec[0] 0: none), and the folder pdir of the
+	 * last path an op resolved (NULL: none), dropped by every op that
+	 * moves or removes names (one of its folders could be that one) */
+	char rec[32];
+	int robjs;
+	char *pdir;
+	int pfd;
 };
-int undo_op(const struct uctx *c, json_t *op);
+int undo_op(struct uctx *c, json_t *op);
+/* Close what the ops keep open (undo_replay does at its end). */
+void undo_ops_done(struct uctx *c);
 /* The ops that take a path through a temporary name (a swap, a cycle, a
  * chain of renames, a folder that a file replaced): ["stash", PATH, TMP,
  * INO] moves the object INO at PATH to TMP in the holder (the undo's
@@ -116,6 +126,11 @@ struct plan_u {
 	json_t *skip;		/* path -> true: --force leaves it as it is */
 	json_t *root;		/* the root's meta before the undo (for U) */
 	int udir;		/* U.pending (offline) or -1 */
+	/* planning reads a tree that nothing changes meanwhile: the folder
+	 * of the last path it stat'ed (ldir, NULL: none; lfd an fd or
+	 * -errno) stays open for its siblings */
+	char *ldir;
+	int lfd;
 	unsigned naside, npatch, nstash;
 	unsigned hid_conflicts, hid_skipped, hid_ops;	/* left out (o->hide) */
 	bool restore;
@@ -125,7 +140,8 @@ bool ru_under(const char *p, const char *top);
 const char *ru_post0(json_t *obj);
 bool ru_selected(const struct undo_opts *o, json_t *obj);
 bool ru_name_selected(const struct undo_opts *o, const char *path);
-int ru_lstat(int root, const char *path, struct stat *st);
+int ru_lstat(struct plan_u *u, const char *path, struct stat *st);
+void ru_lstat_done(struct plan_u *u);
 /* Is the object's old inode where the commit left it (renamed, or changed
  * in place)? */
 bool ru_same_inode(json_t *obj);
@@ -147,6 +163,6 @@ bool ru_skipped(struct plan_u *u, json_t *obj);
  * (vacated), or put back as a folder (made)? */
 bool ru_way_ok(struct plan_u *u, const char *path);
 /* Run every op of the journal (history/undo.json), then finish it. */
-int undo_replay(const struct uctx *c, json_t *journal);
+int undo_replay(struct uctx *c, json_t *journal);
 
 #endif /* TXFS_HIST_INT_H */

@@ -282,7 +282,7 @@ static int plan_asides(struct plan_u *u, json_t *doc, json_t *tmps)
 		if (!pre || (ru_same_inode(obj) && p0 && !strcmp(p0, pre)))
 			continue;
 		inv = inverse(u, pre, pre);
-		if (ru_lstat(u->c.root, pre, &st) == 0)
+		if (ru_lstat(u, pre, &st) == 0)
 			rc = aside(u, pre, inv);
 		json_array_append_new(u->inv, inv);
 	}
@@ -616,6 +616,7 @@ static void plan_init(struct plan_u *u)
 
 static void plan_free(struct plan_u *u)
 {
+	ru_lstat_done(u);
 	json_decref(u->ops);
 	json_decref(u->inv);
 	json_decref(u->inv_names);
@@ -660,7 +661,8 @@ static int plan_all(struct plan_u *u, json_t *recs)
 
 int history_undo(const struct undo_opts *o)
 {
-	struct plan_u u = { .o = o, .udir = -1, .restore = o->paths != NULL };
+	struct plan_u u = { .o = o, .udir = -1, .lfd = -1,
+			    .restore = o->paths != NULL };
 	int sfd, hfd = -1, lockfd = -1, rc;
 	json_t *recs = json_array();
 	char uname[40] = "";
@@ -713,7 +715,10 @@ int history_undo(const struct undo_opts *o)
 
 		json_array_foreach(u.ops, i, op)
 			if ((rc = undo_op(&u.c, op)))
-				goto out;
+				break;
+		undo_ops_done(&u.c);
+		if (rc)
+			goto out;
 	} else {
 		rc = commit_point(&u, hfd, uname);
 	}
