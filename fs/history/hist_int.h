@@ -97,6 +97,8 @@ struct uctx {
 	int root, hfd, uobjs;
 	bool copy;
 	json_t *failed;		/* the indexes of the ops not applied, or NULL */
+	json_t *udoc;		/* the undo's record as its commit point wrote
+				 * it (NULL: journal_end reads U.pending) */
 	/* what the ops keep open (a mass undo's ops come folder by folder):
 	 * objs/ of record rec (rec[0] 0: none), and the folder pdir of the
 	 * last path an op resolved (NULL: none), dropped by every op that

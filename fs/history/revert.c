@@ -23,7 +23,8 @@
  *   3. the undo's own record U (its inverse: what it moved aside, so an
  *      undo can be undone) as U.pending, the old bytes of patched ranges
  *      saved in it; then the journal history/undo.json: THE COMMIT POINT;
- *   4. the ops, then U final, R marked "undone_by": U, the journal gone.
+ *   4. the ops, then U final (post states from U as written at 3, not
+ *      read back), R marked undone by U (R/undone_by), the journal gone.
  * A crash before 3 leaves the real directory as it was (U.pending is
  * dropped by the next undo or recovery); after it, history_recover()
  * replays the journal (every op is idempotent).
@@ -558,7 +559,6 @@ static int commit_point(struct plan_u *u, int hfd, const char *uname)
 	if (!doc)
 		return -ENOMEM;
 	rc = hist_save(u->udir, HIST_MANIFEST, doc);
-	json_decref(doc);
 	if (rc == 0 && (fsync(u->c.uobjs) || fsync(u->udir) || fsync(hfd)))
 		rc = -errno;
 	j = json_pack("{sssosOsb}", "as", uname, "undone",
@@ -568,9 +568,13 @@ static int commit_point(struct plan_u *u, int hfd, const char *uname)
 		rc = j ? hist_save(hfd, HIST_JOURNAL, j) : -ENOMEM;
 	if (rc == 0 && fsync(hfd))
 		rc = -errno;
-	if (rc == 0)
-		rc = undo_replay(&u->c, j);	/* past the commit point */
+	if (rc == 0) {	/* past the commit point */
+		u->c.udoc = doc;	/* U as written: not read back */
+		rc = undo_replay(&u->c, j);
+		u->c.udoc = NULL;
+	}
 	json_decref(j);
+	json_decref(doc);
 	return rc;
 }
 

@@ -480,7 +480,7 @@ static int journal_end(struct uctx *c, json_t *j)
 
 	snprintf(pend, sizeof(pend), "%s.pending", as);
 	snprintf(fin, sizeof(fin), "%s", as);
-	if ((doc = hist_load(c->hfd, pend))) {
+	if ((doc = c->udoc ? json_incref(c->udoc) : hist_load(c->hfd, pend))) {
 		json_array_foreach(json_object_get(doc, "objects"), i, obj) {
 			const char *p0 = json_string_value(
 				json_array_get(json_object_get(obj, "post"), 0));
