@@ -2,7 +2,8 @@
 /*
  * revert_ops.c - the operations an undo is made of (hist_int.h lists
  * them), each idempotent so that a crash replays the journal
- * (history/undo.json) from the first, and the journal's replay and end.
+ * (history/undo.json) from the first, and the journal's replay and end
+ * (history_recover: an undo a crash interrupted).
  *
  * Offline (the real directory, not mounted) an aside renames what the
  * undone commit made into the undo's own record, and a take renames a
@@ -557,5 +558,52 @@ int undo_replay(struct uctx *c, json_t *j)
 	}
 	rc = journal_end(c, j);
 	undo_ops_done(c);
+	return rc;
+}
+
+/* --- an undo a crash interrupted ----------------------------------- */
+
+int history_recover(const char *state, const char *ws, bool *done)
+{
+	struct uctx c = { .root = -1, .hfd = -1, .uobjs = -1 };
+	int sfd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+	char rel[64];
+	json_t *j = NULL;
+
+	*done = false;
+	if (sfd < 0)
+		return -errno;
+	c.hfd = hist_open(sfd, false);
+	close(sfd);
+	if (c.hfd < 0)
+		return c.hfd == -ENOENT ? 0 : c.hfd;
+	if (faccessat(c.hfd, HIST_JOURNAL, F_OK, 0) == 0) {
+		j = hist_load_file(c.hfd, HIST_JOURNAL);
+		if (!j) {
+			rc = -EIO;
+			goto out;
+		}
+		snprintf(rel, sizeof(rel), "%.16s.pending/objs", hist_str(j, "as"));
+		c.uobjs = openat(c.hfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (c.uobjs < 0) {	/* finished but for the journal */
+			snprintf(rel, sizeof(rel), "%.16s/objs", hist_str(j, "as"));
+			c.uobjs = openat(c.hfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		}
+		c.copy = json_is_true(json_object_get(j, "copy"));
+		c.root = open(ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (c.root < 0 || c.uobjs < 0) {
+			rc = -errno;
+			goto out;
+		}
+		rc = undo_replay(&c, j);
+		*done = rc == 0;
+	}
+out:
+	json_decref(j);
+	if (c.root >= 0)
+		close(c.root);
+	if (c.uobjs >= 0)
+		close(c.uobjs);
+	close(c.hfd);
 	return rc;
 }
