@@ -237,20 +237,11 @@ void history_discard(struct txfs *fs, uint64_t txid)
 			hist_rm_tree(hfd, pend);
 		json_decref(doc);
 	} else if ((d = fdopendir(dup(hfd)))) {	/* every pending record */
-		json_t *j = NULL;
-		const char *undo = NULL;
-		int jfd = openat(hfd, HIST_JOURNAL, O_RDONLY | O_CLOEXEC);
-		FILE *f = jfd >= 0 ? fdopen(jfd, "r") : NULL;
-
 		/* but the one of an undo a crash interrupted: its journal
 		 * (history_recover) needs it */
-		if (f) {
-			j = json_loadf(f, 0, NULL);
-			fclose(f);
-			undo = hist_str(j, "as");
-		} else if (jfd >= 0) {
-			close(jfd);
-		}
+		json_t *j = hist_load_file(hfd, HIST_JOURNAL);
+		const char *undo = hist_str(j, "as");
+
 		rewinddir(d);
 		while ((e = readdir(d)))
 			if (strstr(e->d_name, ".pending") &&

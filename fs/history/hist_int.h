@@ -5,7 +5,8 @@
  *
  * manifest.json of a kept commit:
  *   { "version": 1, "id": N, "time": UNIX, "via": "txfs commit",
- *     "undo_of": [ids] (an undo's record), "undone_by": ID (once undone),
+ *     "undo_of": [ids] (an undo's record), "undone_by": ID (once undone:
+ *     from the record's undone_by file, see HIST_UNDONE),
  *     "bytes": kept, "objects": [OBJ...], "names": [NAME...] }
  *   OBJ:  { "type": "f"|"d"|"l"|"p"|"s", "pre": PATH|null,
  *           "post": [PATH...] (empty: deleted), "ino", "mode", "uid",
@@ -39,6 +40,9 @@
 /* A record this small (manifest and pre-images) is made durable by the
  * commit point through the pack (pack.c), not by syncs of its files. */
 #define HIST_PACK_MAX ((size_t)4 << 20)
+/* A record's file "ID\n": the undo that took it back (hist_load merges it
+ * into the manifest's "undone_by", which older versions rewrote). */
+#define HIST_UNDONE "undone_by"
 
 /* keep.c and finish.c: the pending record of commit txid (its folder's
  * name into pend) and its manifest, or NULL; the record's objs/ that
@@ -75,7 +79,12 @@ int hist_put_file(int dfd, const char *name, const char *buf, size_t len);
 int hist_open(int statefd, bool create);
 void hist_name(char *buf, size_t n, uint64_t id, bool pending);
 json_t *hist_load(int hfd, const char *name);
+/* A JSON file read whole and parsed (json_loadf reads a character at a
+ * time through stdio: seconds for a mass deletion's manifest), or NULL. */
+json_t *hist_load_file(int dir, const char *rel);
 int hist_save(int dfd, const char *name, json_t *doc);
+/* Mark record rec as undone by record by: its undone_by file, durable. */
+int hist_mark_undone(int hfd, const char *rec, const char *by);
 int hist_rm_tree(int dfd, const char *name);
 /* The id the next record takes: one more than any record's, pending or
  * final. */
@@ -89,6 +98,8 @@ uint64_t hist_tree_bytes(int dfd, const char *name);
  * and its tree (put), or as given (write). */
 int hist_info_put(int hfd, const char *name);
 int hist_info_write(int hfd, const char *name, int64_t t, uint64_t bytes);
+/* Time and bytes from <name>/info: 0, or -ENOENT (none, unreadable). */
+int hist_info_read(int hfd, const char *name, int64_t *t, uint64_t *bytes);
 char hist_type(mode_t mode);
 /* The meta of st (and fd's xattrs, fd O_PATH or -1) into obj. */
 int hist_meta_put(json_t *obj, const struct stat *st, int fd,
@@ -114,8 +125,20 @@ struct uctx {
 	int root, hfd, uobjs;
 	bool copy;
 	json_t *failed;		/* the indexes of the ops not applied, or NULL */
+	json_t *udoc;		/* the undo's record as its commit point wrote
+				 * it (NULL: journal_end reads U.pending) */
+	/* what the ops keep open (a mass undo's ops come folder by folder):
+	 * objs/ of record rec (rec[0] 0: none), and the folder pdir of the
+	 * last path an op resolved (NULL: none), dropped by every op that
+	 * moves or removes names (one of its folders could be that one) */
+	char rec[32];
+	int robjs;
+	char *pdir;
+	int pfd;
 };
-int undo_op(const struct uctx *c, json_t *op);
+int undo_op(struct uctx *c, json_t *op);
+/* Close what the ops keep open (undo_replay does at its end). */
+void undo_ops_done(struct uctx *c);
 /* The ops that take a path through a temporary name (a swap, a cycle, a
  * chain of renames, a folder that a file replaced): ["stash", PATH, TMP,
  * INO] moves the object INO at PATH to TMP in the holder (the undo's
@@ -133,6 +156,11 @@ struct plan_u {
 	json_t *skip;		/* path -> true: --force leaves it as it is */
 	json_t *root;		/* the root's meta before the undo (for U) */
 	int udir;		/* U.pending (offline) or -1 */
+	/* planning reads a tree that nothing changes meanwhile: the folder
+	 * of the last path it stat'ed (ldir, NULL: none; lfd an fd or
+	 * -errno) stays open for its siblings */
+	char *ldir;
+	int lfd;
 	unsigned naside, npatch, nstash;
 	unsigned hid_conflicts, hid_skipped, hid_ops;	/* left out (o->hide) */
 	bool restore;
@@ -142,7 +170,8 @@ bool ru_under(const char *p, const char *top);
 const char *ru_post0(json_t *obj);
 bool ru_selected(const struct undo_opts *o, json_t *obj);
 bool ru_name_selected(const struct undo_opts *o, const char *path);
-int ru_lstat(int root, const char *path, struct stat *st);
+int ru_lstat(struct plan_u *u, const char *path, struct stat *st);
+void ru_lstat_done(struct plan_u *u);
 /* Is the object's old inode where the commit left it (renamed, or changed
  * in place)? */
 bool ru_same_inode(json_t *obj);
@@ -164,6 +193,6 @@ bool ru_skipped(struct plan_u *u, json_t *obj);
  * (vacated), or put back as a folder (made)? */
 bool ru_way_ok(struct plan_u *u, const char *path);
 /* Run every op of the journal (history/undo.json), then finish it. */
-int undo_replay(const struct uctx *c, json_t *journal);
+int undo_replay(struct uctx *c, json_t *journal);
 
 #endif /* TXFS_HIST_INT_H */

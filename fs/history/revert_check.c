@@ -72,16 +72,31 @@ bool ru_name_selected(const struct undo_opts *o, const char *path)
 	return !o->paths;
 }
 
-int ru_lstat(int root, const char *path, struct stat *st)
+int ru_lstat(struct plan_u *u, const char *path, struct stat *st)
 {
-	const char *base;
-	int pfd = hist_parent(root, path, &base, false), rc;
+	const char *slash = strrchr(path, '/'), *base;
+	size_t n = slash ? (size_t)(slash - path) : 0;
+	int pfd;
 
-	if (pfd < 0)
+	if (!u->ldir || strlen(u->ldir) != n || strncmp(u->ldir, path, n)) {
+		ru_lstat_done(u);
+		if (!(u->ldir = strndup(path, n)))
+			return -ENOMEM;
+		u->lfd = hist_parent(u->c.root, path, &base, false);
+	}
+	base = slash ? slash + 1 : path;
+	if ((pfd = u->lfd) < 0)
 		return pfd;
-	rc = fstatat(pfd, base, st, AT_SYMLINK_NOFOLLOW) ? -errno : 0;
-	close(pfd);
-	return rc;
+	return fstatat(pfd, base, st, AT_SYMLINK_NOFOLLOW) ? -errno : 0;
+}
+
+void ru_lstat_done(struct plan_u *u)
+{
+	if (u->ldir && u->lfd >= 0)
+		close(u->lfd);
+	free(u->ldir);
+	u->ldir = NULL;
+	u->lfd = -1;
 }
 
 bool ru_same_inode(json_t *obj)
@@ -195,7 +210,7 @@ void ru_check(struct plan_u *u, json_t *doc, const char *rec)
 			continue;
 		if (p0 && !ru_is_touched(u, p0) && json_is_object(ps)) {
 			/* a renamed object gone: nothing to move back */
-			if (ru_lstat(u->c.root, p0, &st))
+			if (ru_lstat(u, p0, &st))
 				ru_conflict(u, p0, u->o->mnt ? "not on the mount: "
 					    "removed since, or hidden by its policy "
 					    "(undo it unmounted)" : "removed since",
@@ -212,14 +227,14 @@ void ru_check(struct plan_u *u, json_t *doc, const char *rec)
 					    ru_same_inode(obj));
 		}
 		if (pre && (!p0 || strcmp(pre, p0)) && !ru_is_touched(u, pre) &&
-		    !json_object_get(posts, pre) && ru_lstat(u->c.root, pre, &st) == 0)
+		    !json_object_get(posts, pre) && ru_lstat(u, pre, &st) == 0)
 			ru_conflict(u, pre, "made again since", rec, true);
 	}
 	json_array_foreach(json_object_get(doc, "names"), i, obj) {
 		const char *path = hist_str(obj, "path");
 
 		if (ru_name_selected(u->o, path) && !ru_is_touched(u, path) &&
-		    !json_object_get(posts, path) && ru_lstat(u->c.root, path, &st) == 0)
+		    !json_object_get(posts, path) && ru_lstat(u, path, &st) == 0)
 			ru_conflict(u, path, "made again since", rec, true);
 	}
 	json_decref(posts);
@@ -239,7 +254,7 @@ static int way_step(struct plan_u *u, const char *dir)
 		return made[0] == 'd' ? 0 : -1;
 	if (json_object_get(u->vacated, dir))
 		return 1;
-	rc = ru_lstat(u->c.root, dir, &st);
+	rc = ru_lstat(u, dir, &st);
 	if (rc == -ENOENT)
 		return 1;
 	return rc == 0 && S_ISDIR(st.st_mode) ? 0 : -1;

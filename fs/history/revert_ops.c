@@ -2,7 +2,8 @@
 /*
  * revert_ops.c - the operations an undo is made of (hist_int.h lists
  * them), each idempotent so that a crash replays the journal
- * (history/undo.json) from the first, and the journal's replay and end.
+ * (history/undo.json) from the first, and the journal's replay and end
+ * (history_recover: an undo a crash interrupted).
  *
  * Offline (the real directory, not mounted) an aside renames what the
  * undone commit made into the undo's own record, and a take renames a
@@ -27,15 +28,63 @@ static const char *arg(json_t *op, size_t i)
 	return json_string_value(json_array_get(op, i));
 }
 
-/* objs/ of record id */
-static int record_objs(int hfd, const char *rec)
+/* objs/ of record rec: an fd the cache owns, or -errno */
+static int record_objs(struct uctx *c, const char *rec)
 {
 	char rel[64];
 	int fd;
 
+	if (c->rec[0] && !strncmp(c->rec, rec, sizeof(c->rec)))
+		return c->robjs;
 	snprintf(rel, sizeof(rel), "%.24s/objs", rec);
-	fd = openat(hfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	fd = openat(c->hfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (c->rec[0])
+		close(c->robjs);
+	snprintf(c->rec, sizeof(c->rec), "%s", rec);
+	c->robjs = fd;
+	return fd;
+}
+
+static void pdir_drop(struct uctx *c)
+{
+	if (c->pdir)
+		close(c->pfd);
+	free(c->pdir);
+	c->pdir = NULL;
+}
+
+/* The folder of path (hist_parent), the last one kept open: an fd the
+ * cache owns, or -errno. */
+static int parent_of(struct uctx *c, const char *path, const char **base,
+		     bool create)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+	int fd;
+
+	*base = slash ? slash + 1 : path;
+	if (c->pdir && strlen(c->pdir) == n && !strncmp(c->pdir, path, n))
+		return c->pfd;
+	fd = hist_parent(c->root, path, base, create);
+	if (fd < 0)
+		return fd;
+	pdir_drop(c);
+	if (!(c->pdir = strndup(path, n))) {
+		close(fd);
+		return -ENOMEM;
+	}
+	c->pfd = fd;
+	return fd;
+}
+
+void undo_ops_done(struct uctx *c)
+{
+	if (c->rec[0])
+		close(c->robjs);
+	c->rec[0] = 0;
+	pdir_drop(c);
 }
 
 static bool exists_at(int dir, const char *name)
@@ -45,7 +94,7 @@ static bool exists_at(int dir, const char *name)
 	return fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-static int op_aside(const struct uctx *c, const char *path, const char *name)
+static int op_aside(struct uctx *c, const char *path, const char *name)
 {
 	const char *base;
 	int pfd = hist_parent(c->root, path, &base, false), rc = 0;
@@ -65,33 +114,30 @@ static int op_aside(const struct uctx *c, const char *path, const char *name)
 	return rc;
 }
 
-static int op_take(const struct uctx *c, const char *rec, const char *name,
+static int op_take(struct uctx *c, const char *rec, const char *name,
 		   const char *path)
 {
-	int objs = record_objs(c->hfd, rec), pfd, rc = 0;
+	int objs = record_objs(c, rec), pfd;
 	const char *base;
 
 	if (objs < 0)
 		return objs;
-	pfd = hist_parent(c->root, path, &base, true);
-	if (pfd < 0) {
-		close(objs);
+	pfd = parent_of(c, path, &base, true);
+	if (pfd < 0)
 		return pfd;
-	}
+	/* the usual case in one call: there, and nothing in its place */
+	if (!c->copy && renameat2(objs, name, pfd, base, RENAME_NOREPLACE) == 0)
+		return 0;
 	if (!exists_at(objs, name))
-		rc = exists_at(pfd, base) ? 0 : -ENOENT;	/* a replay */
-	else if (exists_at(pfd, base))
-		rc = c->copy ? 0 : -EEXIST;
-	else if (c->copy)
-		rc = hist_copy(objs, name, pfd, base);
-	else if (renameat(objs, name, pfd, base))
-		rc = -errno;
-	close(pfd);
-	close(objs);
-	return rc;
+		return exists_at(pfd, base) ? 0 : -ENOENT;	/* a replay */
+	if (exists_at(pfd, base))
+		return c->copy ? 0 : -EEXIST;
+	if (c->copy)
+		return hist_copy(objs, name, pfd, base);
+	return renameat(objs, name, pfd, base) ? -errno : 0;
 }
 
-static int op_move(const struct uctx *c, const char *from, const char *to)
+static int op_move(struct uctx *c, const char *from, const char *to)
 {
 	const char *fb, *tb;
 	int f = hist_parent(c->root, from, &fb, false), t, rc = 0;
@@ -111,14 +157,14 @@ static int op_move(const struct uctx *c, const char *from, const char *to)
 }
 
 /* Where temporary names are: the undo's objs/, or the mount's root. */
-static int holder(const struct uctx *c)
+static int holder(struct uctx *c)
 {
 	return c->uobjs >= 0 ? c->uobjs : c->root;
 }
 
 /* path -> TMP, if the object there is still inode ino (a replay after
  * the unstash finds another object there, or none). */
-static int op_stash(const struct uctx *c, const char *path, const char *tmp,
+static int op_stash(struct uctx *c, const char *path, const char *tmp,
 		    int64_t ino)
 {
 	const char *base;
@@ -138,7 +184,7 @@ static int op_stash(const struct uctx *c, const char *path, const char *tmp,
 }
 
 /* TMP -> path (its folders made); the path must be free. */
-static int op_unstash(const struct uctx *c, const char *tmp, const char *path)
+static int op_unstash(struct uctx *c, const char *tmp, const char *path)
 {
 	const char *base;
 	int pfd, rc = 0;
@@ -158,7 +204,7 @@ static int op_unstash(const struct uctx *c, const char *tmp, const char *path)
 }
 
 /* One more name of inode ino, which stays under another name. */
-static int op_unlink(const struct uctx *c, const char *path, int64_t ino)
+static int op_unlink(struct uctx *c, const char *path, int64_t ino)
 {
 	const char *base;
 	struct stat st;
@@ -175,7 +221,7 @@ static int op_unlink(const struct uctx *c, const char *path, int64_t ino)
 }
 
 /* Another name of a file that stays in the tree, linked back. */
-static int op_link(const struct uctx *c, const char *from, const char *to)
+static int op_link(struct uctx *c, const char *from, const char *to)
 {
 	const char *fb, *tb;
 	int f = hist_parent(c->root, from, &fb, false), t, rc = 0;
@@ -195,10 +241,10 @@ static int op_link(const struct uctx *c, const char *from, const char *to)
 
 /* Copy a kept content into the existing file at path (the same inode:
  * its other names see it too); idempotent. */
-static int op_copyin(const struct uctx *c, const char *rec, const char *name,
+static int op_copyin(struct uctx *c, const char *rec, const char *name,
 		     const char *path)
 {
-	int objs = record_objs(c->hfd, rec), src = -1, dst = -1, pfd, rc = 0;
+	int objs = record_objs(c, rec), src = -1, dst = -1, pfd, rc = 0;
 	const char *base;
 	char buf[65536];
 	ssize_t n;
@@ -233,28 +279,24 @@ out:
 		close(src);
 	if (pfd >= 0)
 		close(pfd);
-	close(objs);
 	return rc;
 }
 
-static int op_mkdir(const struct uctx *c, const char *path, mode_t mode)
+static int op_mkdir(struct uctx *c, const char *path, mode_t mode)
 {
 	const char *base;
-	int pfd = hist_parent(c->root, path, &base, true), rc = 0;
+	int pfd = parent_of(c, path, &base, true);
 
 	if (pfd < 0)
 		return pfd;
-	if (mkdirat(pfd, base, mode & 07777) && errno != EEXIST)
-		rc = -errno;
-	close(pfd);
-	return rc;
+	return mkdirat(pfd, base, mode & 07777) && errno != EEXIST ? -errno : 0;
 }
 
 /* Write the kept bytes of every range back at their offsets, then the
  * size. */
-static int op_patch(const struct uctx *c, json_t *op)
+static int op_patch(struct uctx *c, json_t *op)
 {
-	int objs = record_objs(c->hfd, arg(op, 1)), src = -1, dst = -1, rc = 0;
+	int objs = record_objs(c, arg(op, 1)), src = -1, dst = -1, rc = 0;
 	const char *base;
 	char buf[65536];
 	json_t *r;
@@ -296,7 +338,6 @@ out:
 		close(src);
 	if (pfd >= 0)
 		close(pfd);
-	close(objs);
 	return rc;
 }
 
@@ -335,7 +376,7 @@ static int xattrs_prune(int dir, const char *name, json_t *obj)
 	return rc;
 }
 
-static int op_meta(const struct uctx *c, const char *path, json_t *obj)
+static int op_meta(struct uctx *c, const char *path, json_t *obj)
 {
 	const char *base;
 	int pfd, rc = 0;
@@ -344,23 +385,26 @@ static int op_meta(const struct uctx *c, const char *path, json_t *obj)
 		xattrs_prune(c->root, ".", obj);
 		return hist_meta_set(c->root, ".", obj);
 	}
-	pfd = hist_parent(c->root, path, &base, false);
+	pfd = parent_of(c, path, &base, false);
 	if (pfd < 0)
 		return pfd == -ENOENT ? 0 : pfd;	/* nothing there to set */
 	if (exists_at(pfd, base)) {
 		xattrs_prune(pfd, base, obj);
 		rc = hist_meta_set(pfd, base, obj);
 	}
-	close(pfd);
 	return rc;
 }
 
-int undo_op(const struct uctx *c, json_t *op)
+int undo_op(struct uctx *c, json_t *op)
 {
 	const char *k = arg(op, 0);
 
 	if (!k)
 		return -EINVAL;
+	/* these move or remove names: a folder kept open may be one */
+	if (strcmp(k, "take") && strcmp(k, "meta") && strcmp(k, "mkdir") &&
+	    strcmp(k, "patch") && strcmp(k, "copyin"))
+		pdir_drop(c);
 	if (!strcmp(k, "aside"))
 		return op_aside(c, arg(op, 1), arg(op, 2));
 	if (!strcmp(k, "take"))
@@ -389,22 +433,19 @@ int undo_op(const struct uctx *c, json_t *op)
 }
 
 /* What path is now, for the undo's own record (its conflict check). */
-static json_t *now_state(int root, const char *path)
+static json_t *now_state(struct uctx *c, const char *path)
 {
 	const char *base;
 	struct stat st;
-	int pfd = hist_parent(root, path, &base, false);
-	json_t *j = json_null();
+	int pfd = parent_of(c, path, &base, false);
 
-	if (pfd >= 0 && fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0)
-		j = json_pack("{sIsssIsI}", "ino", (json_int_t)st.st_ino, "type",
-			      (char[2]){ hist_type(st.st_mode), 0 }, "size",
-			      (json_int_t)st.st_size, "mtime",
-			      (json_int_t)st.st_mtim.tv_sec * 1000000000LL +
-				      st.st_mtim.tv_nsec);
-	if (pfd >= 0)
-		close(pfd);
-	return j;
+	if (pfd < 0 || fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW))
+		return json_null();
+	return json_pack("{sIsssIsI}", "ino", (json_int_t)st.st_ino, "type",
+			 (char[2]){ hist_type(st.st_mode), 0 }, "size",
+			 (json_int_t)st.st_size, "mtime",
+			 (json_int_t)st.st_mtim.tv_sec * 1000000000LL +
+				 st.st_mtim.tv_nsec);
 }
 
 /* The undo's record says what the undo did: an object that nothing was
@@ -430,7 +471,7 @@ static void drop_unapplied(json_t *objs)
 
 /* After the ops: the undo's record final, the undone records marked,
  * the journal gone. Each part is idempotent. */
-static int journal_end(const struct uctx *c, json_t *j)
+static int journal_end(struct uctx *c, json_t *j)
 {
 	const char *as = hist_str(j, "as");
 	char pend[40], fin[40];
@@ -440,39 +481,44 @@ static int journal_end(const struct uctx *c, json_t *j)
 
 	snprintf(pend, sizeof(pend), "%s.pending", as);
 	snprintf(fin, sizeof(fin), "%s", as);
-	if ((doc = hist_load(c->hfd, pend))) {
+	if ((doc = c->udoc ? json_incref(c->udoc) : hist_load(c->hfd, pend))) {
 		json_array_foreach(json_object_get(doc, "objects"), i, obj) {
 			const char *p0 = json_string_value(
 				json_array_get(json_object_get(obj, "post"), 0));
 
 			if (p0)
-				json_object_set_new(obj, "post_st", now_state(c->root, p0));
+				json_object_set_new(obj, "post_st", now_state(c, p0));
 		}
 		drop_unapplied(json_object_get(doc, "objects"));
 		dfd = openat(c->hfd, pend, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		rc = dfd < 0 ? -errno : hist_save(dfd, HIST_MANIFEST, doc);
 		if (dfd >= 0)
 			close(dfd);
-		json_decref(doc);
 		if (rc == 0 && renameat(c->hfd, pend, c->hfd, fin))
 			rc = -errno;
-		if (rc == 0)
-			hist_info_put(c->hfd, fin);
+		if (rc == 0)	/* its time from the manifest in hand */
+			hist_info_write(c->hfd, fin, hist_i64(doc, "time"),
+					hist_tree_bytes(c->hfd, fin));
+		json_decref(doc);
 	}
+	/* the records taken back: a small undone_by file each, not their
+	 * manifests written again */
 	json_array_foreach(json_object_get(j, "undone"), i, id) {
 		const char *rec = json_string_value(id);
-		int rfd;
+		int64_t t;
+		uint64_t b;
 
-		if (rc || !(doc = hist_load(c->hfd, rec)))
+		if (rc)
+			break;
+		if ((rc = hist_mark_undone(c->hfd, rec, as)) == -ENOENT) {
+			rc = 0;	/* no such record any more */
 			continue;
-		json_object_set_new(doc, "undone_by", json_string(as));
-		rfd = openat(c->hfd, rec, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		rc = rfd < 0 ? -errno : hist_save(rfd, HIST_MANIFEST, doc);
-		if (rc == 0)	/* its objects went back into place */
+		}
+		/* its objects went back into place: its bytes again */
+		if (rc == 0 && hist_info_read(c->hfd, rec, &t, &b) == 0)
+			hist_info_write(c->hfd, rec, t, hist_tree_bytes(c->hfd, rec));
+		else if (rc == 0)
 			hist_info_put(c->hfd, rec);
-		if (rfd >= 0)
-			close(rfd);
-		json_decref(doc);
 	}
 	if (rc == 0 && (fsync(c->hfd) || unlinkat(c->hfd, HIST_JOURNAL, 0)))
 		rc = -errno;
@@ -481,7 +527,7 @@ static int journal_end(const struct uctx *c, json_t *j)
 	return rc;
 }
 
-int undo_replay(const struct uctx *c, json_t *j)
+int undo_replay(struct uctx *c, json_t *j)
 {
 	json_t *op;
 	size_t i;
@@ -501,12 +547,63 @@ int undo_replay(const struct uctx *c, json_t *j)
 				arg(op, 1), strerror(-rc), rc == -EIO || rc == -ENOSPC ||
 				rc == -ENOMEM ? "" : " (the real directory changed: "
 				"not applied, the rest goes on)");
-			if (rc == -EIO || rc == -ENOSPC || rc == -ENOMEM)
+			if (rc == -EIO || rc == -ENOSPC || rc == -ENOMEM) {
+				undo_ops_done(c);
 				return rc;	/* the journal stays: retry */
+			}
 			if (c->failed)
 				json_array_append_new(c->failed, json_integer((json_int_t)i));
 			rc = 0;
 		}
 	}
-	return journal_end(c, j);
+	rc = journal_end(c, j);
+	undo_ops_done(c);
+	return rc;
+}
+
+/* --- an undo a crash interrupted ----------------------------------- */
+
+int history_recover(const char *state, const char *ws, bool *done)
+{
+	struct uctx c = { .root = -1, .hfd = -1, .uobjs = -1 };
+	int sfd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+	char rel[64];
+	json_t *j = NULL;
+
+	*done = false;
+	if (sfd < 0)
+		return -errno;
+	c.hfd = hist_open(sfd, false);
+	close(sfd);
+	if (c.hfd < 0)
+		return c.hfd == -ENOENT ? 0 : c.hfd;
+	if (faccessat(c.hfd, HIST_JOURNAL, F_OK, 0) == 0) {
+		j = hist_load_file(c.hfd, HIST_JOURNAL);
+		if (!j) {
+			rc = -EIO;
+			goto out;
+		}
+		snprintf(rel, sizeof(rel), "%.16s.pending/objs", hist_str(j, "as"));
+		c.uobjs = openat(c.hfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (c.uobjs < 0) {	/* finished but for the journal */
+			snprintf(rel, sizeof(rel), "%.16s/objs", hist_str(j, "as"));
+			c.uobjs = openat(c.hfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		}
+		c.copy = json_is_true(json_object_get(j, "copy"));
+		c.root = open(ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (c.root < 0 || c.uobjs < 0) {
+			rc = -errno;
+			goto out;
+		}
+		rc = undo_replay(&c, j);
+		*done = rc == 0;
+	}
+out:
+	json_decref(j);
+	if (c.root >= 0)
+		close(c.root);
+	if (c.uobjs >= 0)
+		close(c.uobjs);
+	close(c.hfd);
+	return rc;
 }
