@@ -11,9 +11,9 @@ names the object of fs/view/namei.c "view_namei.c.o") and checks:
   1. every object sits in a folder of FOLDERS (a new folder must say here
      what it may call), and calls only its own folder and those FOLDERS
      allows it;
-  2. inside view/, the core (namei, readdir, inode, inval, ctlns) calls
-     only itself, layer/ and lower/ (no do_*() of dir/file/attr, not the
-     guard);
+  2. inside view/, the core (namei, readdir, inode, inode_relink, inval,
+     ctlns) calls only itself, layer/ and lower/ (no do_*() of
+     dir/file/attr, not the guard);
   3. the only call cycles between files are the ones listed in
      ALLOWED_CYCLES, each with its reason: a new cycle fails, and so does
      a listed one that is gone (then the list must shrink).
@@ -39,16 +39,12 @@ FOLDERS = {
 # The view's core, and what it may call besides itself: the layer and the
 # real directory. The rest of view/ (dir, file, attr, datamap, guard,
 # ilist, killpriv, spin) is above it.
-VIEW = {"namei", "readdir", "inode", "inval", "ctlns"}
+VIEW = {"namei", "readdir", "inode", "inode_relink", "inval", "ctlns"}
 BELOW_VIEW = {"layer", "layer_chunk", "layer_names", "reserve", "undo",
               "lower"}
 
 # Cycles that are one module's two halves, each kept on purpose.
 ALLOWED_CYCLES = {
-    # the inode table queues the invalidation of a node it re-maps
-    # (inval_inode); the invalidation thread asks the table for the node id
-    # the kernel knows (tino_to_ino, itab_shown)
-    frozenset({"inode", "inval"}),
     # the layer's write primitives record their undo steps (lput, ldel,
     # lcdel); undo replays them with the layer's own primitives
     frozenset({"layer", "undo"}),
