@@ -34,259 +34,6 @@
 
 #define FUSE_SUPER_MAGIC 0x65735546
 
-/* Report an error: to the parent through the pipe, or to stderr. */
-struct report {
-	int fd;			/* write end of the pipe, or -1 */
-};
-
-static int fail(struct report *r, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(struct report *r, int rc, const char *fmt, ...)
-{
-	char msg[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (r->fd >= 0) {
-		ssize_t n = write(r->fd, msg, strlen(msg));
-
-		(void)n;
-		close(r->fd);
-		r->fd = -1;
-	} else {
-		fprintf(stderr, "txfs: %s\n", msg);
-	}
-	return rc < 0 ? rc : -EIO;
-}
-
-/* FNV-1a of the workspace path, for the default state folder's name. */
-static uint64_t hash_path(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
-int txfs_default_state(const char *ws, char *out, size_t size)
-{
-	const char *xdg = getenv("XDG_STATE_HOME");
-	const char *home = getenv("HOME");
-	const char *base = strrchr(ws, '/');
-	int n;
-
-	base = base && base[1] ? base + 1 : "root";
-	if (xdg && xdg[0] == '/')
-		n = snprintf(out, size, "%s/txfs/%s-%016llx", xdg, base,
-			     (unsigned long long)hash_path(ws));
-	else if (home && home[0] == '/')
-		n = snprintf(out, size, "%s/.local/state/txfs/%s-%016llx",
-			     home, base, (unsigned long long)hash_path(ws));
-	else
-		return -ENOENT;
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
-
-/* mkdir -p with mode 0700 for the folders it creates. */
-static int mkdir_p(const char *path)
-{
-	char buf[PATH_MAX];
-	size_t len = strlen(path);
-
-	if (len >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, len + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-/* Is path inside dir (or equal)? Both are realpaths. */
-static bool path_within(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	return strncmp(path, dir, n) == 0 &&
-	       (path[n] == '\0' || path[n] == '/' || n == 1);
-}
-
-/* Open the real directory and refuse one that is already a FUSE mount
- * (mounting over our own mount would deadlock). */
-static int open_workspace(struct txfs *fs, struct report *r)
-{
-	struct statfs sfs;
-	struct stat st;
-
-	fs->ws_path = realpath(fs->opts.workspace, NULL);
-	if (!fs->ws_path)
-		return fail(r, -errno, "workspace %s: %s", fs->opts.workspace,
-			    strerror(errno));
-	fs->rootfd = open(fs->ws_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fs->rootfd < 0)
-		return fail(r, -errno, "workspace %s: %s", fs->ws_path,
-			    strerror(errno));
-	if (fstatfs(fs->rootfd, &sfs) == 0 &&
-	    (unsigned long)sfs.f_type == FUSE_SUPER_MAGIC)
-		return fail(r, -EBUSY, "workspace %s: is already a FUSE mount "
-			    "(already mounted by txfs?)", fs->ws_path);
-	if (fstat(fs->rootfd, &st))
-		return fail(r, -errno, "workspace %s: %s", fs->ws_path,
-			    strerror(errno));
-	if (layer_ino_reserved((uint64_t)st.st_ino))
-		return fail(r, -EOVERFLOW, "workspace %s: inode number %llu is "
-			    "in the range txfs keeps for its own objects",
-			    fs->ws_path, (unsigned long long)st.st_ino);
-	fs->root_dev = st.st_dev;
-	fs->root_ino = st.st_ino;
-	fs->use_openat2 = lower_has_openat2(fs->rootfd);
-	return 0;
-}
-
-static int read_pid(int dirfd)
-{
-	char buf[32] = { 0 };
-	int fd = openat(dirfd, "daemon.pid", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n > 0 ? atoi(buf) : 0;
-}
-
-/*
- * The state folder must be ours alone: another user who could write to it
- * or to a folder above it, or who owns a symlink on the way, could swap
- * ctl.sock (fake answers) or the layer. Refused: the folder itself a
- * symlink; a symlink on the way owned by another user (not root); the
- * folder not owned by us, or group/world-writable; a folder above it owned
- * by another user (not root), or group/world-writable without the sticky
- * bit (as /tmp has).
- */
-static int check_state_path(const char *given, const char *real,
-			    struct report *r)
-{
-	char buf[PATH_MAX];
-	uid_t me = geteuid();
-	struct stat st;
-	size_t len = strlen(given);
-
-	if (len >= sizeof(buf))
-		return fail(r, -ENAMETOOLONG, "state folder %s: too long", given);
-	memcpy(buf, given, len + 1);
-	while (len > 1 && buf[len - 1] == '/')
-		buf[--len] = '\0';
-	if (lstat(buf, &st) == 0 && S_ISLNK(st.st_mode))
-		return fail(r, -ELOOP, "state folder %s: refused: it is a "
-			    "symlink (give its real path)", given);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (lstat(buf, &st) == 0 && S_ISLNK(st.st_mode) &&
-		    st.st_uid != me && st.st_uid != 0)
-			return fail(r, -EPERM, "state folder %s: refused: it is "
-				    "reached through %s, a symlink owned by uid "
-				    "%u", given, buf, (unsigned)st.st_uid);
-		*p = '/';
-	}
-	snprintf(buf, sizeof(buf), "%s", real);
-	for (char *p = buf + strlen(buf); p > buf; p = strrchr(buf, '/')) {
-		bool self = p == buf + strlen(real);
-
-		*p = '\0';
-		if (lstat(buf[0] ? buf : "/", &st))
-			return fail(r, -errno, "state folder %s: %s: %s", real,
-				    buf[0] ? buf : "/", strerror(errno));
-		if (self ? st.st_uid != me : st.st_uid != me && st.st_uid != 0)
-			return fail(r, -EPERM, "state folder %s: refused: %s is "
-				    "owned by uid %u, not by you (uid %u)%s",
-				    real, buf[0] ? buf : "/", (unsigned)st.st_uid,
-				    (unsigned)me, self ? "" : " or root");
-		if ((st.st_mode & 022) && (self || !(st.st_mode & S_ISVTX)))
-			return fail(r, -EPERM, "state folder %s: refused: %s is "
-				    "writable by other users (mode %04o)", real,
-				    buf[0] ? buf : "/", st.st_mode & 07777);
-	}
-	return 0;
-}
-
-/* Create, open and lock the state folder. */
-static int open_state(struct txfs *fs, struct report *r)
-{
-	char def[PATH_MAX];
-	const char *state = fs->opts.state;
-	int rc;
-
-	if (!state) {
-		if ((rc = txfs_default_state(fs->ws_path, def, sizeof(def))))
-			return fail(r, rc, "state folder: set --state, HOME or "
-				    "XDG_STATE_HOME");
-		state = def;
-	}
-	if ((rc = mkdir_p(state)))
-		return fail(r, rc, "state folder %s: %s", state,
-			    strerror(-rc));
-	fs->state_path = realpath(state, NULL);
-	if (!fs->state_path)
-		return fail(r, -errno, "state folder %s: %s", state,
-			    strerror(errno));
-	if ((rc = check_state_path(state, fs->state_path, r)))
-		return rc;
-	if (fs->ws_path && path_within(fs->state_path, fs->ws_path))
-		return fail(r, -EINVAL, "state folder %s: must be outside the "
-			    "workspace %s", fs->state_path, fs->ws_path);
-	fs->statefd = open(fs->state_path,
-			   O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (fs->statefd < 0)
-		return fail(r, -errno, "state folder %s: %s", fs->state_path,
-			    strerror(errno));
-	fs->lockfd = openat(fs->statefd, "lock",
-			    O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fs->lockfd < 0)
-		return fail(r, -errno, "state folder %s: lock: %s",
-			    fs->state_path, strerror(errno));
-	for (int i = 0; i < 50 && flock(fs->lockfd, LOCK_EX | LOCK_NB); i++)
-		usleep(100000);	/* a daemon just unmounted may be closing */
-	if (flock(fs->lockfd, LOCK_EX | LOCK_NB))
-		return fail(r, -EBUSY, "state folder %s: in use by another txfs "
-			    "daemon (pid %d)", fs->state_path,
-			    read_pid(fs->statefd));
-	return 0;
-}
-
-static int write_pid(struct txfs *fs)
-{
-	char buf[32];
-	int fd = openat(fs->statefd, "daemon.pid.tmp",
-			O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-			0600);
-	int n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, buf, (size_t)n) != n) {
-		close(fd);
-		return -EIO;
-	}
-	close(fd);
-	return renameat(fs->statefd, "daemon.pid.tmp", fs->statefd,
-			"daemon.pid") ? -errno : 0;
-}
-
 /* Refuse a damaged layer before anything uses it, saying how to save the
  * staged changes that can still be read, or how to discard them. */
 static int check_layer(struct txfs *fs, uint64_t map, struct report *r)
@@ -301,9 +48,9 @@ static int check_layer(struct txfs *fs, uint64_t map, struct report *r)
 	if (rc == 0)
 		return 0;
 	if (!why)
-		return fail(r, rc, "state folder %s: cannot check the layer: "
+		return rfail(r, rc, "state folder %s: cannot check the layer: "
 			    "%s", fs->state_path, strerror(-rc));
-	return fail(r, rc, "state folder %s: refused: the layer is %s. "
+	return rfail(r, rc, "state folder %s: refused: the layer is %s. "
 		    "Nothing was done; the real directory %s is untouched. "
 		    "To save the staged changes that can still be read: "
 		    "`txfs mount --salvage --state %s %s MNT` (read-only, "
@@ -353,7 +100,7 @@ static int open_layer(struct txfs *fs, struct report *r)
 	int rc;
 
 	if (env && *env && map == 0)
-		return fail(r, -EINVAL, "TXFS_MAP_SIZE=%s: not a size of at "
+		return rfail(r, -EINVAL, "TXFS_MAP_SIZE=%s: not a size of at "
 			    "least 1 MiB (BYTES, or a number with K, M, G or "
 			    "T: 8G)", env);
 	snprintf(ws.path, sizeof(ws.path), "%s", fs->ws_path);
@@ -362,17 +109,17 @@ static int open_layer(struct txfs *fs, struct report *r)
 	/* --salvage serves a copy of what can be read (salvage.c) */
 	if (fs->opts.salvage && (rc = layer_salvage(fs->statefd, map,
 						     fs->state_path)))
-		return fail(r, rc, "state folder %s: salvage: cannot copy the "
+		return rfail(r, rc, "state folder %s: salvage: cannot copy the "
 			    "layer: %s", fs->state_path, strerror(-rc));
 	if (!fs->opts.salvage)
 		layer_salvage_forget(fs->statefd);
 	rc = layer_open(fs->statefd, fs->opts.salvage ? "salvaged" : "layer",
 			map, &ws, &fs->layer, &why);
 	if (rc && why)
-		return fail(r, rc, "state folder %s: refused: %s (it was "
+		return rfail(r, rc, "state folder %s: refused: %s (it was "
 			    "left untouched)", fs->state_path, why);
 	if (rc)
-		return fail(r, rc, "state folder %s: cannot open the layer: %s",
+		return rfail(r, rc, "state folder %s: cannot open the layer: %s",
 			    fs->state_path, strerror(-rc));
 	return 0;
 }
@@ -405,7 +152,7 @@ static int recover_undo(struct txfs *fs, struct report *r)
 	int rc = history_recover(fs->state_path, fs->ws_path, &done);
 
 	if (rc)
-		return fail(r, rc, "state folder %s: recovery of an interrupted "
+		return rfail(r, rc, "state folder %s: recovery of an interrupted "
 			    "undo failed: %s (nothing was mounted; the journal is "
 			    "kept, run `txfs recover %s` to retry)",
 			    fs->state_path, strerror(-rc), fs->state_path);
@@ -423,7 +170,7 @@ static int reap_orphans(struct txfs *fs, struct report *r)
 	int rc = view_reap_orphans(fs, &n);
 
 	if (rc)
-		return fail(r, rc, "state folder %s: freeing the files a dead "
+		return rfail(r, rc, "state folder %s: freeing the files a dead "
 			    "daemon held open unnamed: %s", fs->state_path,
 			    strerror(-rc));
 	if (n)
@@ -443,7 +190,7 @@ static int recover(struct txfs *fs, struct report *r)
 	if (fs->opts.salvage)
 		return 0;
 	if ((rc = txn_recover(fs, &what, &missed)))
-		return fail(r, rc, "state folder %s: recovery of an interrupted "
+		return rfail(r, rc, "state folder %s: recovery of an interrupted "
 			    "commit failed: %s (nothing was mounted; the journal "
 			    "is kept, run `txfs recover %s` to retry)",
 			    fs->state_path, strerror(-rc), fs->state_path);
@@ -526,10 +273,10 @@ static int spin_setup(struct txfs *fs, struct report *r)
 	int rc;
 
 	if (fs->opts.spin && spin_parse(fs->opts.spin, &us))
-		return fail(r, -EINVAL, "-o spin=%s: not a number of "
+		return rfail(r, -EINVAL, "-o spin=%s: not a number of "
 			    "microseconds from 0 (off) to 1000", fs->opts.spin);
 	rc = spin_init(fs, us);
-	return rc ? fail(r, rc, "spin: %s", strerror(-rc)) : 0;
+	return rc ? rfail(r, rc, "spin: %s", strerror(-rc)) : 0;
 }
 
 static int make_session(struct txfs *fs, struct report *r)
@@ -547,7 +294,7 @@ static int make_session(struct txfs *fs, struct report *r)
 		     fs->opts.fuse_opts ? "," : "",
 		     fs->opts.fuse_opts ? fs->opts.fuse_opts : "");
 	if (n < 0 || (size_t)n >= sizeof(opts) || strchr(fs->ws_path, ','))
-		return fail(r, -EINVAL, "workspace %s: path not usable as a "
+		return rfail(r, -EINVAL, "workspace %s: path not usable as a "
 			    "mount source (comma or too long)", fs->ws_path);
 	if (fs->opts.debug) {
 		argv[3] = "-d";
@@ -556,15 +303,15 @@ static int make_session(struct txfs *fs, struct report *r)
 	fs->se = fuse_session_new(&args, &txfs_ops, sizeof(txfs_ops), fs);
 	fuse_opt_free_args(&args);
 	if (!fs->se)
-		return fail(r, -EINVAL, "cannot start a FUSE session (bad -o "
+		return rfail(r, -EINVAL, "cannot start a FUSE session (bad -o "
 			    "option?)");
 	if (fuse_set_signal_handlers(fs->se))
-		return fail(r, -EIO, "cannot install signal handlers");
+		return rfail(r, -EIO, "cannot install signal handlers");
 	if (fuse_session_mount(fs->se, fs->mnt_path))
-		return fail(r, -EIO, "mount %s: failed (is fusermount3 "
+		return rfail(r, -EIO, "mount %s: failed (is fusermount3 "
 			    "installed, and /dev/fuse usable?)", fs->mnt_path);
 	if (killpriv_install(fs))
-		return fail(r, -EIO, "cannot hook the FUSE channel "
+		return rfail(r, -EIO, "cannot hook the FUSE channel "
 			    "(fuse_session_custom_io)");
 	return 0;
 }
@@ -738,35 +485,35 @@ int txfs_run_mount(struct txfs_opts *opts)
 	exectree_init(&fs);
 	pthread_mutex_init(&fs.ign_lock, NULL);
 	if ((rc = seal_process())) {
-		rc = fail(&r, rc, "cannot make the daemon non-dumpable: %s",
+		rc = rfail(&r, rc, "cannot make the daemon non-dumpable: %s",
 			  strerror(-rc));
 		goto out;
 	}
 	if (!opts->mountpoint && (rc = txfs_unmount_stale(opts->workspace))) {
-		rc = fail(&r, rc, "workspace %s: a stale mount is in the way "
+		rc = rfail(&r, rc, "workspace %s: a stale mount is in the way "
 			  "and could not be removed", opts->workspace);
 		goto out;
 	}
-	if ((rc = open_workspace(&fs, &r)))
+	if ((rc = daemon_open_workspace(&fs, &r)))
 		goto out;
 	if (opts->mountpoint && (rc = txfs_unmount_stale(opts->mountpoint))) {
-		rc = fail(&r, rc, "mountpoint %s: a stale mount is in the way "
+		rc = rfail(&r, rc, "mountpoint %s: a stale mount is in the way "
 			  "and could not be removed", opts->mountpoint);
 		goto out;
 	}
 	fs.mnt_path = realpath(opts->mountpoint ? opts->mountpoint :
 						  fs.ws_path, NULL);
 	if (!fs.mnt_path) {
-		rc = fail(&r, -errno, "mountpoint %s: %s", opts->mountpoint,
+		rc = rfail(&r, -errno, "mountpoint %s: %s", opts->mountpoint,
 			  strerror(errno));
 		goto out;
 	}
-	if ((rc = open_state(&fs, &r)))
+	if ((rc = daemon_open_state(&fs, &r)))
 		goto out;
 	if (!opts->foreground && (rc = daemonize(&r)))
 		goto out;
 	if (chdir("/")) {	/* the cwd must not be a way into anything */
-		rc = fail(&r, -errno, "chdir /: %s", strerror(errno));
+		rc = rfail(&r, -errno, "chdir /: %s", strerror(errno));
 		goto out;
 	}
 	parse_fault(&fs);
@@ -776,11 +523,11 @@ int txfs_run_mount(struct txfs_opts *opts)
 	    (rc = txfs_load_policy(&fs, &r.fd)) || (rc = recover(&fs, &r)) ||
 	    (rc = make_session(&fs, &r)))
 		goto out;
-	if ((rc = write_pid(&fs)) || (rc = inval_start(&fs)) ||
+	if ((rc = daemon_write_pid(&fs)) || (rc = inval_start(&fs)) ||
 	    (rc = gc_start(&fs)) || (rc = sock_start(&fs)) ||
 	    (rc = offload_start(&fs)) ||
 	    (rc = hup_start(&fs))) {
-		rc = fail(&r, rc, "start: %s", strerror(-rc));
+		rc = rfail(&r, rc, "start: %s", strerror(-rc));
 		goto out;
 	}
 	if (r.fd >= 0) {
@@ -822,7 +569,7 @@ int txfs_recover_state(const char *state, char *msg, size_t size)
 	pthread_mutex_init(&fs.fh_lock, NULL);
 	exectree_init(&fs);
 	pthread_mutex_init(&fs.ign_lock, NULL);
-	if ((rc = open_state(&fs, &r)))
+	if ((rc = daemon_open_state(&fs, &r)))
 		goto out;
 	fs.statefd = fs.statefd;
 	snprintf(msg, size, "state folder %s", state);
