@@ -24,6 +24,15 @@ char hist_type(mode_t mode)
 	       S_ISSOCK(mode) ? 's' : 'f';
 }
 
+json_t *hist_state_json(const struct stat *st)
+{
+	return json_pack("{sIsssIsI}", "ino", (json_int_t)st->st_ino, "type",
+			 (char[2]){ hist_type(st->st_mode), 0 }, "size",
+			 (json_int_t)st->st_size, "mtime",
+			 (json_int_t)st->st_mtim.tv_sec * 1000000000LL +
+				 st->st_mtim.tv_nsec);
+}
+
 static int open_beneath(int root, const char *path, int flags)
 {
 	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC),

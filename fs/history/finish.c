@@ -25,11 +25,7 @@ static json_t *post_state(struct txfs *fs, const char *path)
 
 	if (lower_stat(fs, path, &st))
 		return json_null();
-	return json_pack("{sIsssIsI}", "ino", (json_int_t)st.st_ino, "type",
-			 (char[2]){ hist_type(st.st_mode), 0 }, "size",
-			 (json_int_t)st.st_size, "mtime",
-			 (json_int_t)st.st_mtim.tv_sec * 1000000000LL +
-				 st.st_mtim.tv_nsec);
+	return hist_state_json(&st);
 }
 
 /* The pending record of commit txid: its name into pend, its manifest. */

@@ -101,6 +101,9 @@ int hist_info_write(int hfd, const char *name, int64_t t, uint64_t bytes);
 /* Time and bytes from <name>/info: 0, or -ENOENT (none, unreadable). */
 int hist_info_read(int hfd, const char *name, int64_t *t, uint64_t *bytes);
 char hist_type(mode_t mode);
+/* A post state: {"ino", "type", "size", "mtime" (ns)} of st (what a
+ * conflict check compares against later). */
+json_t *hist_state_json(const struct stat *st);
 /* The meta of st (and fd's xattrs, fd O_PATH or -1) into obj. */
 int hist_meta_put(json_t *obj, const struct stat *st, int fd,
 		  const char *target);

@@ -441,11 +441,7 @@ static json_t *now_state(struct uctx *c, const char *path)
 
 	if (pfd < 0 || fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW))
 		return json_null();
-	return json_pack("{sIsssIsI}", "ino", (json_int_t)st.st_ino, "type",
-			 (char[2]){ hist_type(st.st_mode), 0 }, "size",
-			 (json_int_t)st.st_size, "mtime",
-			 (json_int_t)st.st_mtim.tv_sec * 1000000000LL +
-				 st.st_mtim.tv_nsec);
+	return hist_state_json(&st);
 }
 
 /* The undo's record says what the undo did: an object that nothing was
