@@ -91,8 +91,6 @@ void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi);
 void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
-void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
-		 struct fuse_file_info *fi);
 void op_statfs(fuse_req_t req, fuse_ino_t ino);
 void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		 size_t size);

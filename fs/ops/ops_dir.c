@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ops_dir.c - the FUSE handlers for folders (opendir, readdir,
- * readdirplus, releasedir, fsyncdir), statfs and extended attributes.
+ * readdirplus, releasedir; fsyncdir is op_fsync), statfs and extended
+ * attributes.
  * Same rules as ops.c: decode, check, one do_*() call, exactly one reply.
  */
 #include <errno.h>
@@ -186,18 +187,6 @@ void op_releasedir(fuse_req_t req, fuse_ino_t ino,
 	pthread_mutex_destroy(&dh->lock);
 	free(dh);
 	fuse_reply_err(req, 0);
-}
-
-void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
-		 struct fuse_file_info *fi)
-{
-	struct txfs *fs = fs_of(req);
-	int rc;
-
-	(void)ino, (void)datasync, (void)fi;
-	rc = offload_sync(fs, req);	/* the worker replies when durable */
-	if (rc)
-		reply_err(req, rc);
 }
 
 void op_statfs(fuse_req_t req, fuse_ino_t ino)

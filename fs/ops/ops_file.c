@@ -401,8 +401,9 @@ void op_release(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_err(req, 0);
 }
 
+/* fsync and fsyncdir (ops.c's table names it for both). */
 void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
-		     struct fuse_file_info *fi)
+	      struct fuse_file_info *fi)
 {
 	struct txfs *fs = fs_of(req);
 	int rc;
