@@ -27,8 +27,11 @@
 
 require_landlock
 PIDS_DIR=/tmp/txfs-limits-$$
-mkdir -p "$PIDS_DIR" && chmod 1777 "$PIDS_DIR"
-trap 'rc=$?; kill_listed; rm -rf "$PIDS_DIR"; (exit $rc); runloop_cleanup' EXIT
+# the pid of every txfs run / txfs exec of this test (not killed by the
+# trap: they are ours, and their cgroups are named after them)
+RUNS_DIR=/tmp/txfs-limits-runs-$$
+mkdir -p "$PIDS_DIR" "$RUNS_DIR" && chmod 1777 "$PIDS_DIR" "$RUNS_DIR"
+trap 'rc=$?; kill_listed; rm -rf "$PIDS_DIR" "$RUNS_DIR"; (exit $rc); runloop_cleanup' EXIT
 
 # Helpers the commands run: each lists its own pid in $PIDS first.
 cat >"$T/bin/alloc.py" <<'PYEOF'
@@ -95,6 +98,7 @@ lrun() {
 		PATH=/usr/local/bin:/usr/bin:/bin HOME="$HOME_DECOY" LC_ALL=C \
 		PIDS="$PIDS_DIR/p$SEQ" PY="$PY" ASAN_OPTIONS="$ASAN_OPTIONS" \
 		UBSAN_OPTIONS="$UBSAN_OPTIONS" "${envs[@]}" \
+		sh -c 'echo $$ >"$0"; exec "$@"' "$RUNS_DIR/r$SEQ" \
 		"$TXFS_BIN" run --state "$STATE" --json "$@") \
 		</dev/null >"$T/l$SEQ.out" 2>"$T/l$SEQ.err"
 	RC=$?
@@ -142,14 +146,17 @@ no_survivor() {
 # The cgroup v2 mount (where txfs run makes txfs-run-PID for its command).
 CG2=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
 
-# no_cgroup_left WHAT: no txfs-run-PID cgroup of a process that is gone
-# (txfs run and txfs exec remove theirs when they end).
+# no_cgroup_left WHAT: no txfs-run-PID cgroup of a txfs run or txfs exec
+# of this test that is gone (they remove theirs when they end). Only
+# ours: the other passes of tests/run run beside this one, and a txfs
+# exec they SIGKILL on purpose leaves its cgroup to the next run's sweep.
 no_cgroup_left() {
 	local d n left=()
 	[ -n "$CG2" ] || return 0
 	for d in "$CG2"/txfs-run-* "$CG2"/*/txfs-run-*; do
 		[ -d "$d" ] || continue
 		n=${d##*txfs-run-}
+		grep -qsx "$n" "$RUNS_DIR"/* || continue
 		[ -e "/proc/$n" ] || left+=("$d")
 	done
 	if [ ${#left[@]} = 0 ]; then
@@ -286,7 +293,8 @@ exec_cases() {
 		LPIDS=$PIDS_DIR/x$SEQ
 		# (the mount is its owner's only: cd as that user)
 		timeout -s KILL 90 "${AS[@]}" env -i PATH=/usr/bin:/bin HOME="$HOME_DECOY" \
-			PIDS="$LPIDS" PY="$PY" "$@" sh -c 'cd "$1" && shift && exec "$@"' sh "$WS" \
+			PIDS="$LPIDS" PY="$PY" "$@" \
+			sh -c 'echo $$ >"$0"; cd "$1" && shift && exec "$@"' "$RUNS_DIR/x$SEQ" "$WS" \
 			"$TXFS_BIN" exec --json "${XARGS[@]}" </dev/null >"$T/x.out" 2>"$T/x.err"
 		rc=$?
 		END_UP=$(cut -d' ' -f1 /proc/uptime)
