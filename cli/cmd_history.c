@@ -174,6 +174,19 @@ static struct policy *mount_policy(const char *cmd, const char *mnt)
 	return p;
 }
 
+/* On a mount: the daemon writes the record of the last commit it
+ * answered (it does so right after the answer; this waits for it), so
+ * that what follows reads it. Nothing when the daemon cannot be asked. */
+static void record_written(const char *state)
+{
+	char *req[] = { (char *)"history-sync", NULL }, *out = NULL;
+	size_t len = 0;
+	int err = 0;
+
+	if (cli_request(state, 1, req, &err, &out, &len) == 0)
+		free(out);
+}
+
 /* The state folder of path (a mount or a workspace); *mounted set when
  * path is a txfs mount. */
 static int find_state(const struct hopts *o, const char *path, char *state,
@@ -219,6 +232,8 @@ int cmd_history(int argc, char **argv)
 	}
 	if (mounted && !(hide = mount_policy("history", argv[o.first])))
 		return 1;
+	if (mounted)
+		record_written(state);
 	rc = history_list(state, o.json, o.paths_of, o.deleted, hide);
 	policy_free(hide);
 	if (rc == -ENOENT && o.paths_of) {
@@ -311,6 +326,8 @@ static int run_undo(int argc, char **argv, bool restore)
 	}
 	if (mounted && !(hide = mount_policy(who, u.mnt)))
 		return 1;
+	if (mounted)
+		record_written(state);
 	u.hide = hide;
 	rc = history_undo(&u);
 	policy_free(hide);

@@ -190,10 +190,21 @@ struct txfs {
 	bool hist_packed;	/* hist_doc's record is durable through the
 				 * pack only (history/pack.c) */
 	void *hist_pfiles;	/* json_t: its pre-images [name, size, ranges] */
+	bool hist_lazy;		/* hist_doc's record has no folder yet: it is
+				 * written from hist_doc, hist_pfiles and
+				 * hist_mem by history_sync */
+	char *hist_mem;		/* its pre-images' bytes (hist_pack_build) */
 	char hist_sync[40];	/* a final record whose own files wait for
 				 * history_sync ("": none) */
 	void *hist_sync_pfiles;	/* json_t: that record's pre-images */
 	bool hist_sync_manifest;	/* its manifest needs an fsync too */
+	/* a lazy record waiting for history_sync: its pending name, its
+	 * manifest (json_t, with the post states), pre-image bytes, and
+	 * what it keeps (its info file) */
+	char hist_sync_pend[40];
+	void *hist_sync_doc;
+	char *hist_sync_mem;
+	uint64_t hist_sync_bytes;
 	bool hist_new_dir;	/* capture made history/: its name is synced
 				 * by history_sync */
 	bool hist_settled;	/* history_settle ran (mount, recovery) and

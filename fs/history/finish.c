@@ -61,7 +61,8 @@ static json_t *pending_doc(struct txfs *fs, int hfd, uint64_t txid, char *pend,
 			   size_t n, bool *mem)
 {
 	*mem = fs->hist_doc && fs->hist_txid == txid &&
-	       faccessat(hfd, fs->hist_pend, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+	       (fs->hist_lazy ||
+		faccessat(hfd, fs->hist_pend, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
 	if (!*mem)
 		return hist_find_pending(hfd, txid, pend, n);
 	snprintf(pend, n, "%s", fs->hist_pend);
@@ -103,6 +104,58 @@ static uint64_t manifest_bytes(int hfd, const char *rec)
 	return fstatat(hfd, rel, &st, 0) ? 0 : (uint64_t)st.st_blocks * 512;
 }
 
+/* A lazy record (keep.c): nothing of it on disk but its pack in the
+ * layer; its folder is written by history_sync, from what the capture
+ * kept in memory and the manifest with its post states. */
+static void lazy_defer(struct txfs *fs, json_t *doc, const char *pend,
+		       const char *fin)
+{
+	snprintf(fs->hist_sync, sizeof(fs->hist_sync), "%s", fin);
+	snprintf(fs->hist_sync_pend, sizeof(fs->hist_sync_pend), "%s", pend);
+	fs->hist_sync_doc = json_incref(doc);
+	fs->hist_sync_pfiles = json_incref(fs->hist_pfiles);
+	fs->hist_sync_mem = fs->hist_mem;
+	fs->hist_mem = NULL;
+	fs->hist_sync_bytes = fs->hist_bytes;
+}
+
+/* A lazy record's folder: its files written and fsync'ed, then made
+ * final (<id>.pending -> <id>); history_sync_in fsyncs the folders. */
+static int lazy_write(struct txfs *fs, int hfd)
+{
+	const char *pend = fs->hist_sync_pend, *fin = fs->hist_sync;
+	int dfd = -1, ofd = -1, rc = 0;
+
+	if ((mkdirat(hfd, pend, 0700) && errno != EEXIST) ||
+	    (dfd = openat(hfd, pend, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					   O_CLOEXEC)) < 0 ||
+	    (mkdirat(dfd, "objs", 0700) && errno != EEXIST) ||
+	    (ofd = openat(dfd, "objs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = hist_pack_spill(ofd, fs->hist_sync_pfiles, fs->hist_sync_mem, true);
+	if (rc == 0)
+		rc = hist_save(dfd, HIST_MANIFEST, fs->hist_sync_doc);
+	if (rc == 0 && renameat(hfd, pend, hfd, fin))
+		rc = -errno;
+	if (rc == 0)
+		hist_info_write(hfd, fin, hist_i64(fs->hist_sync_doc, "time"),
+				fs->hist_sync_bytes + manifest_bytes(hfd, fin));
+	if (ofd >= 0)
+		close(ofd);
+	if (dfd >= 0)
+		close(dfd);
+	return rc;
+}
+
+static void lazy_forget(struct txfs *fs)
+{
+	json_decref(fs->hist_sync_doc);
+	fs->hist_sync_doc = NULL;
+	free(fs->hist_sync_mem);
+	fs->hist_sync_mem = NULL;
+}
+
 void history_finish(struct txfs *fs, uint64_t txid)
 {
 	char pend[40], fin[40];
@@ -110,7 +163,8 @@ void history_finish(struct txfs *fs, uint64_t txid)
 	bool mem, save, packed = false;
 	int hfd = hist_open(fs->statefd, false), dfd = -1, rc = 0;
 
-	if (hfd < 0)
+	/* (a lazy record's history/ may be new: history_sync makes it) */
+	if (hfd < 0 && !(fs->hist_lazy && fs->hist_doc && fs->hist_txid == txid))
 		return;
 	doc = pending_doc(fs, hfd, txid, pend, sizeof(pend), &mem);
 	if (!doc)
@@ -119,6 +173,14 @@ void history_finish(struct txfs *fs, uint64_t txid)
 	snprintf(fin, sizeof(fin), "%.16s", pend);
 	lower_cache_flush(fs);
 	save = add_post_states(fs, doc, &rc);
+	if (mem && fs->hist_lazy) {
+		if (rc == 0)	/* all of it once answered */
+			lazy_defer(fs, doc, pend, fin);
+		else	/* the pack is the record: the next capture settles */
+			fs->hist_settled = false;
+		json_decref(doc);
+		goto out;
+	}
 	dfd = openat(hfd, pend, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	/* the manifest rewritten only when it gained post states; the
 	 * rename makes the record final (a crash before it: a recovery
@@ -152,7 +214,8 @@ out:
 	hist_objs_close(fs);
 	if (fs->hist_txid == txid)
 		history_free(fs);
-	close(hfd);
+	if (hfd >= 0)
+		close(hfd);
 }
 
 void history_sync(struct txfs *fs)
@@ -160,17 +223,31 @@ void history_sync(struct txfs *fs)
 	history_sync_in(fs, NULL);
 }
 
-void history_sync_in(struct txfs *fs, struct layer_txn *t)
+int history_sync_in(struct txfs *fs, struct layer_txn *t)
 {
 	int hfd, dfd = -1, ofd = -1, fd, rc = 0;
 	json_t *pf = fs->hist_sync_pfiles, *e;
+	bool lazy = fs->hist_sync_doc != NULL;
 	size_t i;
 
 	if (!fs->hist_sync[0])
-		return;
+		return 0;
 	hfd = hist_open(fs->statefd, false);
-	if (hfd < 0)
+	if (hfd == -ENOENT && lazy && (hfd = hist_open(fs->statefd, true)) >= 0)
+		fs->hist_new_dir = true;	/* synced below */
+	if (hfd < 0) {
+		rc = hfd;
 		goto out;
+	}
+	/* a lazy record that cannot be written (a full disk) keeps its
+	 * pack: the next capture settles (writes it from the pack) and
+	 * keeps nothing new while it cannot */
+	if (lazy && (rc = lazy_write(fs, hfd))) {
+		close(hfd);
+		goto out;
+	}
+	if (lazy)
+		pf = NULL;	/* written and fsync'ed */
 	dfd = openat(hfd, fs->hist_sync, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	ofd = dfd < 0 ? -1 : openat(dfd, "objs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (ofd < 0)
@@ -185,7 +262,7 @@ void history_sync_in(struct txfs *fs, struct layer_txn *t)
 		if (fd >= 0)
 			close(fd);
 	}
-	if (rc == 0 && fs->hist_sync_manifest) {
+	if (rc == 0 && fs->hist_sync_manifest && !lazy) {
 		fd = openat(dfd, HIST_MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0 || fsync(fd))
 			rc = -errno;
@@ -211,9 +288,13 @@ void history_sync_in(struct txfs *fs, struct layer_txn *t)
 		 * not be written back) */
 		history_prune(fs->state_path, NULL, NULL);
 out:
+	if (lazy && rc)
+		fs->hist_settled = false;
 	fs->hist_sync[0] = 0;
 	json_decref(fs->hist_sync_pfiles);
 	fs->hist_sync_pfiles = NULL;
+	lazy_forget(fs);
+	return lazy ? rc : 0;
 }
 
 void history_discard(struct txfs *fs, uint64_t txid)
@@ -316,6 +397,9 @@ void history_free(struct txfs *fs)
 	fs->hist_doc = NULL;
 	json_decref(fs->hist_pfiles);
 	fs->hist_pfiles = NULL;
+	free(fs->hist_mem);
+	fs->hist_mem = NULL;
+	fs->hist_lazy = false;
 	fs->hist_packed = false;
 	fs->hist_txid = 0;
 	hist_objs_close(fs);

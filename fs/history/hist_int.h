@@ -52,11 +52,18 @@ json_t *hist_find_pending(int hfd, uint64_t txid, char *pend, size_t n);
 void hist_objs_close(struct txfs *fs);
 
 /* pack.c: the pack of record pend (the manifest as text, pfiles
- * [[NAME, SIZE, RANGES]...] read from pend's objs/ through dfd), malloc'd
- * into *buf; put into the commit's LMDB transaction by the capture. */
+ * [[NAME, SIZE, RANGES]...] read from pend's objs/ through dfd, or from
+ * mem: their ranges' bytes one after the other), malloc'd into *buf; put
+ * into the commit's LMDB transaction by the capture. */
 int hist_pack_build(uint64_t txid, const char *pend, int dfd,
 		    const char *manifest, size_t mlen, json_t *pfiles,
-		    char **buf, size_t *len);
+		    const char *mem, char **buf, size_t *len);
+/* The bytes of ranges [[OFF, LEN]...], one after the other in data,
+ * written into fd at their offsets. */
+int hist_put_ranges(int fd, json_t *ranges, const char *data);
+/* The pre-images pfiles, their bytes in mem (as hist_pack_build takes
+ * them), written as files under objs (fsync'ed if sync). */
+int hist_pack_spill(int objs, json_t *pfiles, const char *mem, bool sync);
 /* Write a pack back into its record under hfd (the final folder, or the
  * pending one, made if missing), fsync'ed; a manifest that parses with
  * the pack's txid is kept (finish's post states, an undo's mark).
@@ -70,8 +77,9 @@ bool hist_pack_present(struct txfs *fs);
 /* Drop the pack: in t, or in a transaction of its own, synced (t NULL). */
 int hist_pack_drop(struct txfs *fs, struct layer_txn *t);
 /* finish.c: history_sync, the pack dropped in t (a capture's commit
- * transaction) instead of a transaction of its own, and no pruning. */
-void history_sync_in(struct txfs *fs, struct layer_txn *t);
+ * transaction) instead of a transaction of its own, and no pruning.
+ * -errno: a lazy record could not be written (its pack stays). */
+int history_sync_in(struct txfs *fs, struct layer_txn *t);
 /* name in dfd made len bytes of buf (no fsync) */
 int hist_put_file(int dfd, const char *name, const char *buf, size_t len);
 

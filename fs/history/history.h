@@ -3,11 +3,12 @@
  * history/ - what a commit replaced, kept so that the commit can be taken
  * back: `txfs history`, `txfs undo`, `txfs restore`.
  *
- * Owns: keep.c (the daemon's side: before a commit's commit point, every
- * real object the commit will delete, replace or change is kept in
- * STATE/history/<id>.pending/ - a hard link of the object, the old bytes
- * of the blocks an in-place patch overwrites, the metadata of folders -
- * and after the commit the record is finished with what each path became);
+ * Owns: keep.c and keep_patch.c (the daemon's side: before a commit's
+ * commit point, every real object the commit will delete, replace or
+ * change is kept in STATE/history/<id>.pending/ - a hard link of the
+ * object, the old bytes of the blocks an in-place patch overwrites, the
+ * metadata of folders - and after the commit the record is finished with
+ * what each path became);
  * record.c (the record: manifest.json read and written, the list, the
  * retention and pruning); revert.c and revert_ops.c (taking one or more
  * commits back, or one path, as a crash-atomic change of its own that is
@@ -38,7 +39,11 @@
  * (the pack, pack.c), into the commit's own LMDB transaction, which the
  * commit point syncs: the record's own files are fsync'ed once the commit
  * answered (history_sync), and until then a crash recovers the record
- * from the pack.
+ * from the pack. A small record that needs no file of the real directory
+ * (no link, copy or moved file: metadata and patched blocks' old bytes,
+ * keep_patch.c) is lazy: it has no folder before the answer at all, and
+ * history_sync writes it from memory (the socket's "history-sync" asks
+ * for that before txfs history / undo read a mounted workspace's).
  *
  * A crash before the commit point leaves <id>.pending, removed by the
  * recovery that discards the commit; a crash after it is completed with

@@ -31,21 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../commit/commit.h"
-#include "hist_int.h"
-
-#define BS ((uint64_t)LAYER_BLOCK)
-
-struct cap {
-	struct txfs *fs;
-	int objs;		/* pending/objs */
-	json_t *objects, *names;
-	json_t *later;		/* [name, path, ino]: links after the commit point */
-	json_t *pfiles;		/* [name, size, ranges]: the pre-images p<tino> */
-	uint64_t bytes, nkept, pbytes;
-	unsigned nnames;
-	bool copied;		/* a copy was made (keep_copy): no pack */
-};
+#include "keep_int.h"
 
 /* Keep the real non-folder at path as objs/name with a hard link - made
  * after the commit point (history_link), since a link changes the file's
@@ -57,6 +43,12 @@ static int keep_later(struct cap *c, const char *path, const char *name,
 {
 	json_t *l = json_pack("[ssI]", name, path, (json_int_t)st->st_ino);
 
+	int rc = hist_cap_dir(c);	/* history_link links into objs/ */
+
+	if (rc) {
+		json_decref(l);
+		return rc;
+	}
 	if (!l || json_array_append_new(c->later, l) ||
 	    json_object_set_new(entry, "link_from", json_string(path)) ||
 	    json_object_set_new(entry, "link_ino", json_integer((json_int_t)st->st_ino)))
@@ -83,9 +75,10 @@ static void moved_name(char *buf, size_t n, const char *path, uint64_t tino)
 		 (unsigned long long)tino);
 }
 
-static void keep_moved(struct cap *c, const struct stat *st)
+static int keep_moved(struct cap *c, const struct stat *st)
 {
 	c->bytes += (uint64_t)st->st_blocks * 512;
+	return hist_cap_dir(c);	/* history_take moves it into objs/ */
 }
 
 /* The folder of path, beneath the root with no symlink: the last one
@@ -150,104 +143,16 @@ static int keep_copy(struct cap *c, const char *path, const char *name)
 
 	if (pfd < 0)
 		return pfd;
+	if ((rc = hist_cap_dir(c))) {
+		close(pfd);
+		return rc;
+	}
 	unlinkat(c->objs, name, 0);
 	c->copied = true;
 	rc = hist_copy(pfd, base, c->objs, name);
 	if (rc == 0 && fstatat(c->objs, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		c->bytes += (uint64_t)st.st_blocks * 512;
 	close(pfd);
-	return rc;
-}
-
-static int copy_range(int src, int dst, uint64_t off, uint64_t end)
-{
-	char buf[65536];
-
-	while (off < end) {
-		size_t n = end - off < sizeof(buf) ? (size_t)(end - off) :
-						     sizeof(buf);
-		ssize_t r = pread(src, buf, n, (off_t)off);
-
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			break;
-		if (pwrite(dst, buf, (size_t)r, (off_t)off) != r)
-			return errno ? -errno : -EIO;
-		off += (uint64_t)r;
-	}
-	return 0;
-}
-
-static int add_range(json_t *ranges, uint64_t off, uint64_t end)
-{
-	return json_array_append_new(ranges, json_pack("[II]", (json_int_t)off,
-					      (json_int_t)(end - off))) ? -ENOMEM : 0;
-}
-
-/* A file patched in place: the old bytes of every block the layer
- * changed, and of what a shrink drops (patch.c's order), into
- * objs/p<tino>. Not fsync'ed here: write_record makes it durable (in the
- * pack, or itself). Its post state is known now: the same inode, the
- * layer's size, and the mtime the commit's CS_META sets (history_finish
- * checks it, and writes what it finds if it differs). */
-static int keep_patch(struct cap *c, struct plan *p, const struct cobj *o,
-		      const struct stat *st, json_t *obj, const char *name)
-{
-	uint64_t old = (uint64_t)st->st_size, b = 0, found;
-	uint64_t l = o->rec.lower_valid < o->rec.size ? o->rec.lower_valid :
-							o->rec.size;
-	json_t *ranges = json_array();
-	struct stat dst_st;
-	int src, dst = -1, rc = 0;
-	size_t len;
-
-	src = lower_open(c->fs, o->lower, O_RDONLY);
-	if (src < 0 || !ranges) {
-		json_decref(ranges);
-		return src < 0 ? src : -ENOMEM;
-	}
-	unlinkat(c->objs, name, 0);
-	dst = openat(c->objs, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-		     0600);
-	if (dst < 0) {
-		rc = -errno;
-		goto out;
-	}
-	while (rc == 0 && layer_chunk_next(p->t, o->tino, b, &found, &len) == 0) {
-		uint64_t from = found * BS, to = from + BS < old ? from + BS : old;
-
-		if (from < old && (rc = copy_range(src, dst, from, to)) == 0)
-			rc = add_range(ranges, from, to);
-		c->bytes += to > from ? to - from : 0;
-		b = found + 1;
-	}
-	if (rc == 0 && l < old && (rc = copy_range(src, dst, l, old)) == 0) {
-		rc = add_range(ranges, l, old);
-		c->bytes += old - l;
-	}
-	if (rc == 0 && fstat(dst, &dst_st))
-		rc = -errno;
-	if (rc == 0 && json_array_append_new(c->pfiles, json_pack("[sIO]", name,
-			(json_int_t)dst_st.st_size, ranges)))
-		rc = -ENOMEM;
-	for (size_t i = 0; rc == 0 && i < json_array_size(ranges); i++)
-		c->pbytes += (uint64_t)json_integer_value(json_array_get(
-					json_array_get(ranges, i), 1));
-out:
-	if (dst >= 0)
-		close(dst);
-	close(src);
-	if (rc == 0 && (json_object_set_new(obj, "ranges", ranges) ||
-			json_object_set_new(obj, "new_size",
-					    json_integer((json_int_t)o->rec.size)) ||
-			json_object_set_new(obj, "post_st", json_pack("{sIsssIsI}",
-				"ino", (json_int_t)st->st_ino, "type", "f", "size",
-				(json_int_t)o->rec.size, "mtime",
-				(json_int_t)o->rec.mtime_ns))))
-		rc = -ENOMEM;
-	else if (rc)
-		json_decref(ranges);
 	return rc;
 }
 
@@ -311,14 +216,14 @@ static int capture_pre(struct cap *c, struct plan *p, const struct cobj *o,
 		return 0;
 	if (o->patch) {
 		snprintf(name, sizeof(name), "p%llx", (unsigned long long)o->tino);
-		rc = keep_patch(c, p, o, &st, obj, name);
+		rc = hist_keep_patch(c, p, o, &st, obj, name);
 	} else if (keep_how(o)) {
 		/* a link to a file with other names (which stay, or are
 		 * outside) would show as one more st_nlink there: a copy */
 		snprintf(name, sizeof(name), "k%llx", (unsigned long long)o->tino);
 		if (keep_how(o) == 'l' && st.st_nlink == 1 && o->nfinals == 0) {
 			moved_name(name, sizeof(name), o->lower, o->tino);
-			keep_moved(c, &st);
+			rc = keep_moved(c, &st);
 		} else if (keep_how(o) == 'l' && st.st_nlink == 1)
 			rc = keep_later(c, o->lower, name, &st, obj);
 		else
@@ -467,9 +372,8 @@ static int capture_root(struct cap *c, json_t *doc)
  * history_sync makes the files themselves durable once the commit
  * answered), a larger one (or if the pack fails) by fsyncs of its own
  * files and folders. *packed: which. */
-static int write_record(struct cap *c, struct layer_txn *t, int hfd, int dfd,
-			const char *pend, uint64_t txid, json_t *doc,
-			bool *packed)
+static int write_record(struct cap *c, struct layer_txn *t, uint64_t txid,
+			json_t *doc, bool *packed)
 {
 	char *m = json_dumps(doc, JSON_COMPACT), *pk = NULL;
 	size_t mlen = m ? strlen(m) : 0, plen = 0, i;
@@ -480,14 +384,17 @@ static int write_record(struct cap *c, struct layer_txn *t, int hfd, int dfd,
 	if (!m)
 		return -ENOMEM;
 	if (!c->copied && mlen + c->pbytes <= HIST_PACK_MAX &&
-	    hist_put_file(dfd, HIST_MANIFEST, m, mlen) == 0 &&
-	    hist_pack_build(txid, pend, dfd, m, mlen, c->pfiles, &pk, &plen) == 0 &&
+	    (c->lazy || hist_put_file(c->dfd, HIST_MANIFEST, m, mlen) == 0) &&
+	    hist_pack_build(txid, c->pend, c->dfd, m, mlen, c->pfiles,
+			    c->lazy ? c->mem : NULL, &pk, &plen) == 0 &&
 	    layer_meta_put(t, HIST_PACK_KEY, pk, plen) == 0)
 		*packed = true;
-	free(pk);
 	free(m);
-	if (*packed)
+	free(pk);
+	if (*packed)	/* lazy: its folder is written once answered */
 		return 0;
+	if ((rc = hist_cap_dir(c)))	/* a lazy record that could not be packed */
+		return rc;
 	/* a pack left in the layer (its record's files were synced at the
 	 * start of this capture, but a commit that dropped it stopped
 	 * before its commit point) must not outlive this commit: a crash
@@ -508,46 +415,59 @@ static int write_record(struct cap *c, struct layer_txn *t, int hfd, int dfd,
 	}
 	if (fsync(c->objs))
 		return -errno;
-	rc = hist_save(dfd, HIST_MANIFEST, doc);
-	if (rc == 0 && (fsync(dfd) || fsync(hfd)))
+	rc = hist_save(c->dfd, HIST_MANIFEST, doc);
+	if (rc == 0 && (fsync(c->dfd) || fsync(c->hfd) ||
+			(c->fs->hist_new_dir && fsync(c->fs->statefd))))
 		rc = -errno;
+	if (rc == 0)
+		c->fs->hist_new_dir = false;
 	return rc;
 }
 
 void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 {
-	struct cap c = { .fs = fs, .objs = -1 };
 	char pend[40];
+	struct cap c = { .fs = fs, .objs = -1, .dfd = -1, .pend = pend,
+			 .lazy = true };
 	json_t *doc = NULL;
-	int hfd, dfd = -1, rc;
+	int rc;
 	bool packed = false;
 
 	fs->hist_line[0] = 0;
 	/* the last record (its answer is sent before; left only if a sync
 	 * failed): durable, its pack dropped in this commit's transaction */
-	history_sync_in(fs, p->t);
+	rc = history_sync_in(fs, p->t);
 	history_free(fs);
 	if (fs->opts.no_history)
 		return;
-	hfd = hist_open(fs->statefd, false);
-	if (hfd == -ENOENT && (hfd = hist_open(fs->statefd, true)) >= 0)
-		fs->hist_new_dir = true;	/* its name synced with the record */
-	if (hfd < 0) {
-		rc = hfd;
+	/* history/ itself, if it is new: made by the first record that
+	 * needs a folder now (hist_cap_dir), or after the answer (a lazy
+	 * one, history_sync) */
+	c.hfd = hist_open(fs->statefd, false);
+	if (c.hfd < 0 && c.hfd != -ENOENT) {
+		rc = c.hfd;
 		goto out;
 	}
 	/* a pending record left by a crash: settled at mount (txn_recover);
 	 * again only if a commit since left one */
-	if (!fs->hist_settled)
+	if (!fs->hist_settled) {
 		history_settle(fs, txid);
-	hist_name(pend, sizeof(pend), hist_next_id(hfd), true);
-	if (mkdirat(hfd, pend, 0700) ||
-	    (dfd = openat(hfd, pend, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
-	    mkdirat(dfd, "objs", 0700) ||
-	    (c.objs = openat(dfd, "objs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-		rc = -errno;
-		goto out;
+		/* a record still only in the pack (it cannot be written:
+		 * a full disk) is not replaced by this commit's */
+		if (rc == 0 && hist_pack_present(fs))
+			rc = -ENOSPC;
 	}
+	if (rc) {
+		snprintf(fs->hist_line, sizeof(fs->hist_line),
+			 "history: nothing saved (the previous commit's record "
+			 "could not be written: %s): this commit cannot be undone",
+			 strerror(-rc));
+		if (c.hfd >= 0)
+			close(c.hfd);
+		return;
+	}
+	/* the record's folder: made by the first keep that needs it */
+	hist_name(pend, sizeof(pend), hist_next_id(c.hfd), true);
 	c.objects = json_array();
 	c.names = json_array();
 	c.later = json_array();
@@ -567,9 +487,12 @@ void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 					   json_integer((json_int_t)c.bytes)))
 		rc = -ENOMEM;
 	if (rc == 0)
-		rc = write_record(&c, p->t, hfd, dfd, pend, txid, doc, &packed);
+		rc = write_record(&c, p->t, txid, doc, &packed);
 	if (rc == 0) {	/* the links, once past the commit point */
 		fs->hist_packed = packed;
+		fs->hist_lazy = c.lazy;	/* packed: lazy only if packed */
+		fs->hist_mem = c.mem;
+		c.mem = NULL;
 		fs->hist_pfiles = json_incref(c.pfiles);
 		fs->hist_later = json_incref(c.later);
 		fs->hist_doc = json_incref(doc);	/* for history_finish */
@@ -582,12 +505,13 @@ out:
 	json_decref(c.pfiles);
 	if (c.objs >= 0)
 		close(c.objs);
-	if (dfd >= 0)
-		close(dfd);
+	if (c.dfd >= 0)
+		close(c.dfd);
+	free(c.mem);
 	json_decref(doc);
 	if (rc) {
-		if (hfd >= 0)
-			hist_rm_tree(hfd, pend);
+		if (c.hfd >= 0)
+			hist_rm_tree(c.hfd, pend);
 		snprintf(fs->hist_line, sizeof(fs->hist_line),
 			 "history: nothing saved (%s): this commit cannot be "
 			 "undone", strerror(-rc));
@@ -597,8 +521,8 @@ out:
 			 "the commit back)", (unsigned long long)c.nkept,
 			 (unsigned long long)c.bytes);
 	}
-	if (hfd >= 0)
-		close(hfd);
+	if (c.hfd >= 0)
+		close(c.hfd);
 }
 
 /* The links of the pending record of commit txid (in memory since the

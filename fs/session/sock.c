@@ -381,6 +381,10 @@ int sock_dispatch(struct txfs *fs, int cfd, int argc, char **argv,
 		return session_dispatch(fs, cfd, argc, argv, r);
 	if (!strcmp(verb, "policy-reload"))
 		return txfs_reload_policy(fs, &r->text);
+	if (!strcmp(verb, "history-sync")) {	/* the last commit's record */
+		txn_history_sync(fs);		/* written: txfs history, undo */
+		return 0;
+	}
 	if (asprintf(&r->text, "unknown request '%s'\n", verb) < 0)
 		r->text = NULL;
 	return -EINVAL;

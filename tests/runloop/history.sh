@@ -181,6 +181,27 @@ body() {
 	done
 	check_eq "history across remounts: two more records" "$((n0 + 2))" "$(hcount)"
 
+	# 6b. on a mount, read right after `txfs commit` answered: the record
+	# of a patch has no folder before the answer (the daemon writes it
+	# just after; history and undo on a mount wait for it), and it keeps
+	# the changed 4 KiB page, not the 64 KiB block around it
+	local sum0 bytes
+	sum0=$(md5sum <"$WS/big.bin")
+	as_run "$TXFS_BIN" mount --state "$STATE" "$WS" || fail "txfs mount"
+	n0=$(hcount)
+	as_run dd if=/dev/urandom of="$WS/big.bin" bs=4096 count=1 seek=30 conv=notrunc status=none
+	as_run "$TXFS_BIN" commit "$WS" >/dev/null || fail "commit of a 4 KiB patch"
+	check_eq "on the mount, right after the commit: its record is listed" "$((n0 + 1))" "$(hcount)"
+	bytes=$(hjson bytes)
+	[ "$bytes" -ge 4096 ] && [ "$bytes" -lt 65536 ] &&
+		ok "the record of a 4 KiB patch keeps $bytes bytes (the page and the manifest)" ||
+		fail "the record of a 4 KiB patch keeps '$bytes' bytes"
+	hist undo "$WS"
+	check_hrc "undo of the patch on the mount, right after it" 0
+	as_run "$TXFS_BIN" commit "$WS" >/dev/null && as_run "$TXFS_BIN" umount "$WS" ||
+		fail "commit of the staged undo of the patch"
+	check_eq "after the undo: big.bin as before the patch" "$sum0" "$(md5sum <"$WS/big.bin")"
+
 	# 7. pruning under a small cap keeps only the newest
 	hist history --prune --keep 1 --days 1 --max-size 1 "$WS"
 	check_hrc "history --prune" 0
