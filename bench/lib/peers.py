@@ -339,8 +339,24 @@ class TxfsSpinOff(Txfs):
     extra = ["-o", "spin=0"]
 
 
+class TxfsBatch(Txfs):
+    """txfs with group commit (-o batch=5): many requests' changes in one
+    LMDB write transaction, closed within 5 ms or at a sync point."""
+    name = "txfs-batch5"
+    label = "txfs -o batch=5"
+    extra = ["-o", "batch=5"]
+
+
+class TxfsBatchNoOpen(Txfs):
+    """-o batch=5,noopen: both speed options."""
+    name = "txfs-batch5-noopen"
+    label = "txfs -o batch=5,noopen"
+    extra = ["-o", "batch=5,noopen"]
+
+
 PEER_CLASSES = [Native, KernelOverlay, FuseOverlayfs, PassthroughLL,
-                PassthroughLLCached, Txfs, TxfsSpinOff, TxfsNoOpen]
+                PassthroughLLCached, Txfs, TxfsSpinOff, TxfsNoOpen, TxfsBatch,
+                TxfsBatchNoOpen]
 PEER_NAMES = [c.name for c in PEER_CLASSES]
 
 

@@ -27,11 +27,16 @@
  * verb). A daemon that dies loses the batch, never part of it: the layer
  * is then exactly as it was after some earlier batch, a prefix of the
  * acknowledged operations, and everything a sync point covered is in it.
- * No batch is opened while the state disk has less than BATCH_MIN_FREE
- * free: LMDB allocates a batch's new pages on disk only when it commits
- * it, so a disk that fills up in between would lose the batch whole;
- * near full, every operation is its own transaction again and the one
- * that does not fit gets ENOSPC alone.
+ * Room on disk (batch_room): LMDB gets disk blocks for a transaction's
+ * new pages only when it writes them, at commit, so a disk that filled
+ * up while a batch was open would lose the batch whole. Before a batch
+ * opens, the data file's blocks are allocated (fallocate, KEEP_SIZE)
+ * BATCH_RESERVE past the last page in use: the batch's pages land in
+ * blocks it already has, whoever fills the disk meanwhile. When the disk
+ * cannot give that much (or the file system cannot preallocate), no batch
+ * is opened: every operation is its own transaction again and the one
+ * that does not fit gets ENOSPC alone. layer_close gives the blocks past
+ * the file's end back.
  *
  * Threads: only the owner touches the batch (LMDB's writer lock belongs to
  * the thread that took it). Another thread's layer_begin waits until the
@@ -43,13 +48,14 @@
  * MDB_WRITEMAP does not have: with TXFS_LAYER_WRITEMAP=1 it stays off.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/statvfs.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,11 +63,11 @@
 
 #define BATCH_MAX_OPS 512	/* operations a batch holds at most */
 #define BATCH_MAX_BYTES (32ULL << 20)	/* file data a batch holds at most */
-/* Free space on the state disk below which no batch is opened: a batch
- * gets its file blocks only when it is committed, and a disk that fills
- * up then would lose it whole (the plain path refuses only the one
- * operation). Well above BATCH_MAX_BYTES and the tree pages around it. */
-#define BATCH_MIN_FREE (256ULL << 20)
+/* Allocated past the last page in use before a batch opens: twice the
+ * file data a batch holds, for its tree and free-list pages; allocated
+ * BATCH_AHEAD further at a time (one fallocate per 32 MiB of growth). */
+#define BATCH_RESERVE (64ULL << 20)
+#define BATCH_AHEAD (32ULL << 20)
 #define BATCH_MAX_MS 1000	/* the longest -o batch= accepted */
 
 static uint64_t now_ns(void)
@@ -233,14 +239,46 @@ int layer_batch_wait(struct layer *l, int fd)
 
 /* --- layer_begin, layer_commit, layer_txn_end inside the batch ------- */
 
-static bool disk_low(struct layer *l)
+/* Is the data file allocated BATCH_RESERVE past its last page in use
+ * (made so here if the disk has the room)? See the top of the file. */
+static bool batch_room(struct layer *l)
 {
-	struct statvfs sv;
+	MDB_envinfo info;
+	MDB_stat st;
 	mdb_filehandle_t fd;
+	uint64_t used;
 
-	if (mdb_env_get_fd(l->env, &fd) || fstatvfs(fd, &sv))
+	if (mdb_env_get_fd(l->env, &fd) || mdb_env_info(l->env, &info) ||
+	    mdb_env_stat(l->env, &st))
+		return false;
+	used = (uint64_t)(info.me_last_pgno + 1) * st.ms_psize;
+	if (used + BATCH_RESERVE <= l->b.alloc_end)
 		return true;
-	return (uint64_t)sv.f_bavail * sv.f_frsize < BATCH_MIN_FREE;
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0,
+		      (off_t)(used + BATCH_RESERVE + BATCH_AHEAD)) &&
+	    fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)(used + BATCH_RESERVE)))
+		return false;	/* ENOSPC, EOPNOTSUPP: no batch */
+	l->b.alloc_end = used + BATCH_RESERVE;
+	return true;
+}
+
+void batch_trim(struct layer *l)
+{
+	mdb_filehandle_t fd;
+	struct stat st;
+
+	/* the blocks allocated past the file's end, given back: a punch
+	 * (tmpfs), a truncate to the same size (ext4, which punches no
+	 * hole past the end) */
+	if (l->b.alloc_end && mdb_env_get_fd(l->env, &fd) == 0 &&
+	    fstat(fd, &st) == 0) {
+		if ((uint64_t)st.st_size < l->b.alloc_end + BATCH_AHEAD)
+			(void)fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+					st.st_size, (off_t)(l->b.alloc_end + BATCH_AHEAD -
+							    (uint64_t)st.st_size));
+		(void)ftruncate(fd, st.st_size);
+	}
+	l->b.alloc_end = 0;
 }
 
 static int batch_open(struct layer *l)
@@ -305,7 +343,7 @@ int batch_begin(struct layer *l, bool write, struct layer_txn *t)
 	if (b->child)
 		return -EDEADLK;	/* one operation at a time */
 	if ((rc = batch_maybe_close(l)) == 0 && !b->txn) {
-		if (disk_low(l))
+		if (!batch_room(l))
 			return 2;	/* a plain transaction of its own */
 		rc = batch_open(l);
 	}

@@ -206,6 +206,7 @@ void layer_close(struct layer *l)
 		return;
 	batch_destroy(l);
 	mdb_env_sync(l->env, 1);
+	batch_trim(l);
 	layer_reserve_close(l);
 	pthread_rwlock_destroy(&l->maplock);
 	free(l);

@@ -38,6 +38,8 @@ struct layer_batch {
 	_Atomic int lost;	/* a batch could not be committed: its
 				 * error, for the next layer_sync */
 	int evfd;		/* eventfd: wakes the owner's wait */
+	uint64_t alloc_end;	/* the data file's blocks are allocated up
+				 * to here, at least (batch_room; owner) */
 	pthread_mutex_t lock;
 	pthread_cond_t closed;	/* closes moved / waiters dropped */
 };
@@ -144,6 +146,9 @@ void batch_end(struct layer_txn *t);
 void batch_unwait(struct layer *l);
 void batch_init(struct layer *l);
 void batch_destroy(struct layer *l);
+/* The data file's blocks batch_room allocated past its end, freed (at
+ * close, no transaction open). */
+void batch_trim(struct layer *l);
 /* reserve.c: MDB_WRITEMAP with the map kept inside allocated blocks.
  * prepare (before mdb_env_open): the map size to open with (0: open
  * without MDB_WRITEMAP); open: learn the fd and sizes; grow: before a
