@@ -269,8 +269,11 @@ static int allow_here(int ruleset, const char *path, uint64_t rights)
 	struct stat st;
 	int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC), rc = 0;
 
+	/* gone since the listing; or another user's FUSE mount, which
+	 * answers even root EACCES (no allow_other): no rule either way,
+	 * so it stays unreadable */
 	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;	/* gone since the listing */
+		return errno == ENOENT || errno == EACCES ? 0 : -errno;
 	if (fstat(fd, &st) < 0) {
 		rc = -errno;
 		goto out_close;
