@@ -275,7 +275,7 @@ static int allow_here(int ruleset, const char *path, uint64_t rights)
 	if (fd < 0)
 		return errno == ENOENT || errno == EACCES ? 0 : -errno;
 	if (fstat(fd, &st) < 0) {
-		rc = -errno;
+		rc = errno == EACCES ? 0 : -errno;	/* (the same) */
 		goto out_close;
 	}
 	if (!S_ISDIR(st.st_mode))
