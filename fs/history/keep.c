@@ -566,11 +566,15 @@ void history_link(struct txfs *fs, uint64_t txid)
 	char pend[40], rel[64];
 	json_t *l, *e;
 	size_t i;
+	bool fresh = fs->hist_later != NULL;	/* not a recovery */
 
 	hist_objs_close(fs);
+	/* a recovery of a lazy record's commit: history/ itself may never
+	 * have been made (history_sync makes it once answered) */
+	if (hfd == -ENOENT && !fresh && hist_pack_present(fs))
+		hfd = hist_open(fs->statefd, true);
 	if (hfd < 0)
 		return;
-	bool fresh = fs->hist_later != NULL;	/* not a recovery */
 	struct pcache pc = { NULL, -1 };
 	json_t **v;
 	size_t n;

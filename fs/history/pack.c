@@ -403,6 +403,10 @@ int hist_pack_restore(struct txfs *fs, int hfd)
 	 * then the pack dropped (one that is not whole, dropped too) */
 	rc = hist_pack_apply(hfd, copy, len);
 	free(copy);
+	/* history/ may be new (a lazy record's, made by the recovery):
+	 * its name durable before the pack goes */
+	if (rc == 0 && fsync(fs->statefd))
+		rc = -errno;
 	if (rc == 0 || rc == -EINVAL)
 		rc = hist_pack_drop(fs, NULL);
 	return rc;

@@ -237,6 +237,31 @@ crash_body() {
 	done
 	[ "$steps" -gt 3 ] || fail "the commit crash loop stopped after $steps steps"
 	ok "a crash at each of the $((steps - 1)) fault points of a commit: before or after, the record complete"
+	# the same for a commit that only patches a file in place, the first
+	# of its state folder: its record is lazy (no folder before the
+	# answer, not even history/), so a crash leaves it in the layer only
+	for n in $(seq 1 40); do
+		repo_fixture
+		before=$(snap_nr "$WS")
+		run_txfs TXFS_FAULT="commit:$n" -- sh -c \
+			'printf P | dd of=big.bin bs=1 seek=5000 conv=notrunc 2>/dev/null'
+		rc=$RC
+		detach
+		txfs_as recover "$STATE" >/dev/null 2>&1
+		if [ "$(snap_nr "$WS")" = "$before" ]; then
+			[ "$(hcount)" = 0 ] || fail "patch commit:$n: not done, yet a record is kept"
+		else
+			[ "$(hcount)" = 1 ] || fail "patch commit:$n: done, but $(hcount) records kept"
+			hist undo "$WS"
+			if [ "$HRC" != 0 ] || [ "$(snap_nr "$WS")" != "$before" ]; then
+				fail "patch commit:$n: done, but its undo does not give the file back (undo exit $HRC: $HERR)"
+			fi
+		fi
+		steps=$n
+		[ "$rc" = 0 ] && break
+	done
+	[ "$steps" -gt 3 ] || fail "the patch crash loop stopped after $steps steps"
+	ok "a crash at each of the $((steps - 1)) fault points of a first, patch-only commit: before or after, the record complete"
 	repo_fixture
 	before=$(snap_nr "$WS")
 	run_txfs -- sh -c "$CHANGE"
