@@ -436,6 +436,23 @@ static int plan_record(struct plan_u *u, json_t *doc, const char *rec)
 
 /* --- the whole undo ------------------------------------------------- */
 
+/* An undo record all of whose undone commits are `from` or later: taking
+ * commits back to before `from`, it and what it undid cancel out (taking
+ * the undo back would redo them; they are skipped as undone). */
+static bool cancels(json_t *doc, uint64_t from)
+{
+	json_t *of = json_object_get(doc, "undo_of"), *e;
+	size_t i;
+
+	if (!json_array_size(of))
+		return false;
+	json_array_foreach(of, i, e)
+		if (!json_is_string(e) ||
+		    strtoull(json_string_value(e), NULL, 16) < from)
+			return false;
+	return true;
+}
+
 /* Not undone, or undone by a record that was itself undone. */
 static bool live(int hfd, json_t *doc, int level)
 {
@@ -497,7 +514,8 @@ static int choose(struct plan_u *u, int hfd, json_t *recs)
 		hist_name(name, sizeof(name), ids[i], false);
 		if (!(doc = hist_load(hfd, name)))
 			continue;
-		take = o->before || live(hfd, doc, 0);
+		take = o->before || (live(hfd, doc, 0) &&
+				     !(o->id && !u->restore && cancels(doc, o->id)));
 		if (take && u->restore && !o->before) {
 			take = false;	/* the newest live record with the path */
 			json_array_foreach(json_object_get(doc, "objects"), k, obj)

@@ -202,6 +202,25 @@ body() {
 		fail "commit of the staged undo of the patch"
 	check_eq "after the undo: big.bin as before the patch" "$sum0" "$(md5sum <"$WS/big.bin")"
 
+	# 6c. `txfs undo ID` of an older commit after a newer one was undone:
+	# the newer commit and its undo cancel out, neither comes back
+	local base2 id1
+	base2=$(snap_nr "$WS")
+	for v in c1 c2; do
+		as_run "$TXFS_BIN" mount --state "$STATE" "$WS" && as_run sh -c "echo $v >'$WS/$v.txt'" &&
+			as_run "$TXFS_BIN" commit "$WS" >/dev/null && as_run "$TXFS_BIN" umount "$WS" ||
+			fail "commit $v through a mount"
+	done
+	id1=$(( $(hjson id) - 1 ))
+	hist undo "$WS"
+	check_hrc "undo of the newest (c2)" 0
+	hist undo "$WS" "$id1"
+	check_hrc "undo of the one before it (c1), by its id" 0
+	[ ! -e "$WS/c1.txt" ] && [ ! -e "$WS/c2.txt" ] &&
+		ok "neither c1 nor c2 is back: the undone c2 stays undone" ||
+		fail "after undo $id1: c1 '$(cat "$WS/c1.txt" 2>&1)', c2 '$(cat "$WS/c2.txt" 2>&1)'"
+	check_snap "the tree before c1 and c2" "$base2" "$(snap_nr "$WS")"
+
 	# 7. pruning under a small cap keeps only the newest
 	hist history --prune --keep 1 --days 1 --max-size 1 "$WS"
 	check_hrc "history --prune" 0
