@@ -166,16 +166,34 @@ static int plan_away(struct plan_u *u, json_t *obj, json_t *tmps)
 	return rc;
 }
 
+/* [off, end) of src into dst at the same offsets (end within src). */
+static int copy_out(int src, int dst, off_t off, off_t end, char *buf,
+		    size_t size)
+{
+	while (off < end) {
+		size_t n = (size_t)(end - off) < size ? (size_t)(end - off) : size;
+		ssize_t got = pread(src, buf, n, off);
+
+		if (got == 0)
+			return -EIO;	/* shorter than it was a moment ago */
+		if (got < 0 || pwrite(dst, buf, (size_t)got, off) != got)
+			return errno ? -errno : -EIO;
+		off += got;
+	}
+	return 0;
+}
+
 /* The current bytes of a patched file's ranges into U (so that the undo
  * can be undone), before the commit point. */
 static int save_patch(struct plan_u *u, json_t *obj, json_t *inv)
 {
 	char name[32];
 	const char *base;
-	json_t *r;
+	json_t *r, *now;
 	size_t i;
 	int pfd, src, dst, rc = 0;
 	char buf[65536];
+	struct stat st;
 
 	if (u->udir < 0)
 		return 0;	/* staged: the commit of the mount keeps it */
@@ -193,28 +211,42 @@ static int save_patch(struct plan_u *u, json_t *obj, json_t *inv)
 		close(src);
 		return rc;
 	}
+	if (!(now = json_array())) {
+		close(src);
+		close(dst);
+		return -ENOMEM;
+	}
+	if (fstat(src, &st))
+		rc = -errno;
+	/* the ranges as far as the file reaches now: past its end (the
+	 * commit truncated it) there is nothing to keep, and the undo of
+	 * this undo truncates it again to the size it has now */
 	json_array_foreach(json_object_get(obj, "ranges"), i, r) {
 		off_t off = (off_t)json_integer_value(json_array_get(r, 0));
 		off_t end = off + (off_t)json_integer_value(json_array_get(r, 1));
 
-		while (rc == 0 && off < end) {
-			size_t n = (size_t)(end - off) < sizeof(buf) ?
-					   (size_t)(end - off) : sizeof(buf);
-			ssize_t got = pread(src, buf, n, off);
+		if (rc || off >= st.st_size)
+			continue;
+		if (end > st.st_size)
+			end = st.st_size;
+		json_array_append_new(now, json_pack("[II]", (json_int_t)off,
+						     (json_int_t)(end - off)));
+		rc = copy_out(src, dst, off, end, buf, sizeof(buf));
+	}
+	/* and what the undo's truncate to the record's size drops */
+	if (rc == 0 && hist_i64(obj, "size") < st.st_size) {
+		off_t off = (off_t)hist_i64(obj, "size");
 
-			if (got < 0 || (got > 0 && pwrite(dst, buf, (size_t)got, off) != got))
-				rc = -errno;
-			if (got <= 0)
-				break;
-			off += got;
-		}
+		json_array_append_new(now, json_pack("[II]", (json_int_t)off,
+						     (json_int_t)(st.st_size - off)));
+		rc = copy_out(src, dst, off, st.st_size, buf, sizeof(buf));
 	}
 	if (rc == 0 && fsync(dst))
 		rc = -errno;
 	close(src);
 	close(dst);
 	json_object_set_new(inv, "keep", json_string(name + 5));
-	json_object_set(inv, "ranges", json_object_get(obj, "ranges"));
+	json_object_set_new(inv, "ranges", now);
 	return rc;
 }
 

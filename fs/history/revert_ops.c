@@ -322,8 +322,10 @@ static int op_patch(struct uctx *c, json_t *op)
 					   (size_t)(end - off) : sizeof(buf);
 			ssize_t got = pread(src, buf, n, off);
 
-			if (got <= 0 || pwrite(dst, buf, (size_t)got, off) != got)
-				rc = got < 0 || errno ? -errno : -EIO;
+			if (got == 0)
+				rc = -EIO;	/* the kept bytes end short */
+			else if (got < 0 || pwrite(dst, buf, (size_t)got, off) != got)
+				rc = errno ? -errno : -EIO;
 			off += got > 0 ? got : 0;
 		}
 	}

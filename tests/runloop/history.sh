@@ -221,6 +221,29 @@ body() {
 		fail "after undo $id1: c1 '$(cat "$WS/c1.txt" 2>&1)', c2 '$(cat "$WS/c2.txt" 2>&1)'"
 	check_snap "the tree before c1 and c2" "$base2" "$(snap_nr "$WS")"
 
+	# 6d. a patch that also truncates, one that also extends: undo, redo,
+	# undo, redo, byte for byte each time (the redo's record keeps what
+	# its truncate drops)
+	local m0 m1 k how
+	for how in "truncate -s 200000" "head -c 150000 /dev/urandom >>"; do
+		as_run sh -c "head -c 300000 /dev/urandom >'$WS/tp.bin'"
+		m0=$(md5sum <"$WS/tp.bin")
+		as_run "$TXFS_BIN" mount --state "$STATE" "$WS" || fail "txfs mount"
+		as_run sh -c "printf T | dd of='$WS/tp.bin' bs=1 seek=100 conv=notrunc 2>/dev/null && $how '$WS/tp.bin'"
+		m1=$(as_run sh -c "md5sum <'$WS/tp.bin'")
+		as_run "$TXFS_BIN" commit "$WS" >/dev/null && as_run "$TXFS_BIN" umount "$WS" ||
+			fail "commit of a patch and '$how'"
+		for k in 1 2 3 4; do
+			hist undo "$WS"
+			if [ $((k % 2)) = 1 ]; then
+				check_eq "patch and '$how': undo $k gives the file before" "$m0" "$(md5sum <"$WS/tp.bin")"
+			else
+				check_eq "patch and '$how': undo $k (a redo) gives the committed file" "$m1" "$(md5sum <"$WS/tp.bin")"
+			fi
+		done
+		as_run rm -f "$WS/tp.bin"
+	done
+
 	# 7. pruning under a small cap keeps only the newest
 	hist history --prune --keep 1 --days 1 --max-size 1 "$WS"
 	check_hrc "history --prune" 0
