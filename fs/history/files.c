@@ -103,7 +103,7 @@ static int xattrs_put(json_t *obj, int fd)
 			hex[2 * k + 1] = hexd((unsigned char)val[k]);
 		}
 		hex[2 * vl] = 0;
-		json_object_set_new(x, list + i, json_string(hex));
+		json_object_set_new_nocheck(x, list + i, json_string(hex));
 	}
 	return json_object_set_new(obj, "xattrs", x) ? -ENOMEM : 0;
 }
@@ -123,7 +123,7 @@ int hist_meta_put(json_t *obj, const struct stat *st, int fd,
 	    json_object_set_new(obj, "size", json_integer((json_int_t)st->st_size)) ||
 	    json_object_set_new(obj, "type",
 				json_sprintf("%c", hist_type(st->st_mode))) ||
-	    (target && json_object_set_new(obj, "target", json_string(target))))
+	    (target && json_object_set_new(obj, "target", hist_jname(target))))
 		return -ENOMEM;
 	return S_ISLNK(st->st_mode) ? 0 : xattrs_put(obj, fd);
 }

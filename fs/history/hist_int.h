@@ -83,6 +83,20 @@ int history_sync_in(struct txfs *fs, struct layer_txn *t);
 /* name in dfd made len bytes of buf (no fsync) */
 int hist_put_file(int dfd, const char *name, const char *buf, size_t len);
 
+/* names.c: a name (any bytes) as a JSON string in memory; a document
+ * as written on disk (its names mapped to UTF-8: a new reference, the
+ * same document when nothing needs it; NULL when out of memory) and its
+ * text; a document read from disk, its names back to their bytes. */
+json_t *hist_jname(const char *name);
+/* json_pack's "[...]" and "{...}" for names: fmt is one letter a value
+ * ('s' a name, any bytes, NULL for null; 'I' json_int_t; 'O' a json_t,
+ * referenced; 'o' a json_t, taken); hist_obj takes a key before each. */
+json_t *hist_arr(const char *fmt, ...);
+json_t *hist_obj(const char *fmt, ...);
+json_t *hist_disk_form(json_t *doc);
+char *hist_dumps(json_t *doc);
+int hist_mem_form(json_t *doc);
+
 /* record.c */
 int hist_open(int statefd, bool create);
 void hist_name(char *buf, size_t n, uint64_t id, bool pending);

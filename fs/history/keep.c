@@ -41,7 +41,7 @@
 static int keep_later(struct cap *c, const char *path, const char *name,
 		      const struct stat *st, json_t *entry)
 {
-	json_t *l = json_pack("[ssI]", name, path, (json_int_t)st->st_ino);
+	json_t *l = hist_arr("ssI", name, path, (json_int_t)st->st_ino);
 
 	int rc = hist_cap_dir(c);	/* history_link links into objs/ */
 
@@ -50,7 +50,7 @@ static int keep_later(struct cap *c, const char *path, const char *name,
 		return rc;
 	}
 	if (!l || json_array_append_new(c->later, l) ||
-	    json_object_set_new(entry, "link_from", json_string(path)) ||
+	    json_object_set_new(entry, "link_from", hist_jname(path)) ||
 	    json_object_set_new(entry, "link_ino", json_integer((json_int_t)st->st_ino)))
 		return -ENOMEM;
 	c->bytes += (uint64_t)st->st_blocks * 512;
@@ -161,7 +161,7 @@ static json_t *paths_array(const struct cobj *o)
 	json_t *a = json_array();
 
 	for (size_t i = 0; a && i < o->nfinals; i++)
-		if (json_array_append_new(a, json_string(o->finals[i]))) {
+		if (json_array_append_new(a, hist_jname(o->finals[i]))) {
 			json_decref(a);
 			return NULL;
 		}
@@ -210,7 +210,7 @@ static int capture_pre(struct cap *c, struct plan *p, const struct cobj *o,
 	rc = hist_meta_put(obj, &st, fd, S_ISLNK(st.st_mode) ? target : NULL);
 	if (fd >= 0)
 		close(fd);
-	if (rc || json_object_set_new(obj, "pre", json_string(o->lower)))
+	if (rc || json_object_set_new(obj, "pre", hist_jname(o->lower)))
 		return rc ? rc : -ENOMEM;
 	if (S_ISDIR(st.st_mode))
 		return 0;
@@ -298,10 +298,10 @@ static int capture_name(struct cap *c, struct plan *p, const char *path)
 		return 0;
 	o = find_obj(p, (uint64_t)st.st_ino);
 	if (o && !o->skip && o->nfinals && S_ISREG(st.st_mode))
-		return json_array_append_new(c->names, json_pack("{ssss}", "path",
+		return json_array_append_new(c->names, hist_obj("ss", "path",
 					     path, "link", o->finals[0])) ? -ENOMEM : 0;
 	snprintf(name, sizeof(name), "n%x", c->nnames++);
-	entry = json_pack("{ssss}", "path", path, "keep", name);
+	entry = hist_obj("ss", "path", path, "keep", name);
 	if (!entry)
 		return -ENOMEM;
 	rc = st.st_nlink > 1 ? keep_copy(c, path, name) :
@@ -375,7 +375,7 @@ static int capture_root(struct cap *c, json_t *doc)
 static int write_record(struct cap *c, struct layer_txn *t, uint64_t txid,
 			json_t *doc, bool *packed)
 {
-	char *m = json_dumps(doc, JSON_COMPACT), *pk = NULL;
+	char *m = hist_dumps(doc), *pk = NULL;
 	size_t mlen = m ? strlen(m) : 0, plen = 0, i;
 	json_t *e;
 	int rc = 0, fd;
@@ -544,11 +544,11 @@ static json_t *later_of(struct txfs *fs, int hfd, uint64_t txid, char *pend,
 	}
 	json_array_foreach(json_object_get(doc, "objects"), i, o)
 		if (hist_str(o, "link_from"))
-			json_array_append_new(l, json_pack("[ssI]", hist_str(o, "keep"),
+			json_array_append_new(l, hist_arr("ssI", hist_str(o, "keep"),
 				hist_str(o, "link_from"), (json_int_t)hist_i64(o, "link_ino")));
 	json_array_foreach(json_object_get(doc, "names"), i, o)
 		if (hist_str(o, "link_from"))
-			json_array_append_new(l, json_pack("[ssI]", hist_str(o, "keep"),
+			json_array_append_new(l, hist_arr("ssI", hist_str(o, "keep"),
 				hist_str(o, "link_from"), (json_int_t)hist_i64(o, "link_ino")));
 	json_decref(doc);
 	return l;

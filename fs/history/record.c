@@ -82,6 +82,11 @@ json_t *hist_load_file(int dir, const char *rel)
 	if (!buf)
 		return NULL;
 	doc = json_loadb(buf, len, 0, NULL);
+	/* names written through names.c's mapping: back to their bytes */
+	if (doc && memmem(buf, len, "\xF4\x8F", 2) && hist_mem_form(doc)) {
+		json_decref(doc);
+		doc = NULL;
+	}
 	free(buf);
 	return doc;
 }
@@ -149,8 +154,12 @@ int hist_save(int dfd, const char *name, json_t *doc)
 		close(fd);
 		return -ENOMEM;
 	}
-	if (json_dumpf(doc, f, JSON_COMPACT) || fflush(f) || fsync(fileno(f)))
+	json_t *disk = hist_disk_form(doc);	/* its names as UTF-8 */
+
+	if (!disk || json_dumpf(disk, f, JSON_COMPACT) || fflush(f) ||
+	    fsync(fileno(f)))
 		rc = errno ? -errno : -EIO;
+	json_decref(disk);
 	if (fclose(f) && rc == 0)
 		rc = -errno;
 	if (rc == 0 && renameat(dfd, tmp, dfd, name))
@@ -370,11 +379,11 @@ static json_t *replaced_paths(json_t *doc)
 
 	json_array_foreach(json_object_get(doc, "objects"), i, obj)
 		if (kind_of(obj) == 'A')
-			json_object_set_new(added, json_string_value(json_array_get(
+			json_object_set_new_nocheck(added, json_string_value(json_array_get(
 				json_object_get(obj, "post"), 0)), json_true());
 	json_array_foreach(json_object_get(doc, "objects"), i, obj)
 		if (kind_of(obj) == 'D' && json_object_get(added, hist_str(obj, "pre")))
-			json_object_set_new(both, hist_str(obj, "pre"), json_true());
+			json_object_set_new_nocheck(both, hist_str(obj, "pre"), json_true());
 	json_decref(added);
 	return both;
 }
@@ -421,15 +430,18 @@ static json_t *paths_json(json_t *doc)
 		char k = status_of(obj, both);
 		const char *p0 = json_string_value(json_array_get(json_object_get(obj, "post"), 0));
 
+		char st[2] = { k, 0 };
+
 		if (!k)
 			continue;
-		json_array_append_new(out, json_pack("{s:s%,s:s,s:s*}", "status", &k, (size_t)1,
-			"path", k == 'D' ? hist_str(obj, "pre") : p0,
-			"from", k == 'R' ? hist_str(obj, "pre") : NULL));
+		json_array_append_new(out, k == 'R' ?
+			hist_obj("sss", "status", st, "path", p0, "from", hist_str(obj, "pre")) :
+			hist_obj("ss", "status", st, "path",
+				 k == 'D' ? hist_str(obj, "pre") : p0));
 	}
 	json_array_foreach(json_object_get(doc, "names"), i, obj)
-		json_array_append_new(out, json_pack("{ss,ss}", "status", "D",
-						     "path", hist_str(obj, "path")));
+		json_array_append_new(out, hist_obj("ss", "status", "D",
+						    "path", hist_str(obj, "path")));
 	json_decref(both);
 	return out;
 }
@@ -475,17 +487,51 @@ static void print_summary(json_t *s)
 	       u ? "  (undone)" : "");
 }
 
+/* A name for a text line: quoted as git quotes paths (txfs(1), NAMES IN
+ * OUTPUT), sep the line's separator; never NULL. */
+static char *qname(const char *name, const char *sep)
+{
+	char *q = name ? audit_cquote(name, sep) : NULL;
+
+	return q ? q : strdup("?");
+}
+
 static void print_paths(json_t *paths)
 {
 	size_t i;
 	json_t *p;
 
 	json_array_foreach(paths, i, p) {
+		char *a = qname(hist_str(p, "path"), " -> "), *b = NULL;
+
 		if (hist_str(p, "from"))
 			printf("%s %s -> %s\n", hist_str(p, "status"),
-			       hist_str(p, "from"), hist_str(p, "path"));
+			       (b = qname(hist_str(p, "from"), " -> ")), a);
 		else
-			printf("%s %s\n", hist_str(p, "status"), hist_str(p, "path"));
+			printf("%s %s\n", hist_str(p, "status"), a);
+		free(a);
+		free(b);
+	}
+}
+
+/* The names of list (its elements' "path" and "from", and their
+ * "paths"' too) as JSON output writes names (txfs(1), NAMES IN OUTPUT):
+ * the string when it is UTF-8, else U+FFFD a bad byte and K_hex. */
+static void out_names(json_t *list)
+{
+	static const char *const keys[] = { "path", "from" };
+	json_t *e;
+	size_t i;
+
+	json_array_foreach(list, i, e) {
+		for (size_t k = 0; k < 2; k++) {
+			char *raw = hist_str(e, keys[k]) ? strdup(hist_str(e, keys[k])) : NULL;
+
+			if (raw)
+				audit_json_set_bytes(e, keys[k], raw);
+			free(raw);
+		}
+		out_names(json_object_get(e, "paths"));
 	}
 }
 
@@ -571,12 +617,15 @@ int history_list(const char *state, bool json, uint64_t paths_of,
 			if (left)	/* how many, never which */
 				json_object_set_new(s, "hidden", json_integer(left));
 		}
-		if (deleted && s && !json_object_get(doc, "undone_by")) {
+		if (deleted && s && json_object_get(doc, "undone_by")) {
+			json_decref(s);	/* taken back: nothing of it is lost */
+			s = NULL;
+		} else if (deleted && s) {
 			json_array_foreach(json_object_get(doc, "objects"), k, obj)
 				if (kind_of(obj) == 'D' && is_hidden(hide, hist_str(obj, "pre")))
 					left++;
 				else if (kind_of(obj) == 'D' && hist_str(obj, "pre"))
-					json_array_append_new(out, json_pack("{sssI}",
+					json_array_append_new(out, hist_obj("sI",
 						"path", hist_str(obj, "pre"), "deleted_by",
 						(json_int_t)ids[i]));
 			json_decref(s);
@@ -592,6 +641,7 @@ int history_list(const char *state, bool json, uint64_t paths_of,
 		json_array_append_new(out, json_pack("{sIss}", "left_out",
 			(json_int_t)left, "why", "paths the mount's policy hides"));
 	if (rc == 0 && json) {
+		out_names(out);
 		json_dumpf(out, stdout, JSON_COMPACT);
 		putchar('\n');
 	} else if (rc == 0) {
@@ -602,9 +652,13 @@ int history_list(const char *state, bool json, uint64_t paths_of,
 			if (deleted && !hist_str(s, "path"))
 				printf("(%" PRId64 " paths the mount's policy hides left out)\n",
 				       hist_i64(s, "left_out"));
-			else if (deleted)
-				printf("%s  (deleted by %" PRId64 ")\n", hist_str(s, "path"),
+			else if (deleted) {
+				char *q = qname(hist_str(s, "path"), "  (");
+
+				printf("%s  (deleted by %" PRId64 ")\n", q,
 				       hist_i64(s, "deleted_by"));
+				free(q);
+			}
 			else
 				print_summary(s);
 			if (paths_of)

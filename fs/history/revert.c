@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "hist_int.h"
+#include "../../policy/policy.h"
 
 static int add_op(struct plan_u *u, json_t *op)
 {
@@ -62,8 +63,8 @@ static json_t *inverse(struct plan_u *u, const char *now_at, const char *back_to
 
 	if (!inv)
 		return NULL;
-	json_object_set_new(inv, "pre", now_at ? json_string(now_at) : json_null());
-	json_object_set_new(inv, "post", back_to ? json_pack("[s]", back_to) : json_array());
+	json_object_set_new(inv, "pre", now_at ? hist_jname(now_at) : json_null());
+	json_object_set_new(inv, "post", back_to ? hist_arr("s", back_to) : json_array());
 	if (now_at && (pfd = hist_parent(u->c.root, now_at, &base, false)) < 0)
 		json_object_set_new(inv, "pre", json_null());	/* not there */
 	else if (now_at) {
@@ -92,9 +93,9 @@ static int aside(struct plan_u *u, const char *path, json_t *inv)
 	snprintf(name, sizeof(name), "a%x", u->naside++);
 	if (inv)
 		json_object_set_new(inv, "keep", json_string(name));
-	json_object_set_new(u->touched, path, json_true());
-	json_object_set_new(u->vacated, path, json_true());
-	return add_op(u, json_pack("[sss]", "aside", path, name));
+	json_object_set_new_nocheck(u->touched, path, json_true());
+	json_object_set_new_nocheck(u->vacated, path, json_true());
+	return add_op(u, hist_arr("sss", "aside", path, name));
 }
 
 /* A renamed object out of the way under a temporary name (tmps: its old
@@ -106,10 +107,10 @@ static int stash(struct plan_u *u, json_t *obj, const char *path, json_t *tmps)
 
 	snprintf(name, sizeof(name), "%st%x", u->c.uobjs < 0 ? ".txfs-undo-" : "",
 		 u->nstash++);
-	json_object_set_new(tmps, hist_str(obj, "pre"), json_string(name));
-	json_object_set_new(u->touched, path, json_true());
-	json_object_set_new(u->vacated, path, json_true());
-	return add_op(u, json_pack("[sssI]", "stash", path, name,
+	json_object_set_new_nocheck(tmps, hist_str(obj, "pre"), json_string(name));
+	json_object_set_new_nocheck(u->touched, path, json_true());
+	json_object_set_new_nocheck(u->vacated, path, json_true());
+	return add_op(u, hist_arr("sssI", "stash", path, name,
 				   (json_int_t)hist_i64(obj, "ino")));
 }
 
@@ -118,12 +119,12 @@ static int stash(struct plan_u *u, json_t *obj, const char *path, json_t *tmps)
 static int unlink_name(struct plan_u *u, const char *path, const char *stays_at,
 		       int64_t ino)
 {
-	json_object_set_new(u->touched, path, json_true());
-	json_object_set_new(u->vacated, path, json_true());
-	if (json_array_append_new(u->inv_names, json_pack("{ssss}", "path", path,
+	json_object_set_new_nocheck(u->touched, path, json_true());
+	json_object_set_new_nocheck(u->vacated, path, json_true());
+	if (json_array_append_new(u->inv_names, hist_obj("ss", "path", path,
 							  "link", stays_at)))
 		return -ENOMEM;
-	return add_op(u, json_pack("[ssI]", "unlink", path, (json_int_t)ino));
+	return add_op(u, hist_arr("ssI", "unlink", path, (json_int_t)ino));
 }
 
 /* What the commit put at the paths of obj goes away: aside (kept in U),
@@ -158,7 +159,7 @@ static int plan_away(struct plan_u *u, json_t *obj, json_t *tmps)
 			rc = unlink_name(u, path, ru_post0(obj), hist_i64(obj, "ino"));
 		} else {
 			snprintf(name, sizeof(name), "a%x", u->naside);
-			json_array_append_new(u->inv_names, json_pack("{ssss}",
+			json_array_append_new(u->inv_names, hist_obj("ss",
 					"path", path, "keep", name));
 			rc = aside(u, path, NULL);
 		}
@@ -229,7 +230,7 @@ static int save_patch(struct plan_u *u, json_t *obj, json_t *inv)
 			continue;
 		if (end > st.st_size)
 			end = st.st_size;
-		json_array_append_new(now, json_pack("[II]", (json_int_t)off,
+		json_array_append_new(now, hist_arr("II", (json_int_t)off,
 						     (json_int_t)(end - off)));
 		rc = copy_out(src, dst, off, end, buf, sizeof(buf));
 	}
@@ -237,7 +238,7 @@ static int save_patch(struct plan_u *u, json_t *obj, json_t *inv)
 	if (rc == 0 && hist_i64(obj, "size") < st.st_size) {
 		off_t off = (off_t)hist_i64(obj, "size");
 
-		json_array_append_new(now, json_pack("[II]", (json_int_t)off,
+		json_array_append_new(now, hist_arr("II", (json_int_t)off,
 						     (json_int_t)(st.st_size - off)));
 		rc = copy_out(src, dst, off, st.st_size, buf, sizeof(buf));
 	}
@@ -349,11 +350,11 @@ static int plan_back(struct plan_u *u, json_t *obj, const char *rec,
 		ru_conflict(u, pre, "a folder on its way is now a symlink or "
 			    "not a folder", rec, true);
 		/* --force: back where it was */
-		return tmp ? add_op(u, json_pack("[ssss]", "unstash", tmp, p0, p0)) : 0;
+		return tmp ? add_op(u, hist_arr("ssss", "unstash", tmp, p0, p0)) : 0;
 	}
-	json_object_set_new(u->touched, pre, json_true());
+	json_object_set_new_nocheck(u->touched, pre, json_true());
 	if (!u->restore || !same || !strcmp(p0, pre))
-		json_object_set_new(u->made, pre, json_string(type ? type : "f"));
+		json_object_set_new_nocheck(u->made, pre, json_string(type ? type : "f"));
 	if (same && strcmp(p0, pre)) {
 		if (u->restore) {
 			ru_conflict(u, pre, "was renamed by the commit: rename "
@@ -363,13 +364,13 @@ static int plan_back(struct plan_u *u, json_t *obj, const char *rec,
 		inv = inverse(u, p0, pre);
 		json_object_set_new(inv, "keep", json_string(tmp));
 		json_array_append_new(u->inv, inv);
-		rc = add_op(u, json_pack("[ssss]", "unstash", tmp, pre, p0));
+		rc = add_op(u, hist_arr("ssss", "unstash", tmp, pre, p0));
 	} else if (keep && keep[0] == 'p') {
 		inv = inverse(u, pre, pre);
 		rc = save_patch(u, obj, inv);
 		json_array_append_new(u->inv, inv);
 		if (rc == 0)
-			rc = add_op(u, json_pack("[ssssOI]", "patch", rec, keep,
+			rc = add_op(u, hist_arr("ssssOI", "patch", rec, keep,
 				pre, json_object_get(obj, "ranges"),
 				(json_int_t)hist_i64(obj, "size")));
 	} else if (same && !u->restore && keep && keep[0] == 'k') {
@@ -380,27 +381,27 @@ static int plan_back(struct plan_u *u, json_t *obj, const char *rec,
 		rc = save_whole(u, pre, inv);
 		json_array_append_new(u->inv, inv);
 		if (rc == 0)
-			rc = add_op(u, json_pack("[ssss]", "copyin", rec, keep, pre));
+			rc = add_op(u, hist_arr("ssss", "copyin", rec, keep, pre));
 	} else if (same && !u->restore) {
 		/* changed in place (metadata): the undo's record keeps what
 		 * it is now */
 		json_array_append_new(u->inv, inverse(u, p0, pre));
 	} else if (keep) {
-		rc = add_op(u, json_pack("[ssss]", "take", rec, keep, pre));
+		rc = add_op(u, hist_arr("ssss", "take", rec, keep, pre));
 		/* a non-folder the commit moved into the record whole (keep
 		 * s...: a deleted file of one name, untouched but for that
 		 * rename) and renamed back is the same inode: mode, owner,
 		 * times and xattrs as they were, no meta op (5 calls less) */
 		whole = !u->c.copy && keep[0] == 's' && type && type[0] != 'd';
 	} else if (type && type[0] == 'd' && !same) {
-		rc = add_op(u, json_pack("[ssI]", "mkdir", pre,
+		rc = add_op(u, hist_arr("ssI", "mkdir", pre,
 					 (json_int_t)(hist_i64(obj, "mode") | 0700)));
 	}
 	/* what the commit deleted, the undo adds */
 	if (rc == 0 && !p0 && !u->restore)
 		json_array_append_new(u->inv, inverse(u, NULL, pre));
 	if (rc == 0 && !whole)
-		json_array_append_new(metas, json_pack("[ssO]", "meta", pre, obj));
+		json_array_append_new(metas, hist_arr("ssO", "meta", pre, obj));
 	return rc;
 }
 
@@ -416,13 +417,13 @@ static int plan_names(struct plan_u *u, json_t *doc, const char *rec)
 
 		if (rc || !ru_name_selected(u->o, path) || json_object_get(u->skip, path))
 			continue;
-		rc = from ? add_op(u, json_pack("[sss]", "link", back_at(doc, from), path)) :
-			    add_op(u, json_pack("[ssss]", "take", rec,
+		rc = from ? add_op(u, hist_arr("sss", "link", back_at(doc, from), path)) :
+			    add_op(u, hist_arr("ssss", "take", rec,
 						hist_str(obj, "keep"), path));
 		if (!u->restore) {
 			inv = inverse(u, NULL, path);
 			if (from)	/* its undo unlinks it again */
-				json_object_set_new(inv, "link_of", json_string(from));
+				json_object_set_new(inv, "link_of", hist_jname(from));
 			json_array_append_new(u->inv, inv);
 		}
 	}
@@ -460,7 +461,7 @@ static int plan_record(struct plan_u *u, json_t *doc, const char *rec)
 	for (i = json_array_size(metas); rc == 0 && i-- > 0;)
 		rc = add_op(u, json_incref(json_array_get(metas, i)));
 	if (rc == 0 && !u->restore && json_is_object(json_object_get(doc, "root")))
-		rc = add_op(u, json_pack("[ssO]", "meta", "", json_object_get(doc, "root")));
+		rc = add_op(u, hist_arr("ssO", "meta", "", json_object_get(doc, "root")));
 	json_decref(metas);
 	json_decref(tmps);
 	return rc;
@@ -500,12 +501,20 @@ static bool live(int hfd, json_t *doc, int level)
 	return l;
 }
 
+/* The name at op[i], quoted for a text line (txfs(1), NAMES IN OUTPUT). */
+static char *op_name(json_t *op, size_t i)
+{
+	const char *s = json_string_value(json_array_get(op, i));
+	char *q = s ? audit_cquote(s, " -> ") : NULL;
+
+	return q ? q : strdup("");
+}
+
 static void print_op(json_t *op, bool dry, bool failed)
 {
 	const char *k = json_string_value(json_array_get(op, 0));
-	const char *a = json_string_value(json_array_get(op, 1));
-	const char *b = json_string_value(json_array_get(op, 2));
-	const char *d = json_string_value(json_array_get(op, !strcmp(k, "link") ? 2 : 3));
+	char *a = op_name(op, 1), *b = op_name(op, 2),
+	     *d = op_name(op, !strcmp(k, "link") ? 2 : 3);
 
 	if (failed) {	/* undo_replay said why on stderr */
 		if (strcmp(k, "stash") && strcmp(k, "meta"))
@@ -517,11 +526,15 @@ static void print_op(json_t *op, bool dry, bool failed)
 	} else if (!strcmp(k, "take") || !strcmp(k, "patch") || !strcmp(k, "link") ||
 		   !strcmp(k, "copyin")) {
 		printf("%s %s\n", dry ? "would restore" : "restored", d);
-	} else if (!strcmp(k, "unstash") && strcmp(b, d)) {
+	} else if (!strcmp(k, "unstash") && strcmp(json_string_value(json_array_get(op, 2)),
+						  json_string_value(json_array_get(op, 3)))) {
 		printf("%s %s -> %s\n", dry ? "would move   " : "moved   ", d, b);
 	} else if (!strcmp(k, "mkdir")) {
 		printf("%s %s/\n", dry ? "would restore" : "restored", a);
 	}
+	free(a);
+	free(b);
+	free(d);
 }
 
 /* Which records: an undo takes id and every later live record, newest

@@ -132,7 +132,7 @@ void ru_conflict(struct plan_u *u, const char *path, const char *why,
 		else if (!json_object_get(u->skip, path))
 			fprintf(stderr, "not undone (--force): %s: %s (commit %llu)\n",
 				path, why, id);
-		json_object_set_new(u->skip, path, json_true());
+		json_object_set_new_nocheck(u->skip, path, json_true());
 		return;
 	}
 	if (u->o->force)
@@ -185,9 +185,9 @@ static void skip_blocked(struct plan_u *u, json_t *doc)
 			if (!ru_skipped(u, obj))
 				continue;
 			if (pre && !json_object_get(u->skip, pre))
-				more = !json_object_set_new(u->skip, pre, json_true());
+				more = !json_object_set_new_nocheck(u->skip, pre, json_true());
 			if (p0 && !json_object_get(u->skip, p0))
-				more = !json_object_set_new(u->skip, p0, json_true());
+				more = !json_object_set_new_nocheck(u->skip, p0, json_true());
 		}
 	}
 }
@@ -201,7 +201,7 @@ void ru_check(struct plan_u *u, json_t *doc, const char *rec)
 
 	json_array_foreach(json_object_get(doc, "objects"), i, obj)
 		json_array_foreach(json_object_get(obj, "post"), k, p)
-			json_object_set_new(posts, json_string_value(p), json_true());
+			json_object_set_new_nocheck(posts, json_string_value(p), json_true());
 	json_array_foreach(json_object_get(doc, "objects"), i, obj) {
 		const char *pre = hist_str(obj, "pre"), *p0 = ru_post0(obj);
 		json_t *ps = json_object_get(obj, "post_st");

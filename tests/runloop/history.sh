@@ -244,6 +244,27 @@ body() {
 		as_run rm -f "$WS/tp.bin"
 	done
 
+	# 6e. names that are not UTF-8 (latin-1, a stray byte, and the
+	# private-use character txfs itself writes such bytes as): kept,
+	# listed quoted (text) and with _hex (JSON), undone byte for byte
+	local n0b
+	as_run sh -c "cd '$WS' && printf old >\"\$(printf 'caf\351')\" && echo keep >precious2"
+	base2=$(snap_nr "$WS")
+	n0b=$(hcount)
+	run_txfs -- sh -c 'rm precious2 && printf x >"$(printf "bad\377")" && printf new >"$(printf "caf\351")" && printf y >"$(printf "esc\364\217\274\200")"'
+	check_rc "a run that makes and changes files whose names are not UTF-8" 0
+	check_eq "its commit is kept in the history" "$((n0b + 1))" "$(hcount)"
+	hist history --paths "$(hjson id)" "$WS"
+	grep -qx 'A "bad\\377"' <<<"$HOUT" && grep -qx 'M "caf\\351"' <<<"$HOUT" &&
+		ok "history --paths quotes the names as git does" || fail "history --paths: $HOUT"
+	hist history --json --paths "$(hjson id)" "$WS"
+	grep -q '"path_hex":"626164ff"' <<<"$HOUT" && ok "history --json gives path_hex" ||
+		fail "history --json: $HOUT"
+	hist undo "$WS"
+	check_hrc "undo of that commit" 0
+	check_snap "undo: the tree before, names and bytes" "$base2" "$(snap_nr "$WS")"
+	as_run sh -c "cd '$WS' && rm -f \"\$(printf 'caf\351')\" precious2"
+
 	# 7. pruning under a small cap keeps only the newest
 	hist history --prune --keep 1 --days 1 --max-size 1 "$WS"
 	check_hrc "history --prune" 0
