@@ -200,6 +200,9 @@ void ru_lstat_done(struct plan_u *u);
 /* Is the object's old inode where the commit left it (renamed, or changed
  * in place)? */
 bool ru_same_inode(json_t *obj);
+/* Is path now what the commit left there (obj's post_st: inode, size,
+ * mtime)? */
+bool ru_as_left(struct plan_u *u, json_t *obj, const char *path);
 bool ru_is_touched(struct plan_u *u, const char *path);
 /* A conflict of record rec at path: refuses the undo, or with --force
  * (skippable ones: the undo would overwrite what is there now) the path

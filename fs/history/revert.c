@@ -366,6 +366,14 @@ static int plan_back(struct plan_u *u, json_t *obj, const char *rec,
 		json_array_append_new(u->inv, inv);
 		rc = add_op(u, hist_arr("ssss", "unstash", tmp, pre, p0));
 	} else if (keep && keep[0] == 'p') {
+		/* the old bytes of the pages the commit changed: they make the
+		 * file before it only out of the file the commit left */
+		if (u->restore && !ru_as_left(u, obj, pre)) {
+			ru_conflict(u, pre, "changed since the commit, which "
+				    "patched it in place: only the file it left "
+				    "can be put back", rec, false);
+			return 0;
+		}
 		inv = inverse(u, pre, pre);
 		rc = save_patch(u, obj, inv);
 		json_array_append_new(u->inv, inv);

@@ -115,6 +115,14 @@ static bool matches(json_t *ps, const struct stat *st)
 					       st->st_mtim.tv_nsec;
 }
 
+bool ru_as_left(struct plan_u *u, json_t *obj, const char *path)
+{
+	json_t *ps = json_object_get(obj, "post_st");
+	struct stat st;
+
+	return json_is_object(ps) && ru_lstat(u, path, &st) == 0 && matches(ps, &st);
+}
+
 bool ru_is_touched(struct plan_u *u, const char *path)
 {
 	return json_object_get(u->touched, path) != NULL;

@@ -265,6 +265,22 @@ body() {
 	check_snap "undo: the tree before, names and bytes" "$base2" "$(snap_nr "$WS")"
 	as_run sh -c "cd '$WS' && rm -f \"\$(printf 'caf\351')\" precious2"
 
+	# 6f. restore of a file a commit patched in place, replaced since:
+	# refused (its old pages make the old file only out of the one the
+	# commit left), nothing changed
+	as_run sh -c "head -c 200000 /dev/urandom >'$WS/rp.bin'"
+	run_txfs -- sh -c 'printf C1 | dd of=rp.bin bs=1 seek=5000 conv=notrunc 2>/dev/null'
+	check_rc "a run that patches rp.bin" 0
+	id1=$(hjson id)
+	as_run sh -c "head -c 200000 /dev/urandom >'$WS/rp.new' && mv '$WS/rp.new' '$WS/rp.bin'"
+	now=$(snap_nr "$WS")
+	hist restore --before "$id1" "$WS" rp.bin
+	check_hrc "restore of a patched file replaced since" 1
+	grep -q 'rp.bin: changed since the commit, which patched it in place' <<<"$HERR" &&
+		ok "the conflict says why" || fail "restore: $HERR"
+	check_snap "the refused restore changed nothing" "$now" "$(snap_nr "$WS")"
+	as_run rm -f "$WS/rp.bin"
+
 	# 7. pruning under a small cap keeps only the newest
 	hist history --prune --keep 1 --days 1 --max-size 1 "$WS"
 	check_hrc "history --prune" 0
