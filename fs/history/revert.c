@@ -780,9 +780,21 @@ int history_undo(const struct undo_opts *o)
 	}
 	{
 		struct stat st;
+		json_t *first = json_object_get(json_object_get(json_array_get(recs, 0),
+								 "doc"), "root");
 
 		if (fstat(u.c.root, &st) == 0 && (u.root = json_object()))
 			hist_meta_put(u.root, &st, u.c.root, NULL);
+		/* the folder the commits changed, not another one now at its
+		 * path (or a symlink to one): never written through */
+		if (!o->mnt && json_is_object(first) &&
+		    hist_i64(first, "ino") != (int64_t)st.st_ino) {
+			fprintf(stderr, "conflict: .: %s is not the folder the "
+				"commit changed (replaced since, or a symlink to "
+				"another folder)\n", o->ws);
+			rc = -EBUSY;
+			goto out;
+		}
 	}
 	if (!o->mnt && !o->dry_run && (rc = make_pending(&u, hfd, uname, sizeof(uname))))
 		goto out;

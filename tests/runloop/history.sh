@@ -403,6 +403,20 @@ attack_body() {
 	[ -z "$(ls -A "$out")" ] && ok "nothing written outside" || fail "outside: $(ls -A "$out")"
 	as_run "$TXFS_BIN" mount --state "$STATE" "$WS" && as_run "$TXFS_BIN" umount "$WS" &&
 		ok "the workspace mounts after the refused restore" || fail "not mountable"
+	# the workspace path itself replaced by a symlink to a folder outside
+	ws_fixture
+	run_txfs -- rm a.txt
+	check_rc "a run that deletes a.txt" 0
+	out=$T/ws-swap$SEQ && mkdir -p "$out" && as_owner "$out"
+	mv "$WS" "$WS.real" && ln -s "$out" "$WS"
+	hist undo "$WS"
+	check_hrc "undo with the workspace path now a symlink to another folder" 1
+	grep -q 'is not the folder the commit changed' <<<"$HERR" && ok "the conflict says why" || fail "$HERR"
+	[ -z "$(ls -A "$out")" ] && ok "nothing written into the other folder" || fail "written: $(ls -A "$out")"
+	rm "$WS" && mv "$WS.real" "$WS"
+	hist undo "$WS"
+	check_hrc "the same undo on the workspace itself" 0
+	[ -f "$WS/a.txt" ] && ok "a.txt is back" || fail "a.txt not back"
 	ws_fixture
 	STATE=/tmp/txfs-hist-state.$$
 	run_txfs -- true
