@@ -710,6 +710,47 @@ static void plan_free(struct plan_u *u)
 	json_decref(u->root);
 }
 
+/* Last: the times of each folder whose names the undo changes and which
+ * no record puts back itself (a "meta" op): as they are now (a commit
+ * that left a folder's own metadata alone keeps its times; the undo
+ * does too). */
+static int plan_folder_times(struct plan_u *u)
+{
+	json_t *dirs = json_object(), *metas = json_object(), *op, *v;
+	const char *path;
+	struct stat st;
+	size_t i;
+	int rc = dirs && metas ? 0 : -ENOMEM;
+
+	json_array_foreach(u->ops, i, op)
+		if (rc == 0 && !strcmp(json_string_value(json_array_get(op, 0)), "meta"))
+			rc = json_object_set_new_nocheck(metas, json_string_value(
+				json_array_get(op, 1)), json_true()) ? -ENOMEM : 0;
+	json_object_foreach(u->touched, path, v) {
+		char *p = strdup(path), *sl;
+
+		while (rc == 0 && p && (sl = strrchr(p, '/'))) {
+			*sl = 0;
+			if (json_object_set_new_nocheck(dirs, p, json_true()))
+				rc = -ENOMEM;
+		}
+		free(p);
+	}
+	/* (not one the undo removes or makes: another object is there after
+	 * it; the op checks the inode too) */
+	json_object_foreach(dirs, path, v)
+		if (rc == 0 && !json_object_get(metas, path) &&
+		    !json_object_get(u->vacated, path) && !json_object_get(u->made, path) &&
+		    ru_lstat(u, path, &st) == 0 && S_ISDIR(st.st_mode))
+			rc = add_op(u, hist_arr("ssIII", "times", path,
+				(json_int_t)st.st_atim.tv_sec * 1000000000LL + st.st_atim.tv_nsec,
+				(json_int_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
+				(json_int_t)st.st_ino));
+	json_decref(dirs);
+	json_decref(metas);
+	return rc;
+}
+
 /* Check and plan every chosen record, newest first: -EBUSY with the
  * conflicts on stderr. */
 static int plan_all(struct plan_u *u, json_t *recs)
@@ -728,6 +769,8 @@ static int plan_all(struct plan_u *u, json_t *recs)
 		if ((rc = plan_record(u, doc, name)))
 			return rc;
 	}
+	if ((rc = plan_folder_times(u)))
+		return rc;
 	json_array_foreach(u->conflicts, i, c)
 		fprintf(stderr, "conflict: %s\n", json_string_value(c));
 	if (u->hid_conflicts)

@@ -397,6 +397,32 @@ static int op_meta(struct uctx *c, const char *path, json_t *obj)
 	return rc;
 }
 
+/* A folder's times put back (one the commit did not change but whose
+ * names the undo did: its times as they were before the undo). */
+static int op_times(struct uctx *c, const char *path, json_t *op)
+{
+	struct timespec ts[2];
+	struct stat st;
+	const char *base;
+	int pfd, rc = 0;
+	json_int_t at = json_integer_value(json_array_get(op, 2));
+	json_int_t mt = json_integer_value(json_array_get(op, 3));
+
+	ts[0].tv_sec = at / 1000000000LL;
+	ts[0].tv_nsec = at % 1000000000LL;
+	ts[1].tv_sec = mt / 1000000000LL;
+	ts[1].tv_nsec = mt % 1000000000LL;
+	pfd = parent_of(c, path, &base, false);
+	if (pfd < 0)
+		return pfd == -ENOENT ? 0 : pfd;	/* nothing there to set */
+	/* the same folder only (another object there: left alone) */
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+	    (json_int_t)st.st_ino == json_integer_value(json_array_get(op, 4)) &&
+	    utimensat(pfd, base, ts, AT_SYMLINK_NOFOLLOW))
+		rc = -errno;
+	return rc;
+}
+
 int undo_op(struct uctx *c, json_t *op)
 {
 	const char *k = arg(op, 0);
@@ -405,7 +431,7 @@ int undo_op(struct uctx *c, json_t *op)
 		return -EINVAL;
 	/* these move or remove names: a folder kept open may be one */
 	if (strcmp(k, "take") && strcmp(k, "meta") && strcmp(k, "mkdir") &&
-	    strcmp(k, "patch") && strcmp(k, "copyin"))
+	    strcmp(k, "patch") && strcmp(k, "copyin") && strcmp(k, "times"))
 		pdir_drop(c);
 	if (!strcmp(k, "aside"))
 		return op_aside(c, arg(op, 1), arg(op, 2));
@@ -431,6 +457,8 @@ int undo_op(struct uctx *c, json_t *op)
 		return op_patch(c, op);
 	if (!strcmp(k, "meta"))
 		return op_meta(c, arg(op, 1), json_array_get(op, 2));
+	if (!strcmp(k, "times"))
+		return op_times(c, arg(op, 1), op);
 	return -EINVAL;
 }
 

@@ -281,6 +281,22 @@ body() {
 	check_snap "the refused restore changed nothing" "$now" "$(snap_nr "$WS")"
 	as_run rm -f "$WS/rp.bin"
 
+	# 6g. folders whose own metadata the commit left alone keep their
+	# times through the undo and its undo (their names change: a file
+	# rewritten in them is put back)
+	as_run sh -c "mkdir -p '$WS/td/te' && echo old >'$WS/td/f' && echo o2 >'$WS/td/te/g' &&
+		touch -d 2003-03-03 '$WS/td/te' '$WS/td'"
+	base2=$(snap_nr "$WS")
+	run_txfs -- sh -c 'echo new >td/f && echo n2 >td/te/g'
+	check_rc "a run that rewrites files in old folders" 0
+	after=$(snap_nr "$WS")
+	hist undo "$WS"
+	check_hrc "its undo" 0
+	check_snap "undo: the folders' times as before" "$base2" "$(snap_nr "$WS")"
+	hist undo "$WS"
+	check_snap "the undo of the undo: as committed, folder times too" "$after" "$(snap_nr "$WS")"
+	as_run rm -rf "$WS/td"
+
 	# 7. pruning under a small cap keeps only the newest
 	hist history --prune --keep 1 --days 1 --max-size 1 "$WS"
 	check_hrc "history --prune" 0
