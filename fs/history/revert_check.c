@@ -200,6 +200,26 @@ static void skip_blocked(struct plan_u *u, json_t *doc)
 	}
 }
 
+/* Was the kept old version of obj (a hard link to the replaced file, the
+ * deleted file moved aside) written since the commit? A process that
+ * still had the old file open can (its size or mtime differ from what
+ * the record says it was). */
+static bool kept_written(struct plan_u *u, json_t *obj, const char *rec)
+{
+	const char *keep = hist_str(obj, "keep");
+	char rel[160];
+	struct stat st;
+
+	if (!keep || keep[0] == 'p' || !json_is_integer(json_object_get(obj, "mtime")))
+		return false;	/* patches: their pages are checked whole */
+	snprintf(rel, sizeof(rel), "%.24s/objs/%s", rec, keep);
+	return fstatat(u->c.hfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       !S_ISDIR(st.st_mode) &&
+	       (hist_i64(obj, "size") != (int64_t)st.st_size ||
+		hist_i64(obj, "mtime") != (int64_t)st.st_mtim.tv_sec * 1000000000LL +
+					   st.st_mtim.tv_nsec);
+}
+
 void ru_check(struct plan_u *u, json_t *doc, const char *rec)
 {
 	json_t *obj, *posts = json_object();
@@ -216,6 +236,10 @@ void ru_check(struct plan_u *u, json_t *doc, const char *rec)
 
 		if (!ru_selected(u->o, obj))
 			continue;
+		if (kept_written(u, obj, rec))
+			ru_conflict(u, pre ? pre : p0, "its kept old version was "
+				    "written since the commit (a process had it "
+				    "open)", rec, false);
 		if (p0 && !ru_is_touched(u, p0) && json_is_object(ps)) {
 			/* a renamed object gone: nothing to move back */
 			if (ru_lstat(u, p0, &st))

@@ -433,6 +433,24 @@ attack_body() {
 	hist undo "$WS"
 	check_hrc "the same undo on the workspace itself" 0
 	[ -f "$WS/a.txt" ] && ok "a.txt is back" || fail "a.txt not back"
+	# a process that had the old file open writes it after the commit
+	# replaced it: the undo refuses (what it would put back is not what
+	# was there), --force puts back what the old file holds now
+	ws_fixture
+	exec 7>>"$WS/a.txt"
+	run_txfs -- sh -c 'echo new >a.new && mv a.new a.txt'
+	check_rc "a run that replaces a.txt by rename" 0
+	echo AFTER >&7
+	exec 7>&-
+	hist undo "$WS"
+	check_hrc "undo after the kept old a.txt was written through an open fd" 1
+	grep -q 'a.txt: its kept old version was written since the commit' <<<"$HERR" &&
+		ok "the conflict says why" || fail "$HERR"
+	[ "$(cat "$WS/a.txt")" = new ] && ok "the refused undo changed nothing" || fail "a.txt: $(cat "$WS/a.txt")"
+	hist undo --force "$WS"
+	check_hrc "undo --force" 0
+	[ "$(tail -1 "$WS/a.txt")" = AFTER ] && ok "--force puts back what the old file holds now" ||
+		fail "after --force a.txt: $(cat "$WS/a.txt")"
 	ws_fixture
 	STATE=/tmp/txfs-hist-state.$$
 	run_txfs -- true
