@@ -209,6 +209,13 @@ bool ru_is_touched(struct plan_u *u, const char *path);
  * is left as it is, said on stderr. */
 void ru_conflict(struct plan_u *u, const char *path, const char *why,
 		 const char *rec, bool skippable);
+/* revert_save.c: the current bytes of obj's patched ranges (and of what
+ * its undo's truncate drops) into U as inv's keep; the whole file at
+ * path into U; the ops that put back the times of the folders whose
+ * names the plan changes (last). */
+int ru_save_patch(struct plan_u *u, json_t *obj, json_t *inv);
+int ru_save_whole(struct plan_u *u, const char *path, json_t *inv);
+int ru_folder_times(struct plan_u *u);
 /* 1. what changed since record rec (undo only) */
 void ru_check(struct plan_u *u, json_t *doc, const char *rec);
 /* Does o->hide (a mount's policy) hide path, or a path op names? */
