@@ -472,9 +472,10 @@ void history_capture(struct txfs *fs, struct plan *p, uint64_t txid)
 	c.names = json_array();
 	c.later = json_array();
 	c.pfiles = json_array();
-	doc = json_pack("{sisIsIsssoso}", "version", 1, "txid", (json_int_t)txid,
+	/* (via: a command line, any bytes, as a name is) */
+	doc = json_pack("{sisIsIsososo}", "version", 1, "txid", (json_int_t)txid,
 			"time", (json_int_t)time(NULL), "via",
-			fs->commit_via[0] ? fs->commit_via : "txfs commit",
+			hist_jname(fs->commit_via[0] ? fs->commit_via : "txfs commit"),
 			"objects", c.objects, "names", c.names);
 	rc = doc && c.pfiles ? 0 : -ENOMEM;
 	if (rc == 0)

@@ -463,9 +463,9 @@ static json_t *summary(int hfd, uint64_t id, json_t *doc)
 
 	counts(doc, c);
 	hist_name(name, sizeof(name), id, false);
-	return json_pack("{sIsIsssisisisisIsO*sO*}", "id", (json_int_t)id,
+	return json_pack("{sIsIsosisisisisIsO*sO*}", "id", (json_int_t)id,
 			 "time", (json_int_t)hist_i64(doc, "time"), "via",
-			 hist_str(doc, "via") ? hist_str(doc, "via") : "",
+			 hist_jname(hist_str(doc, "via") ? hist_str(doc, "via") : ""),
 			 "added", c[0], "modified", c[1], "deleted", c[2],
 			 "renamed", c[3], "bytes",
 			 (json_int_t)info_bytes(hfd, name), "undone_by",
@@ -478,13 +478,17 @@ static void print_summary(json_t *s)
 	time_t t = (time_t)hist_i64(s, "time");
 	json_t *u = json_object_get(s, "undone_by");
 
+	/* the command line one way back to its bytes, on one line */
+	char *via = audit_quote(hist_str(s, "via") ? hist_str(s, "via") : "");
+
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
 	printf("%-6" PRId64 " %s  %4" PRId64 " added %4" PRId64 " modified %4" PRId64
 	       " deleted %4" PRId64 " renamed  %8" PRId64 " bytes kept  %s%s\n",
 	       hist_i64(s, "id"), when, hist_i64(s, "added"),
 	       hist_i64(s, "modified"), hist_i64(s, "deleted"),
-	       hist_i64(s, "renamed"), hist_i64(s, "bytes"), hist_str(s, "via"),
+	       hist_i64(s, "renamed"), hist_i64(s, "bytes"), via ? via : "?",
 	       u ? "  (undone)" : "");
+	free(via);
 }
 
 /* A name for a text line: quoted as git quotes paths (txfs(1), NAMES IN
@@ -519,12 +523,12 @@ static void print_paths(json_t *paths)
  * the string when it is UTF-8, else U+FFFD a bad byte and K_hex. */
 static void out_names(json_t *list)
 {
-	static const char *const keys[] = { "path", "from" };
+	static const char *const keys[] = { "path", "from", "via" };
 	json_t *e;
 	size_t i;
 
 	json_array_foreach(list, i, e) {
-		for (size_t k = 0; k < 2; k++) {
+		for (size_t k = 0; k < 3; k++) {
 			char *raw = hist_str(e, keys[k]) ? strdup(hist_str(e, keys[k])) : NULL;
 
 			if (raw)

@@ -372,20 +372,54 @@ static int plan_record(struct plan_u *u, json_t *doc, const char *rec)
 
 /* --- the whole undo ------------------------------------------------- */
 
-/* An undo record all of whose undone commits are `from` or later: taking
- * commits back to before `from`, it and what it undid cancel out (taking
- * the undo back would redo them; they are skipped as undone). */
-static bool cancels(json_t *doc, uint64_t from)
+/* What an undo record comes down to: the commit under its first undone
+ * record (*commit) and how many undos lie between: 1 it took that commit
+ * back, 2 it redid it (took back its undo), ...; 0: not an undo. */
+static int undo_depth(int hfd, json_t *doc, uint64_t *commit)
 {
-	json_t *of = json_object_get(doc, "undo_of"), *e;
-	size_t i;
+	json_t *d = json_incref(doc), *n;
+	int depth = 0;
 
-	if (!json_array_size(of))
+	while (d && depth < 64) {
+		const char *first = json_string_value(json_array_get(
+					json_object_get(d, "undo_of"), 0));
+
+		if (!first)
+			break;
+		*commit = strtoull(first, NULL, 16);
+		depth++;
+		n = hist_load(hfd, first);
+		json_decref(d);
+		d = n;
+	}
+	json_decref(d);
+	return depth;
+}
+
+/* Taking back down to before commit `from`, is the live record doc (id)
+ * one to take back? A commit: yes, unless a redo taken back already
+ * carries it (carried). An undo of a commit in the range: no (taking it
+ * back would redo the commit; they cancel). An undo of one before it:
+ * yes (that commit was in effect before `from`). A redo of a commit in
+ * the range: yes, and it carries that commit (whose old versions are in
+ * the redo's record now, not the commit's). A redo of one before it: no. */
+static bool in_range(int hfd, json_t *doc, uint64_t id, uint64_t from,
+		     json_t *carried)
+{
+	char key[24];
+	uint64_t c = 0;
+	int depth = undo_depth(hfd, doc, &c);
+
+	if (depth == 0) {
+		snprintf(key, sizeof(key), "%llu", (unsigned long long)id);
+		return !json_object_get(carried, key);
+	}
+	if (depth % 2 == 1)
+		return c < from;
+	if (c < from)
 		return false;
-	json_array_foreach(of, i, e)
-		if (!json_is_string(e) ||
-		    strtoull(json_string_value(e), NULL, 16) < from)
-			return false;
+	snprintf(key, sizeof(key), "%llu", (unsigned long long)c);
+	json_object_set_new(carried, key, json_true());
 	return true;
 }
 
@@ -450,6 +484,7 @@ static int choose(struct plan_u *u, int hfd, json_t *recs)
 	size_t n = 0;
 	int rc = hist_ids(hfd, &ids, &n);
 	bool found = false;
+	json_t *carried = json_object();	/* commits a taken redo carries */
 
 	for (size_t i = 0; rc == 0 && i < n && !found; i++) {
 		char name[40];
@@ -463,12 +498,15 @@ static int choose(struct plan_u *u, int hfd, json_t *recs)
 		if (!(doc = hist_load(hfd, name)))
 			continue;
 		take = o->before || (live(hfd, doc, 0) &&
-				     !(o->id && !u->restore && cancels(doc, o->id)));
+				     (!o->id || u->restore ||
+				      in_range(hfd, doc, ids[i], o->id, carried)));
 		if (take && u->restore && !o->before) {
 			take = false;	/* the newest live record with the path */
 			json_array_foreach(json_object_get(doc, "objects"), k, obj)
 				take = take || ru_selected(o, obj);
 		}
+		/* (down to record id: taken or not, the range ends there) */
+		found = !u->restore && o->id && ids[i] == o->id;
 		if (!take) {
 			json_decref(doc);
 			continue;
@@ -477,7 +515,8 @@ static int choose(struct plan_u *u, int hfd, json_t *recs)
 		found = u->restore || !o->id || ids[i] == o->id;
 	}
 	free(ids);
-	if (rc == 0 && !found)
+	json_decref(carried);
+	if (rc == 0 && (!found || !json_array_size(recs)))
 		rc = -ESRCH;	/* no such record (ENOENT would be a file's) */
 	return rc;
 }

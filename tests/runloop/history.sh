@@ -220,6 +220,23 @@ body() {
 		ok "neither c1 nor c2 is back: the undone c2 stays undone" ||
 		fail "after undo $id1: c1 '$(cat "$WS/c1.txt" 2>&1)', c2 '$(cat "$WS/c2.txt" 2>&1)'"
 	check_snap "the tree before c1 and c2" "$base2" "$(snap_nr "$WS")"
+	# ... and after an undo and its undo (a redo): the redo's record holds
+	# the old version now, and `undo ID` takes the redo back
+	as_run sh -c "echo v0 >'$WS/c3.txt'"
+	base2=$(snap_nr "$WS")
+	run_txfs -- sh -c 'echo v1 >c3.txt'
+	check_rc "a run that rewrites c3.txt" 0
+	id1=$(hjson id)
+	after=$(snap_nr "$WS")
+	hist undo "$WS"
+	hist undo "$WS"
+	check_snap "undo, then its undo: the commit again" "$after" "$(snap_nr "$WS")"
+	hist undo "$WS" "$id1"
+	check_hrc "undo $id1 after an undo and a redo" 0
+	check_snap "the tree before commit $id1 (c3.txt as it was)" "$base2" "$(snap_nr "$WS")"
+	hist undo "$WS"
+	check_snap "and its undo: the commit again" "$after" "$(snap_nr "$WS")"
+	as_run rm -f "$WS/c3.txt"
 
 	# 6d. a patch that also truncates, one that also extends: undo, redo,
 	# undo, redo, byte for byte each time (the redo's record keeps what
@@ -264,6 +281,18 @@ body() {
 	check_hrc "undo of that commit" 0
 	check_snap "undo: the tree before, names and bytes" "$base2" "$(snap_nr "$WS")"
 	as_run sh -c "cd '$WS' && rm -f \"\$(printf 'caf\351')\" precious2"
+	# a command line that is not UTF-8 (what made the commit): kept,
+	# printed on one line, with via_hex in JSON
+	n0b=$(hcount)
+	run_txfs -- sh -c 'echo z >z.txt' "$(printf 'x\377')" "$(printf 'a\nb')"
+	check_rc "a run whose command line is not UTF-8" 0
+	check_eq "its commit is kept in the history" "$((n0b + 1))" "$(hcount)"
+	hist history "$WS"
+	head -1 <<<"$HOUT" | grep -q 'x\\xff a\\nb' && ok "history prints its command line on one line" ||
+		fail "history: $(head -2 <<<"$HOUT")"
+	hist history --json "$WS"
+	grep -q '"via_hex":"' <<<"$HOUT" && ok "history --json gives via_hex" || fail "history --json: $HOUT"
+	as_run rm -f "$WS/z.txt"
 
 	# 6f. restore of a file a commit patched in place, replaced since:
 	# refused (its old pages make the old file only out of the one the
