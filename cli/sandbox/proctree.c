@@ -14,7 +14,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -519,43 +518,18 @@ void proctree_enter(const struct proctree *pt)
 	}
 }
 
-/* Wait (at most until end) for "populated 0" in the cgroup's
- * cgroup.events: a reaped task leaves its cgroup a moment later, longer
- * on a loaded machine. The file signals each change with POLLPRI. */
-static void cg_wait_empty(int cgfd, double end)
-{
-	char buf[512];
-	int fd = openat(cgfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return;
-	while ((n = pread(fd, buf, sizeof(buf) - 1, 0)) > 0) {
-		struct pollfd p = { .fd = fd, .events = POLLPRI };
-		double left = end - now_s();
-
-		buf[n] = '\0';
-		if (strstr(buf, "populated 0") || left <= 0)
-			break;
-		(void)poll(&p, 1, left > 0.1 ? 100 : (int)(left * 1000) + 1);
-	}
-	close(fd);
-}
-
 void proctree_end(struct proctree *pt)
 {
 	struct timespec ms = { 0, 2 * 1000 * 1000 };
-	double end = now_s() + 10.0;
 
-	if (pt->cgfd >= 0) {
-		cg_wait_empty(pt->cgfd, end);
+	if (pt->cgfd >= 0)
 		close(pt->cgfd);
-	}
 	pt->cgfd = -1;
 	if (pt->cgparent < 0)
 		return;
-	while (unlinkat(pt->cgparent, pt->cgname, AT_REMOVEDIR) &&
-	       errno == EBUSY && now_s() < end)
+	/* the last reaped task may take a moment to leave the cgroup */
+	for (int i = 0; i < 500 && unlinkat(pt->cgparent, pt->cgname,
+					    AT_REMOVEDIR) && errno == EBUSY; i++)
 		nanosleep(&ms, NULL);
 	close(pt->cgparent);
 	pt->cgparent = -1;
