@@ -336,6 +336,8 @@ static int loop(struct mcp *m, const sigset_t *old)
 		if (j && mcp_exec_step(m, j, now)) {
 			if (!j->cancelled)
 				send_result(m, j->id, mcp_exec_result(j));
+			else
+				mcp_exec_log_stopped(j);
 			job_pop(m, 0);
 			advance(m);
 		}

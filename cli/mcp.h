@@ -87,6 +87,9 @@ int mcp_exec_start(struct mcp *m, struct mcp_job *j);
 int mcp_exec_step(struct mcp *m, struct mcp_job *j, double now);
 /* The exec result of an ended job. */
 json_t *mcp_exec_result(struct mcp_job *j);
+/* A cancelled or stopped command's end, one line on stderr (the server's
+ * log): its exit, its outcome, or txfs exec's last stderr lines. */
+void mcp_exec_log_stopped(const struct mcp_job *j);
 /* s (n bytes) with its first and last MCP_OUT_HALF bytes kept, the cut
  * said; malloc'd. */
 char *mcp_capped(const char *s, size_t n, const char *name);

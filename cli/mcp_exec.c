@@ -280,6 +280,27 @@ int mcp_exec_step(struct mcp *m, struct mcp_job *j, double now)
 	return 0;
 }
 
+void mcp_exec_log_stopped(const struct mcp_job *j)
+{
+	json_t *rep = j->report ? json_loads(j->report, 0, NULL) : NULL;
+	const char *outcome = json_string_value(json_object_get(rep,
+							      "outcome"));
+	char *err = cap_text(&j->cap[1], "stderr");
+	size_t n = err ? strlen(err) : 0;
+
+	/* the log of a client that went away or cancelled: how it ended
+	 * (the last lines of txfs exec's stderr when it did not say) */
+	fprintf(stderr, "txfs: mcp: the stopped exec ended: exit %d, %s%s%.*s",
+		j->status, outcome ? outcome : "no report",
+		outcome || !n ? "\n" : "; its stderr:\n",
+		outcome ? 0 : (int)(n > 2000 ? 2000 : n),
+		err ? err + (n > 2000 ? n - 2000 : 0) : "");
+	if (!outcome && n && err[n - 1] != '\n')
+		fputc('\n', stderr);
+	free(err);
+	json_decref(rep);
+}
+
 static void add_text(json_t *content, const char *text)
 {
 	json_t *t = audit_json_text(text);

@@ -109,13 +109,14 @@ body() {
 	timeout -k 5 120 "${AS[@]}" env -i PATH=/usr/local/bin:/usr/bin:/bin \
 		HOME="$HOME_DECOY" LC_ALL=C PY="$PY" RES="$RES" GO="$GO" \
 		sh -c 'cd "$1" && shift && exec "$@"' sh "$WS" \
-		"$TXFS_BIN" exec --json -- bash -c "$CMD" </dev/null \
+		"$TXFS_BIN" exec --json -- bash -c "$CMD" "orphan-$$-$SEQ" </dev/null \
 		>"$T/orph.out" 2>"$T/orph.err" &
 	BG_PIDS+=("$!")
 	for i in $(seq 300); do [ -e "$RES/started" ] && break; sleep 0.1; done
 	[ -e "$RES/started" ] || fail "[$WHO] the survivors did not start: $(head -c 400 "$T/orph.err")"
 	pid=
-	for p in $(pgrep -f "exec --json -- bash -c echo changed"); do
+	# ours: the same test of another pass may run at the same time
+	for p in $(pgrep -f "exec --json -- bash -c echo changed.* orphan-$$-$SEQ"); do
 		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = txfs ] && pid=$p
 	done
 	[ -n "$pid" ] || { fail "[$WHO] txfs exec not found"; drop_res; return; }

@@ -26,7 +26,7 @@ body() {
 	mount_ws
 	local pre
 	for sig in TERM INT KILL; do
-		tag="mark-$sig-$SEQ"
+		tag="mark-$sig-$$-$SEQ"	# $$: not another pass's test at the same time
 		pre=
 		[ "$sig" = KILL ] && pre=exec
 		ag_exec_bg() {

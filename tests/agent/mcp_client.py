@@ -32,6 +32,7 @@ import os
 import select
 import subprocess
 import sys
+import tempfile
 import time
 
 try:
@@ -86,8 +87,10 @@ def check(cond, what, why=""):
 
 class Client:
     def __init__(self, argv):
+        # the server's log (stderr), shown when a check fails
+        self.err = tempfile.TemporaryFile()
         self.p = subprocess.Popen(argv, stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                  stdout=subprocess.PIPE, stderr=self.err)
         self.buf = b""
         self.next_id = 0
         self.notes = []     # notifications received while waiting
@@ -141,6 +144,11 @@ class Client:
         if args is not None:
             p["arguments"] = args
         return self.request("tools/call", p, timeout)
+
+    def log_tail(self, n=1500):
+        """The last n bytes the server wrote to stderr."""
+        self.err.seek(0)
+        return self.err.read().decode(errors="replace")[-n:]
 
     def close(self):
         self.p.stdin.close()
@@ -283,7 +291,12 @@ def valid(instance, schema):
         return False
 
 
-def pgrep(pattern):
+def pgrep(cmdline):
+    """The processes whose command line begins with cmdline (the command
+    itself: txfs exec's own arguments hold the same words, and a check
+    that took it for the command signalled txfs exec before it ran)."""
+    pattern = "^" + "".join("\\" + ch if ch in ".[]()*+?{}|^$\\" else ch
+                            for ch in cmdline)
     return subprocess.run(["pgrep", "-f", pattern], capture_output=True,
                           text=True, timeout=10).stdout.split()
 
@@ -439,7 +452,8 @@ def features(c, ws, txfs, runner):
     n, sc = last_cmd(c)
     check(sc.get("last_command", {}).get("outcome") == "rolled-back" and
           shows(c, "cancelled.txt") is False,
-          "cancellation: the command is rolled back, its file gone", sc.get("last_command"))
+          "cancellation: the command is rolled back, its file gone",
+          (sc.get("last_command"), c.log_tail()))
 
     # cancellations at once (while txfs exec begins): nothing left begun
     _, st0 = last_cmd(c)
@@ -603,7 +617,11 @@ def noctl(c, ws, txfs, runner):
         time.sleep(0.2)
     check(sc.get("last_command", {}).get("outcome") == "rolled-back" and
           shows(c, "eof.txt") is False, "stdin closed: the command rolled back",
-          sc.get("last_command"))
+          (sc.get("last_command"), c3.log_tail()))
+    check("txfs: mcp: the stopped exec ended: exit " in c3.log_tail() and
+          "rolled-back" in c3.log_tail(),
+          "stdin closed: the server's log (stderr) says how the stopped command ended",
+          c3.log_tail())
     p = subprocess.run(runner + [txfs, "mcp", "--tools", "status,bogus", ws],
                        capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
     check(p.returncode == 2 and "txfs: mcp: --tools: no tool 'bogus'" in p.stderr,

@@ -26,7 +26,10 @@ const check = (cond, what, why) => {
   console.log(`FAIL: ${what}: ${String(JSON.stringify(why)).slice(0, 600)}`);
 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const pgrep = (pattern) => {
+// the processes whose command line begins with cmdline: the command
+// itself, not txfs exec, whose arguments hold the same words
+const pgrep = (cmdline) => {
+  const pattern = "^" + cmdline.replace(/[.[\]()*+?{}|^$\\]/g, (c) => `\\${c}`);
   try {
     return execFileSync("pgrep", ["-f", pattern], { timeout: 10000 }).toString().trim();
   } catch {
