@@ -23,12 +23,22 @@ while time.time() < end:
     count += 1
     open(countfile, "w").write(str(count))
     c.settimeout(2)
+    # the whole request (a client may write it in pieces): closing with
+    # unread bytes would send a reset that can discard the answer
+    req = b""
     try:
-        c.recv(1024)
+        while b"\r\n\r\n" not in req:
+            b = c.recv(1024)
+            if not b:
+                break
+            req += b
     except OSError:
         pass
     try:
         c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n")
+        c.shutdown(socket.SHUT_WR)
+        while c.recv(1024):     # until the client closes (or 2 s)
+            pass
     except OSError:
         pass
     c.close()
