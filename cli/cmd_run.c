@@ -96,6 +96,7 @@ struct run_ctx {
 	struct run_opts o;
 	char ws[PATH_MAX];
 	char state[PATH_MAX];
+	char policy[PATH_MAX];	/* --policy, absolute (the mount runs in /) */
 	pid_t daemon;
 	bool network_denied;
 	const char *writable[4 + 2 * RUN_MAX_EXTRA];
@@ -526,6 +527,11 @@ static int setup(struct run_ctx *r, int argc, char **argv)
 	}
 	if (load_policy(r))
 		return 1;
+	/* txfs mount runs from / (mount_ws): a relative --policy, read above
+	 * under the name given, is passed on absolute */
+	if (r->o.policy && r->o.policy[0] != '/' &&
+	    realpath(r->o.policy, r->policy))
+		r->o.policy = r->policy;
 	add_writable(r, r->ws);
 	add_writable(r, "/tmp");
 	add_writable(r, getenv("TMPDIR"));

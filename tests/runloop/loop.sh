@@ -270,6 +270,24 @@ body() {
 	fi
 	check_unmounted "[$u] run -o noopen with an exec deny policy"
 	check_snap "[$u] run -o noopen with an exec deny policy: the real directory unchanged" "$before" "$(snap "$WS")"
+	# a relative --policy with -C DIR: the caller's file, for the mount too
+	# (it was passed on relative to the mount, which runs from /: refused)
+	ws_fixture
+	mkdir -p "$T/pol$SEQ" && printf 'deny delete **/a.txt\n' >"$T/pol$SEQ/rel.policy"
+	chmod -R a+rX "$T/pol$SEQ"
+	(cd "$T/pol$SEQ" && as_run env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$HOME_DECOY" \
+		LC_ALL=C ASAN_OPTIONS="$ASAN_OPTIONS" UBSAN_OPTIONS="$UBSAN_OPTIONS" \
+		"$TXFS_BIN" run --state "$STATE" -C "$WS" --policy rel.policy -- \
+		sh -c 'rm a.txt; echo new > new.txt') >"$T/rel$SEQ.out" 2>&1
+	RC=$?
+	check_rc "[$u] run -C WS --policy rel.policy (from the policy's folder)" 0
+	if [ -e "$WS/a.txt" ] && [ "$(cat "$WS/new.txt" 2>/dev/null)" = new ] &&
+		grep -q 'vetoed: delete a.txt (.*/rel.policy:1)' "$T/rel$SEQ.out"; then
+		ok "[$u] run -C WS --policy rel.policy: its rule held (a.txt kept, vetoed), new.txt committed"
+	else
+		fail "[$u] run -C WS --policy rel.policy: $(ls "$WS" | tr '\n' ' '): $(head -c 400 "$T/rel$SEQ.out")"
+	fi
+	check_unmounted "[$u] run --policy rel.policy"
 	for bad in state=/tmp policy=/dev/null allow_other noopen,default_permissions; do
 		run_txfs -- -o "$bad" -- true
 		check_rc "[$u] run -o $bad: refused as wrong usage" 2
