@@ -279,7 +279,7 @@ body() {
 		LC_ALL=C ASAN_OPTIONS="$ASAN_OPTIONS" UBSAN_OPTIONS="$UBSAN_OPTIONS" \
 		"$TXFS_BIN" run --state "$STATE" -C "$WS" --policy rel.policy -- \
 		sh -c 'rm a.txt; echo new > new.txt') >"$T/rel$SEQ.out" 2>&1
-	RC=$?
+	RC=$? ERR=$(cat "$T/rel$SEQ.out")
 	check_rc "[$u] run -C WS --policy rel.policy (from the policy's folder)" 0
 	if [ -e "$WS/a.txt" ] && [ "$(cat "$WS/new.txt" 2>/dev/null)" = new ] &&
 		grep -q 'vetoed: delete a.txt (.*/rel.policy:1)' "$T/rel$SEQ.out"; then

@@ -80,8 +80,11 @@ changes_are() {
 # applies with git apply (and patch -p1 unless --git-only) to copies of
 # BASE, and each copy then equals the mount.
 applies() {
-	local what=$1 base=$2 gitonly=0 c1=$T/c1.$RANDOM c2=$T/c2.$RANDOM
+	local what=$1 base=$2 gitonly=0 c1 c2
 	shift 2
+	# new names every time ($RANDOM repeated once: cp -a then copied
+	# BASE into the old copy, and the trees differed)
+	c1=$(mktemp -u "$T/c1.XXXXXX") && c2=$(mktemp -u "$T/c2.XXXXXX") || return
 	if [ "${1:-}" = --git-only ]; then gitonly=1; shift; fi
 	check_cli "$what: txfs diff $*" 0 diff "$@" "$MNT" || return
 	cp "$T/cli.out" "$T/p.diff"	# as printed: a binary patch ends with an empty line
