@@ -14,7 +14,8 @@ txfs_mount || exit 1
 
 # patch_check WHAT: diff -> patch -p1 on a copy of the real dir == the mount
 patch_check() {
-	local what=$1 copy=$T/copy.$RANDOM
+	local what=$1 copy
+	copy=$(mktemp -u "$T/copy.XXXXXX") || return	# a new name ($RANDOM repeats)
 	check_cli "$what: txfs diff" 0 diff "$MNT" || return
 	printf '%s\n' "$COUT" >"$T/p.diff"
 	cp -a "$WS" "$copy"
