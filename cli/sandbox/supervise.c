@@ -706,6 +706,7 @@ int sup_new(const struct sup_opts *o, struct sup **out)
 	s->listener = s->stop_pipe[0] = s->stop_pipe[1] = s->helper = -1;
 	s->helper_pidfd = -1;
 	s->pipes[0] = s->pipes[1] = s->pipes[2] = s->pipes[3] = -1;
+	atomic_init(&s->refs, 1);	/* the owner's; sup_free drops it */
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->helper_lock, NULL);
 	s->o = *o;
@@ -736,8 +737,6 @@ int sup_new(const struct sup_opts *o, struct sup **out)
 
 void sup_free(struct sup *s, struct sup_stats *st)
 {
-	size_t i;
-
 	if (!s)
 		return;
 	/* The command is done: the helper may go (a connect still asked by
@@ -753,9 +752,22 @@ void sup_free(struct sup *s, struct sup_stats *st)
 		st->notifications = atomic_load(&s->notifications);
 		st->refused = atomic_load(&s->refused);
 	}
-	/* Detached workers (blocking connects) still use the listener and s:
-	 * leave them to the process's exit. */
-	if (atomic_load(&s->workers) > 0)
+	/* Detached workers (blocking connects) may still use the listener
+	 * and s: the last of them frees it (sup_unref), or the process's exit
+	 * ends them (their stacks still hold s, so no leak is reported). */
+	sup_unref(s);
+}
+
+void sup_ref(struct sup *s)
+{
+	atomic_fetch_add(&s->refs, 1);
+}
+
+void sup_unref(struct sup *s)
+{
+	size_t i;
+
+	if (atomic_fetch_sub(&s->refs, 1) != 1)
 		return;
 	if (s->listener >= 0)
 		close(s->listener);

@@ -50,7 +50,9 @@ struct sup {
 	struct sup_hash loaders[8];	/* the system's dynamic loaders */
 	size_t nloaders;
 	atomic_ulong notifications, refused;
-	atomic_int workers;	/* detached threads still using listener */
+	atomic_int refs;	/* the owner (until sup_free) and each detached
+				 * worker still using the listener: the last
+				 * one frees s (sup_unref) */
 	int helper;		/* socket to the in-domain helper, or -1 */
 	int helper_pidfd;	/* the helper (our child), or -1 */
 	struct audit *audit;	/* STATE/audit.log, or NULL */
@@ -69,6 +71,11 @@ struct sup_call {
 
 /* Reply: error 0 with val, or -err. Returns 0 or -errno of the ioctl. */
 int sup_reply(struct sup *s, uint64_t id, int64_t val, int err);
+/* A detached worker's reference on s (taken before it starts, dropped when
+ * it ends); the last reference dropped frees s (sup_free drops the
+ * owner's). */
+void sup_ref(struct sup *s);
+void sup_unref(struct sup *s);
 /* Let the kernel continue the call (exec only: see supervise.c). */
 int sup_continue(struct sup *s, uint64_t id);
 /* 0 while the notification is still pending (the target waits). */

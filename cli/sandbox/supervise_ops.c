@@ -198,7 +198,7 @@ static void *worker(void *arg)
 	struct sup *s = j->s;
 
 	finish_job(j);
-	atomic_fetch_sub(&s->workers, 1);
+	sup_unref(s);
 	return NULL;
 }
 
@@ -242,11 +242,11 @@ static int dispatch(struct sock_job *j)
 	}
 	if (!j->connect && !j->via_helper && try_now(j))
 		return 1;
-	atomic_fetch_add(&j->s->workers, 1);
+	sup_ref(j->s);
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&t, &at, worker, j) != 0) {
-		atomic_fetch_sub(&j->s->workers, 1);
+		sup_unref(j->s);	/* ours is not the last: the owner's */
 		finish_job(j);	/* no thread: block here rather than fail */
 	}
 	pthread_attr_destroy(&at);
@@ -444,7 +444,7 @@ static void *mmsg_worker(void *arg)
 	struct sup *s = mj->c.s;
 
 	mmsg_finish(mj);
-	atomic_fetch_sub(&s->workers, 1);
+	sup_unref(s);
 	return NULL;
 }
 
@@ -496,11 +496,11 @@ static int handle_sendmmsg(struct sup_call *c)
 		mmsg_finish(mj);
 		return 1;
 	}
-	atomic_fetch_add(&c->s->workers, 1);
+	sup_ref(c->s);
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&t, &at, mmsg_worker, mj) != 0) {
-		atomic_fetch_sub(&c->s->workers, 1);
+		sup_unref(c->s);	/* the owner's reference remains */
 		mmsg_finish(mj);
 	}
 	pthread_attr_destroy(&at);
