@@ -48,8 +48,12 @@ T=$(mktemp -d "/var/tmp/txfs-confine-$NAME.XXXXXX") || {
 chmod 755 "$T"
 
 cleanup() {
-	local pid
+	local pid pp
 	for pid in "${BG_PIDS[@]}"; do
+		# only a child of ours: one that ended was reaped, and its number
+		# may be another process's (or a thread's) by now
+		pp=$(sed 's/.*) [A-Za-z] \([0-9]*\).*/\1/' "/proc/$pid/stat" 2>/dev/null)
+		[ "$pp" = $$ ] || continue
 		kill -KILL "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	done

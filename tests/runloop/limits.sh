@@ -30,6 +30,8 @@ PIDS_DIR=/tmp/txfs-limits-$$
 # the pid of every txfs run / txfs exec of this test (not killed by the
 # trap: they are ours, and their cgroups are named after them)
 RUNS_DIR=/tmp/txfs-limits-runs-$$
+# (a run killed before its trap left its folders: never read another's lists)
+rm -rf "$PIDS_DIR" "$RUNS_DIR"
 mkdir -p "$PIDS_DIR" "$RUNS_DIR" && chmod 1777 "$PIDS_DIR" "$RUNS_DIR"
 trap 'rc=$?; kill_listed; rm -rf "$PIDS_DIR" "$RUNS_DIR"; (exit $rc); runloop_cleanup' EXIT
 
@@ -75,13 +77,29 @@ PYEOF
 chmod 755 "$T/bin"/*.py
 HZ=$(getconf CLK_TCK)
 
-# Every pid a case listed in $PIDS_DIR (for the trap: SIGKILL by pid).
+# Every process a case listed in $PIDS_DIR that is still that process (for
+# the trap: SIGKILL by pid). The cases' processes died long ago and their
+# numbers are reused at once here (fork bombs wrap pid_max): a number now
+# naming a thread (kill would take its whole process: another pass's meson
+# once) or a process started after the list was last written is not ours.
 kill_listed() {
-	local f p
+	local f p up now lim st
+	read -r up _ </proc/uptime
+	now=$(date +%s.%N)
 	for f in "$PIDS_DIR"/*; do
 		[ -e "$f" ] || continue
+		# the uptime at the list's last write (+ a tick): each listed
+		# process started before it wrote its line
+		lim=$(awk -v u="$up" -v n="$now" -v m="$(date -r "$f" +%s.%N)" \
+			'BEGIN { printf "%.3f", u - (n - m) + 0.02 }')
 		while read -r p; do
-			[[ "$p" =~ ^[0-9]+$ ]] && kill -9 "$p" 2>/dev/null
+			[[ "$p" =~ ^[0-9]+$ ]] && [ "$p" -gt 1 ] || continue
+			grep -q "^Tgid:[[:space:]]*$p\$" "/proc/$p/status" 2>/dev/null || continue
+			st=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null) || continue
+			# shellcheck disable=SC2086
+			set -- $st	# $20: start time, in ticks since boot
+			awk -v s="${20}" -v hz="$HZ" -v e="$lim" 'BEGIN { exit !(s / hz <= e) }' &&
+				kill -9 "$p" 2>/dev/null
 		done <"$f"
 	done
 }
