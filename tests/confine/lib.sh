@@ -18,7 +18,8 @@
 # The driver's options are in $CONFINE_OPTS (array; default: --writable $WS
 # /tmp $TMPD); extra options go before "--" in must_fail/must_pass/confined.
 #
-# Safety: every file lives in $T=/var/tmp/txfs-confine-NAME.XXXXXX: the
+# Safety: every file lives in $T=BASE/txfs-confine-NAME.XXXXXX (BASE:
+# $TXFS_TEST_TMP, which tests/run sets under /var/tmp, else /var/tmp): the
 # decoy home is NOT under /tmp, which is writable by design. Commands that
 # target files outside only ever name the decoy home and the decoy project.
 # An EXIT trap kills the processes this scenario started (by PID, recorded
@@ -41,8 +42,8 @@ FAILS=0
 CHECKS=0
 BG_PIDS=()
 
-T=$(mktemp -d "/var/tmp/txfs-confine-$NAME.XXXXXX") || {
-	echo "FAIL: $NAME: mktemp in /var/tmp failed"
+T=$(mktemp -d "${TXFS_TEST_TMP:-/var/tmp}/txfs-confine-$NAME.XXXXXX") || {
+	echo "FAIL: $NAME: mktemp in ${TXFS_TEST_TMP:-/var/tmp} failed"
 	exit 1
 }
 chmod 755 "$T"
@@ -58,7 +59,7 @@ cleanup() {
 		wait "$pid" 2>/dev/null
 	done
 	case $T in
-	/var/tmp/txfs-confine-*)
+	/var/tmp/*/txfs-confine-*|/var/tmp/txfs-confine-*)
 		if [ "${TXFS_KEEP:-0}" = 1 ]; then
 			echo "# kept $T"
 		else
