@@ -11,8 +11,26 @@
 # byte-identical at the end. What destroys nothing costs nothing:
 # appending, writing the same bytes back, writing into new files, and
 # truncating a file already counted.
+# The attacker's own forms too, confined, under the same default policy:
+#  - txfs exec on this mount (fallocate -p and dd conv=notrunc loops that
+#    stop at the refusal, a python pwrite loop that ignores it and exits
+#    0): the failing commands are rolled back to their savepoint (then
+#    the session commits nothing), the one that exits 0 keeps exactly
+#    1,000 overwrites staged and the session rolls them back; the real
+#    files' bytes are intact after each;
+#  - txfs run -- sh -c '<overwrite 1,200 real files>' in place on a copy
+#    (fallocate -p, dd conv=notrunc, os.pwrite): refused past 1,000, the
+#    command fails, the run rolls back (exit 1, report "rolled-back" with
+#    the vetoes and the guard's note), the real tree is byte-identical;
+#    a command that ignores the refusals and exits 0 is committed with at
+#    most 1,000 files overwritten (the documented limit: "refused past
+#    1,000 real files"), and txfs undo puts every byte (and mtime) back.
+# As root and as txfstest (unpriv.sh, the unprivileged half first):
+# about 40 s a user, 80-105 s in all (plain build, 2 CPUs; txfs exec
+# and txfs run 15 s of each half).
 . "$(dirname "$0")/../mount/lib.sh"
 . "$(dirname "$0")/plib.sh"
+. "$(dirname "$0")/unpriv.sh"
 
 N=1200
 rm -rf "$WS" && mkdir -p "$WS/d" "$WS/e"
@@ -113,4 +131,135 @@ allowed "tripped: appending and writing new files still work" 'echo more >> d/f1
 ctl rollback
 check_eq "rollback: nothing differs" 0 "$(changed d f)"
 cmp -s "$MNT/big" "$WS/big" && ok "rollback: big is whole" || fail "rollback: big differs"
+
+# ---- txfs exec on this mount: one command, one nested transaction
+# real_d: the real d/ (names, modes, owners, sizes, mtimes, bytes)
+real_d() { "$FSOP" tree -mox "$WS/d" | sha256sum | cut -c1-64; }
+D0=$(real_d)
+staged() { t 30 cat "$MNT/.txfs/changes" | wc -l; }
+# exec_form WHAT OUTCOME VETOES [--json] 'script over d/f$i': txfs exec in
+# the mount; its report on stderr, or (--json) through --json-fd
+exec_form() {
+	local what="txfs exec: $1" want=$2 vetoes=$3 json=0 rc
+	shift 3
+	[ "$1" = --json ] && { json=1; shift; }
+	if [ $json = 1 ]; then
+		(cd "$MNT" && t 120 "$TXFS" exec --allow-weaker --json-fd 3 -- sh -c "$1" 3>"$T/exec.json") \
+			>"$T/exec.out" 2>"$T/exec.err"
+	else
+		(cd "$MNT" && t 120 "$TXFS" exec --allow-weaker -- sh -c "$1") >"$T/exec.out" 2>"$T/exec.err"
+	fi
+	rc=$?
+	if [ "$want" = kept ]; then
+		[ $rc = 0 ] && ok "$what: exit 0" || fail "$what: expected exit 0 got $rc: $(grep -v '^  [AMD] ' "$T/exec.err" | head -5)"
+	else
+		[ $rc != 0 ] && [ $rc != 125 ] && ok "$what: the command failed (exit $rc)" ||
+			fail "$what: expected the command to fail got exit $rc: $(grep -v '^  [AMD] ' "$T/exec.err" | head -5)"
+	fi
+	if [ $json = 0 ]; then
+		grep -q "^txfs: exec: command [0-9]* $want (exit $rc): 1000 changes, $vetoes veto" "$T/exec.err" &&
+			grep -q "^  vetoed: overwrite d/f1001 " "$T/exec.err" &&
+			grep -q "^  guard: \`limit deletes 1000\` (default.policy:[0-9]*) reached: overwrite d/f[0-9]* refused; .*roll back" "$T/exec.err" &&
+			ok "$what: stderr says $want, 1000 changes, $vetoes veto(es), the guard's note" ||
+			fail "$what: stderr: $(grep -v '^  [AMD] ' "$T/exec.err" | head -5)"
+	elif t 30 "$PYTHON" -c 'import json, sys
+o = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+assert o["outcome"] == sys.argv[2], o["outcome"]
+assert o["vetoes"] == int(sys.argv[3]), o["vetoes"]
+g = o["guard"] or ""
+assert "limit deletes 1000" in g and "refused" in g and "roll back" in g, g
+print(o["outcome"], "exit", o["exit"], o["vetoes"], "vetoes")' "$T/exec.json" "$want" "$vetoes" >"$T/j.out" 2>&1; then
+		ok "$what: --json-fd report: $(cat "$T/j.out"), the guard's note"
+	else
+		fail "$what: --json-fd report: $(tail -2 "$T/j.out")"
+	fi
+	if [ "$want" = kept ]; then
+		check_eq "$what: exactly 1,000 overwrites are staged in the view" 1000 "$(changed d f)"
+		ctl rollback
+		check_eq "$what: the session rolled back: nothing differs in the view" 0 "$(changed d f)"
+	else
+		check_eq "$what: rolled back to its savepoint: nothing differs in the view" 0 "$(changed d f)"
+		check_eq "$what: nothing is staged" 0 "$(staged)"
+		ctl commit
+	fi
+	check_eq "$what: the real d/ is byte-identical (sizes, mtimes, bytes)" "$D0" "$(real_d)"
+}
+check_eq "before txfs exec: nothing is staged" 0 "$(staged)"
+exec_form "fallocate -p loop, stops at the refusal" rolled-back 1 \
+	'for i in $(seq '$N'); do fallocate -p -o 8 -l 100 d/f$i || exit 1; done'
+exec_form "dd conv=notrunc of zeros, its last status" rolled-back 200 --json \
+	'for i in $(seq '$N'); do dd if=/dev/zero of=d/f$i bs=64 count=1 conv=notrunc status=none; done 2>/dev/null'
+exec_form "os.pwrite, refusals ignored, exit 0" kept 200 --json "$PYTHON -c 'import os
+for i in range(1, $N + 1):
+    fd = os.open(\"d/f%d\" % i, os.O_WRONLY)
+    try:
+        os.pwrite(fd, b\"OVERWRITTEN\", 20)
+    except PermissionError:
+        pass
+    os.close(fd)'"
+
+# ---- txfs run -- sh -c '...' in place, on a copy of d/
+RW=$T/rws
+mkdir -p "$RW" && cp -a "$WS/d" "$RW/d" || fail "copying d/ for txfs run"
+rw_tree() { "$FSOP" tree -mox "$RW" | sha256sum | cut -c1-64; }
+RW0=$(rw_tree)
+# rw_changed: how many of the N files of $RW/d differ from $WS/d
+rw_changed() {
+	t 120 "$PYTHON" -c 'import sys
+r, w, n = sys.argv[1:4]
+print(sum(open("%s/d/f%d" % (r, i), "rb").read() != open("%s/d/f%d" % (w, i), "rb").read()
+          for i in range(1, int(n) + 1)))' "$RW" "$WS" "$N"
+}
+RUNS=0
+# run_form WHAT WANT_RC ACTION [--json] 'script over d/f$i'
+run_form() {
+	local what="txfs run: $1" want=$2 action=$3 json=() rc
+	shift 3
+	[ "$1" = --json ] && { json=(--json); shift; }
+	RUNS=$((RUNS + 1))
+	RSTATE=$T/rstate$RUNS
+	t 300 "$TXFS" run -C "$RW" --state "$RSTATE" --allow-weaker "${json[@]}" -- sh -c "$1" \
+		</dev/null >"$T/run.out" 2>"$T/run.err"
+	rc=$?
+	check_eq "$what: exit status" "$want" "$rc"
+	is_mounted "$RW" && { fail "$what: $RW is still mounted"; force_detach "$RW" "$RSTATE"; }
+	if [ ${#json[@]} = 0 ]; then
+		grep -q "^txfs: run: $action" "$T/run.err" &&
+			grep -q "^txfs: run: [0-9]* vetoe\?s\? by the policy" "$T/run.err" &&
+			grep -q "^  vetoed: overwrite d/f1001 " "$T/run.err" &&
+			grep -q "^  guard: \`limit deletes 1000\` (default.policy:[0-9]*) reached: overwrite d/f[0-9]* refused; .*txfs run commits when it exits 0 and rolls back otherwise" "$T/run.err" &&
+			ok "$what: stderr says $action, names the veto and the guard's note" ||
+			fail "$what: stderr: $(grep -v '^[AMD] ' "$T/run.err" | head -8)"
+	elif t 30 "$PYTHON" -c 'import json, sys
+o = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+assert o["action"] == sys.argv[2], o["action"]
+assert o["transaction"]["vetoes"] >= 1, o["transaction"]
+g = o.get("guard") or ""
+assert "limit deletes 1000" in g and "refused" in g, g
+print(o["action"], o["exit"], o["transaction"]["vetoes"], "vetoes")' "$T/run.out" "$action" >"$T/j.out" 2>&1; then
+		ok "$what: --json report: $(cat "$T/j.out"), the guard's note"
+	else
+		fail "$what: --json report: $(tail -2 "$T/j.out"); stdout: $(tail -c 300 "$T/run.out")"
+	fi
+}
+run_form "fallocate -p loop, stops at the refusal" 1 rolled-back \
+	'for i in $(seq '$N'); do fallocate -p -o 8 -l 100 d/f$i || exit 1; done'
+check_eq "txfs run (fallocate -p): the real tree is byte-identical" "$RW0" "$(rw_tree)"
+run_form "dd conv=notrunc of zeros, its last status" 1 rolled-back --json \
+	'for i in $(seq '$N'); do dd if=/dev/zero of=d/f$i bs=64 count=1 conv=notrunc status=none; done 2>/dev/null'
+check_eq "txfs run (dd conv=notrunc): the real tree is byte-identical" "$RW0" "$(rw_tree)"
+run_form "os.pwrite, the refusal raised" 1 rolled-back --json "$PYTHON -c 'import os
+for i in range(1, $N + 1):
+    fd = os.open(\"d/f%d\" % i, os.O_WRONLY); os.pwrite(fd, b\"OVERWRITTEN\", 20); os.close(fd)' 2>/dev/null"
+check_eq "txfs run (os.pwrite): the real tree is byte-identical" "$RW0" "$(rw_tree)"
+# The command ignores every refusal and exits 0: txfs run commits what
+# the guard let through (at most the limit), and says so.
+run_form "fallocate -p loop, refusals ignored, exit 0" 0 committed \
+	'for i in $(seq '$N'); do fallocate -p -o 8 -l 100 d/f$i 2>/dev/null; done; exit 0'
+n=$(rw_changed)
+[ "$n" -le 1000 ] 2>/dev/null && ok "txfs run, exit 0: the guard held, $n (at most 1,000) real files were overwritten, $((N - n)) intact" ||
+	fail "txfs run, exit 0: expected at most 1,000 real files overwritten got $n"
+t 120 "$TXFS" undo --state "$RSTATE" "$RW" >"$T/undo.out" 2>&1 ||
+	fail "txfs undo of the run's commit: $(tail -3 "$T/undo.out")"
+check_eq "txfs undo: the real tree is byte-identical again (bytes, mtimes)" "$RW0" "$(rw_tree)"
 finish

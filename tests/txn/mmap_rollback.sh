@@ -1,0 +1,273 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# mmap_rollback - a shared mapping of a file the rollback discarded (README
+# "What it guarantees", txfs-design(7) ROLLBACK): "a store into a shared
+# mapping of such a file kills the writer with SIGBUS (the kernel cannot
+# write the page back to a file that is gone)". A file made in the
+# transaction is mapped MAP_SHARED by a python process, the transaction is
+# rolled back, then the process stores into the mapping: it dies of SIGBUS
+# (exit 135), having printed what it did up to the store and nothing
+# after. Forms:
+#   - the mapping never touched, rolled back by another process (echo
+#     rollback > .txfs/ctl from the shell), the fd then answers ESTALE to
+#     pread and pwrite (txfs-design(7): "a descriptor on a file that no
+#     longer exists answers ESTALE");
+#   - the page read before, rolled back with `txfs rollback MNT`;
+#   - a store before the rollback (dirty, no msync), the process rolls back
+#     itself (its own write to .txfs/ctl), then stores again;
+#   - a store msync'ed before the rollback;
+#   - rolled back to a savepoint that predates the file (rollback s1);
+#   - a read-only shared mapping, a load after the rollback; a private
+#     mapping, a store after the rollback: not named by the documentation
+#     (which names stores into shared mappings); both die of SIGBUS as a
+#     read through the fd answers ESTALE (a mapping has no errno to give).
+# After each: the file is gone from the view, nothing is staged, the real
+# directory is byte-identical (mtimes too), the daemon is alive and the
+# mount works (write, read, remove a file). The control: a mapping of a new
+# file kept across a commit goes on working (store, msync: staged, then
+# committed). At the end one more file is committed: the commit holds only
+# it, nothing of the killed writers comes back in it, and after unmount
+# the real directory is the one before plus the committed files.
+# As root and, when run as root, again as txfstest (TXFS_TEST_USER), like
+# tests/policy/unpriv.sh; -o noopen too in the noopen pass
+# (TXFS_TEST_MOUNT_OPTS is passed on). About 1.5 s a user (3 s in all).
+. "$(dirname "$0")/txnlib.sh"
+
+# ---- the unprivileged half (only when run as root)
+if is_root && [ -z "${TXFS_UNPRIV_HALF:-}" ]; then
+	UNPRIV_USER=${TXFS_TEST_USER:-txfstest}
+	if id "$UNPRIV_USER" >/dev/null 2>&1 && command -v runuser >/dev/null; then
+		[ -e /dev/fuse ] && [ "$(stat -c %a /dev/fuse)" != 666 ] && chmod 666 /dev/fuse
+		echo "# ---- as $UNPRIV_USER (unprivileged)"
+		# tests/run's temp base (1777) if it set one, not lib.sh's own
+		UNPRIV_TMP=$(printenv TXFS_TEST_TMP)
+		t 300 runuser -u "$UNPRIV_USER" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
+			LC_ALL=C TXFS="$TXFS" TXFS_TOOLS="$TXFS_TOOLS" TXFS_SRC="${TXFS_SRC:-}" \
+			${UNPRIV_TMP:+TXFS_TEST_TMP="$UNPRIV_TMP"} \
+			${TXFS_TEST_MOUNT_OPTS:+TXFS_TEST_MOUNT_OPTS="$TXFS_TEST_MOUNT_OPTS"} \
+			TXFS_UNPRIV_HALF=1 HOME=/nonexistent bash "$0" >"$T/unpriv.out" 2>&1
+		UNPRIV_RC=$?
+		sed "s/^/[$UNPRIV_USER] /" "$T/unpriv.out"
+		if [ "$UNPRIV_RC" = 0 ]; then
+			ok "the unprivileged half passed"
+		else
+			fail "the unprivileged half failed (exit $UNPRIV_RC)"
+		fi
+		echo "# ---- as root"
+	else
+		echo "# no user $UNPRIV_USER or no runuser: the unprivileged half is not run"
+	fi
+fi
+
+# The writer: maps PATH, does what FLAGS say, has the rollback done, then
+# the access after it. Prints one line a step (flushed), so the output
+# says how far it got before the signal.
+#   new       create PATH (8 KiB), else open the existing file
+#   ro, priv  PROT_READ / MAP_PRIVATE (default: read-write, MAP_SHARED)
+#   touch     read the first page before the rollback
+#   dirty     store before the rollback (no msync); msync: and msync it
+#   sp        take savepoint s1 first (the process itself)
+#   self      roll back itself (rollback, or rollback s1 with sp); else
+#             touch READY and wait for GO (the shell rolls back)
+#   fdio      after the rollback, pread and pwrite through the fd
+#   load      after the rollback, load; else store (and msync)
+#   closeonly after the rollback, only unmap and close
+cat >"$T/mm.py" <<'EOF'
+import errno, mmap, os, sys, time
+path, ctl, flags, ready, go = sys.argv[1:6]
+flags = flags.split(",")
+def say(s):
+    sys.stdout.write(s + "\n"); sys.stdout.flush()
+def verb(v):
+    c = os.open(ctl, os.O_WRONLY | os.O_TRUNC)
+    os.write(c, (v + "\n").encode())
+    os.close(c)
+    say(v + ": done")
+if "sp" in flags:
+    verb("savepoint s1")
+if "new" in flags:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+    os.write(fd, b"new file\n" + b"n" * (8192 - 9))
+else:
+    fd = os.open(path, os.O_RDWR)
+prot = mmap.PROT_READ if "ro" in flags else mmap.PROT_READ | mmap.PROT_WRITE
+share = mmap.MAP_PRIVATE if "priv" in flags else mmap.MAP_SHARED
+m = mmap.mmap(fd, 8192 if "new" in flags else 4096, flags=share, prot=prot)
+say("mapped")
+if "touch" in flags:
+    say("read before: %r" % m[0:8])
+if "dirty" in flags or "msync" in flags:
+    m[0:4] = b"PRE-"
+    say("stored before")
+    if "msync" in flags:
+        m.flush()
+        say("msync before")
+if "self" in flags:
+    verb("rollback s1" if "sp" in flags else "rollback")
+else:
+    open(ready, "w").close()
+    for _ in range(600):
+        if os.path.exists(go):
+            break
+        time.sleep(0.05)
+    say("go")
+if "fdio" in flags:
+    for name, op in (("pread", lambda: os.pread(fd, 4, 0)),
+                     ("pwrite", lambda: os.pwrite(fd, b"W", 0))):
+        try:
+            op()
+            say(name + " OK")
+        except OSError as e:
+            say(name + " " + errno.errorcode.get(e.errno, str(e.errno)))
+if "closeonly" in flags:
+    pass
+elif "load" in flags:
+    say("loaded %r" % m[0:4])
+else:
+    m[0:5] = b"STORE"
+    say("stored after")
+    m.flush()
+    say("msync after")
+m.close()
+os.close(fd)
+say("end")
+EOF
+
+fixture
+txfs_mount || exit 1
+lst "$WS" -mox >"$T/real0"
+N=0
+
+# writer NAME PATH FLAGS [HOW]: start the writer on PATH (relative to the
+# mount); unless FLAGS has self, roll back when it is ready, by HOW: ctl
+# (echo rollback > .txfs/ctl, the default) or cli (txfs rollback MNT).
+# Sets WRC (its exit status: 135 = SIGBUS) and WOUT (its lines, '|'-joined).
+writer() {
+	local name=$1 path=$2 flags=$3 how=${4:-ctl} pid i
+	rm -f "$T/ready" "$T/go" "$T/w.rc"
+	# no core file (SIGBUS dumps core by default), no "Bus error" line
+	(cd "$T" && ulimit -c 0 && timeout -k 5 60 "$PY" "$T/mm.py" "$MNT/$path" "$MNT/$CTL/ctl" \
+		"$flags" "$T/ready" "$T/go" >"$T/w.out" 2>&1; echo $? >"$T/w.rc") 2>/dev/null &
+	pid=$!
+	if [[ ,$flags, != *,self,* ]]; then
+		for i in $(seq 300); do
+			[ -e "$T/ready" ] || [ -e "$T/w.rc" ] && break
+			sleep 0.05
+		done
+		if [ -e "$T/ready" ]; then
+			if [ "$how" = cli ]; then
+				cli_run rollback "$MNT" || fail "$name: txfs rollback $MNT: exit $CRC: $CERR"
+			else
+				check_ctl "$name: rolled back by another process" OK rollback
+			fi
+		else
+			fail "$name: the writer did not get ready: $(tr '\n' '|' <"$T/w.out")"
+		fi
+		touch "$T/go"
+	fi
+	wait "$pid"
+	WRC=$(cat "$T/w.rc" 2>/dev/null)
+	WOUT=$(tr '\n' '|' <"$T/w.out")
+}
+
+# after NAME PATH: the file is gone, nothing is staged, the real directory
+# is byte-identical, the daemon is alive and the mount works.
+after() {
+	local name=$1 path=$2
+	check_errno_of "$name: $path is gone from the view" ENOENT stat "$MNT/$path"
+	check_eq "$name: nothing is staged" "" "$(t 30 cat "$MNT/$CTL/changes")"
+	check_lst "$name: the real directory is byte-identical (mtimes too)" "$WS" "$T/real0" -mox
+	[ -n "$(daemon_pid)" ] && ok "$name: the daemon is alive" || fail "$name: the daemon is gone"
+	N=$((N + 1))
+	if in_mnt "echo probe$N > probe && [ \"\$(cat probe)\" = probe$N ] && cat dir/a.txt >/dev/null && rm probe"; then
+		ok "$name: the mount works (write, read, remove)"
+	fi
+	check_eq "$name: and nothing is staged after that" "" "$(t 30 cat "$MNT/$CTL/changes")"
+}
+
+# sigbus NAME WANT: the writer died of SIGBUS right at the access after
+# the rollback: its output is WANT (the lines up to it), nothing after.
+sigbus() {
+	if [ "$WRC" = 135 ] && [ "$WOUT" = "$2" ]; then
+		ok "$1: the writer died of SIGBUS (exit 135) at the access after the rollback ($WOUT)"
+	else
+		fail "$1: expected SIGBUS (exit 135) after '$2' got exit $WRC after '$WOUT'"
+	fi
+}
+
+# ---- what the documentation names: a store into a shared mapping
+writer "untouched mapping, rolled back from outside" n1.bin new,fdio
+sigbus "untouched mapping, rolled back from outside" "mapped|go|pread ESTALE|pwrite ESTALE|"
+after "untouched mapping" n1.bin
+
+writer "page read before, txfs rollback" dir/n2.bin new,touch cli
+sigbus "page read before, txfs rollback" "mapped|read before: b'new file'|go|"
+after "page read before, txfs rollback" dir/n2.bin
+
+writer "dirty before, the writer rolls back itself" n3.bin new,dirty,self
+sigbus "dirty before, the writer rolls back itself" "mapped|stored before|rollback: done|"
+after "dirty before, rolled back by the writer" n3.bin
+
+writer "msync'ed before" n4.bin new,msync
+sigbus "msync'ed before" "mapped|stored before|msync before|go|"
+after "msync'ed before" n4.bin
+
+writer "rolled back to a savepoint older than the file" n5.bin new,sp,touch,self
+sigbus "rolled back to a savepoint older than the file" \
+	"savepoint s1: done|mapped|read before: b'new file'|rollback s1: done|"
+after "rolled back to savepoint s1" n5.bin
+check_ctl "savepoint s1 released" OK release s1
+
+# ---- not named: a load from a read-only shared mapping, a store into a
+# private one (a read through the fd answers ESTALE: no page to map)
+writer "read-only shared mapping, a load after" n6.bin new,ro,touch,load
+sigbus "read-only shared mapping, a load after" "mapped|read before: b'new file'|go|"
+after "read-only shared mapping" n6.bin
+
+writer "private mapping, a store after" n7.bin new,priv
+sigbus "private mapping, a store after" "mapped|go|"
+after "private mapping" n7.bin
+
+# ---- a store before the rollback, none after: the writer ends normally
+# and its dirty page is written back nowhere
+writer "dirty before, unmapped and closed after" n8.bin new,dirty,closeonly
+check_eq "dirty before, unmapped and closed after: the writer ends normally" "0 mapped|stored before|go|end|" "$WRC $WOUT"
+after "dirty before, closed after" n8.bin
+
+# ---- the control: the same mapping across a commit goes on working
+out=$(cd "$T" && t 60 "$PY" -c '
+import mmap, os, sys
+path, ctl = sys.argv[1:3]
+fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+os.write(fd, b"new file\n" + b"n" * (8192 - 9))
+m = mmap.mmap(fd, 8192)
+c = os.open(ctl, os.O_WRONLY | os.O_TRUNC); os.write(c, b"commit\n"); os.close(c)
+m[0:5] = b"STORE"; m.flush()
+print(open(sys.argv[3]).read().strip())
+m.close(); os.close(fd)
+print("end")' "$MNT/kept.bin" "$MNT/$CTL/ctl" "$MNT/$CTL/changes" 2>&1 | tr '\n' '|')
+check_eq "a mapping of a new file across a commit: the store after it works and is staged" "M kept.bin|end|" "$out"
+check_eq "the commit holds the file as it was" "8192 new file" "$(stat -c %s "$WS/kept.bin") $(head -1 "$WS/kept.bin")"
+check_ctl "commit the store" OK commit
+check_eq "the store is in the real file" "STORE" "$(head -c 5 "$WS/kept.bin")"
+lst "$WS" -mox >"$T/real0"	# kept.bin is real now: the new reference
+
+# ---- the end: one more commit holds only what was written for it
+echo last >"$MNT/last.txt"
+check_eq "before the last commit only last.txt is staged" "A last.txt" "$(t 30 cat "$MNT/$CTL/changes")"
+check_ctl "the last commit" OK commit
+txfs_umount || exit 1
+for f in n1.bin dir/n2.bin n3.bin n4.bin n5.bin n6.bin n7.bin n8.bin; do
+	[ -e "$WS/$f" ] && fail "$f reached the real directory"
+done
+ok "no file of a killed writer reached the real directory"
+grep -v -e '^\. ' -e '^last\.txt ' "$T/real0" >"$T/real0.nolast"
+lst "$WS" -mox | grep -v -e '^\. ' -e '^last\.txt ' >"$T/real1.nolast"
+if cmp -s "$T/real0.nolast" "$T/real1.nolast"; then
+	ok "after unmount the real directory is the one before plus last.txt (every other entry byte-identical)"
+else
+	fail "the real directory differs beyond last.txt:"
+	diff "$T/real0.nolast" "$T/real1.nolast" | head -20 | sed 's/^/    /'
+fi
+check_eq "last.txt is real" last "$(cat "$WS/last.txt")"
+txn_finish
