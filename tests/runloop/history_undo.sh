@@ -234,6 +234,54 @@ crash_body() {
 		fail "the undo crash loop stopped after $n steps"
 }
 
+# A folder that holds a .txfs/ of its own but is no mount (a clone's, or
+# one written to name another workspace's state folder: the fresh attack of
+# 2026-11-27 made `txfs undo --force` delete a file that was never
+# committed) is a workspace: history, undo and restore find its state
+# folder as txfs run does, never through that .txfs/.
+fakectl_body() {
+	local a_ws a_state b before_a before_b nrec rc
+	fixture
+	a_ws=$WS a_state=$STATE
+	run_txfs -- sh -c 'rm a; echo new > n'
+	check_rc "fake .txfs: a commit in workspace A" 0
+	before_a=$(snapx "$a_ws")
+	nrec=$(ls "$a_state/history" | wc -l)
+	b=$T/fakews$SEQ
+	# n: a file of its own, named as one A's commit added (on a mount,
+	# undo stages its removal through the mount: here it would be real)
+	mkdir -p "$b/.txfs" && echo mine >"$b/keep.txt" && echo mine >"$b/n" && echo "I am b" >"$b/b" &&
+		printf '%s\n' "$a_state" >"$b/.txfs/state" &&
+		printf '{"state":"%s","pid":1}\n' "$a_state" >"$b/.txfs/status.json" &&
+		printf '# no rules\n' >"$b/.txfs/policy" &&
+		chmod 755 "$b" && as_owner "$b" || fail "fake .txfs: fixture"
+	before_b=$(snapx "$b")
+	txfs_as undo --force "$b" >"$T/f.out" 2>&1
+	rc=$?
+	check_snap "fake .txfs: undo --force of the folder (exit $rc) leaves it as it was, its n too" \
+		"$before_b" "$(snapx "$b")"
+	check_snap "fake .txfs: ... and workspace A byte-identical" "$before_a" "$(snapx "$a_ws")"
+	check_eq "fake .txfs: ... and A's history as it was" "$nrec" "$(ls "$a_state/history" | wc -l)"
+	txfs_as undo --dry-run "$b" >"$T/f.out" 2>&1
+	grep -qE '(^| )(a|n)$' "$T/f.out" && fail "fake .txfs: undo --dry-run planned A's undo: $(head -c 300 "$T/f.out")" ||
+		ok "fake .txfs: undo --dry-run does not plan A's undo"
+	txfs_as restore --before 1 "$b" b >"$T/f.out" 2>&1
+	check_snap "fake .txfs: restore in the folder changes nothing there" "$before_b" "$(snapx "$b")"
+	# (the folder has no history: its own state folder is not there)
+	txfs_as history "$b" >"$T/f.out" 2>&1
+	if grep -q "$a_state\|policy" "$T/f.out"; then
+		fail "fake .txfs: txfs history took the folder's .txfs/: $(head -c 300 "$T/f.out")"
+	else
+		ok "fake .txfs: txfs history looks for the folder's own state folder: $(head -c 150 "$T/f.out")"
+	fi
+	# the real thing still works: A's own undo, from its unmounted path
+	txfs_as undo --state "$a_state" "$a_ws" >"$T/f.out" 2>&1
+	check_eq "fake .txfs: A's undo (its own state folder) still works: exit" 0 "$?"
+	[ -e "$a_ws/a" ] && [ ! -e "$a_ws/n" ] && ok "fake .txfs: A's undo gave a back, n gone" ||
+		fail "fake .txfs: A's undo: $(ls "$a_ws" | tr '\n' ' ')"
+}
+
 for_each_user all_body
 for_each_user crash_body
+for_each_user fakectl_body
 finish
