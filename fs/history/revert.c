@@ -686,8 +686,13 @@ int history_undo(const struct undo_opts *o)
 
 	plan_init(&u);
 	sfd = open(o->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (sfd < 0)
-		return -errno;
+	if (sfd < 0) {	/* no state folder: no history (nothing to free
+			 * but what plan_init and recs hold) */
+		rc = -errno;
+		json_decref(recs);
+		plan_free(&u);
+		return rc;
+	}
 	if (!o->mnt && (lockfd = lock_state(sfd)) < 0) {
 		rc = lockfd;
 		goto out;
