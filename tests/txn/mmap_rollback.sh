@@ -33,31 +33,8 @@
 # (TXFS_TEST_MOUNT_OPTS is passed on). About 1.5 s a user (3 s in all).
 . "$(dirname "$0")/txnlib.sh"
 
-# ---- the unprivileged half (only when run as root)
-if is_root && [ -z "${TXFS_UNPRIV_HALF:-}" ]; then
-	UNPRIV_USER=${TXFS_TEST_USER:-txfstest}
-	if id "$UNPRIV_USER" >/dev/null 2>&1 && command -v runuser >/dev/null; then
-		[ -e /dev/fuse ] && [ "$(stat -c %a /dev/fuse)" != 666 ] && chmod 666 /dev/fuse
-		echo "# ---- as $UNPRIV_USER (unprivileged)"
-		# tests/run's temp base (1777) if it set one, not lib.sh's own
-		UNPRIV_TMP=$(printenv TXFS_TEST_TMP)
-		t 300 runuser -u "$UNPRIV_USER" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
-			LC_ALL=C TXFS="$TXFS" TXFS_TOOLS="$TXFS_TOOLS" TXFS_SRC="${TXFS_SRC:-}" \
-			${UNPRIV_TMP:+TXFS_TEST_TMP="$UNPRIV_TMP"} \
-			${TXFS_TEST_MOUNT_OPTS:+TXFS_TEST_MOUNT_OPTS="$TXFS_TEST_MOUNT_OPTS"} \
-			TXFS_UNPRIV_HALF=1 HOME=/nonexistent bash "$0" >"$T/unpriv.out" 2>&1
-		UNPRIV_RC=$?
-		sed "s/^/[$UNPRIV_USER] /" "$T/unpriv.out"
-		if [ "$UNPRIV_RC" = 0 ]; then
-			ok "the unprivileged half passed"
-		else
-			fail "the unprivileged half failed (exit $UNPRIV_RC)"
-		fi
-		echo "# ---- as root"
-	else
-		echo "# no user $UNPRIV_USER or no runuser: the unprivileged half is not run"
-	fi
-fi
+# ---- the unprivileged half (only when run as root): tests/policy/unpriv.sh
+. "$(dirname "$0")/../policy/unpriv.sh"
 
 # The writer: maps PATH, does what FLAGS say, has the rollback done, then
 # the access after it. Prints one line a step (flushed), so the output
