@@ -22,7 +22,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "mountinfo.h"
 #include "../fs/mount.h"
 #include "../fs/history/history.h"
 #include "policy.h"
@@ -189,21 +188,16 @@ static void record_written(const char *state)
 }
 
 /* The state folder of path (a mount or a workspace); *mounted set when
- * path is a txfs mount: one the kernel lists as ours (mountinfo), at
- * path. A folder that only holds a .txfs/ of its own (an unmounted
- * workspace's: a clone's, or one written to name another workspace's
- * state folder) is a workspace: its .txfs/ names nothing. */
+ * path is a txfs mount (cli_find_state: one the kernel lists as ours; a
+ * folder that only holds a .txfs/ of its own is a workspace). */
 static int find_state(const struct hopts *o, const char *path, char *state,
 		      size_t n, bool *mounted)
 {
-	char real[PATH_MAX], mnt[PATH_MAX];
+	char real[PATH_MAX];
 
-	*mounted = false;
 	if (!realpath(path, real))
 		return -errno;
-	if (mountinfo_txfs_of(real, true, mnt, sizeof(mnt)) == 0 &&
-	    !strcmp(mnt, real))
-		*mounted = cli_find_state(real, ".txfs", state, n) == 0;
+	*mounted = cli_find_state(real, ".txfs", state, n) == 0;
 	if (o->state) {
 		if (!realpath(o->state, state))
 			return -errno;

@@ -65,13 +65,25 @@ static int state_file(const char *mnt, const char *ctl, char *out,
 }
 
 /* The state folder of the mount: MNT/<ctl>/state, or (older daemons)
- * "state" of MNT/<ctl>/status.json (state_hex when it is not UTF-8). */
+ * "state" of MNT/<ctl>/status.json (state_hex when it is not UTF-8).
+ * MNT must be a txfs mount of ours at that path (mountinfo): a folder that
+ * only holds a <ctl>/ of its own (a clone's, or one written to name another
+ * session's state folder) names nothing: -EIO ("not txfs's"), -ENOENT
+ * when it has no <ctl>/status.json either. */
 int cli_find_state(const char *mnt, const char *ctl, char *out,
 		      size_t size)
 {
-	char path[PATH_MAX], *st;
+	char path[2 * PATH_MAX], real[PATH_MAX], at[PATH_MAX], *st;
 	json_t *o;
-	int rc = state_file(mnt, ctl, out, size);
+	int rc;
+
+	if (!realpath(mnt, real))
+		return -errno;
+	if (mountinfo_txfs_of(real, true, at, sizeof(at)) || strcmp(at, real)) {
+		snprintf(path, sizeof(path), "%s/%s/status.json", real, ctl);
+		return access(path, F_OK) ? -ENOENT : -EIO;
+	}
+	rc = state_file(mnt, ctl, out, size);
 
 	if (rc != -ENOENT)
 		return rc;

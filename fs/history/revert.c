@@ -686,12 +686,9 @@ int history_undo(const struct undo_opts *o)
 
 	plan_init(&u);
 	sfd = open(o->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (sfd < 0) {	/* no state folder: no history (nothing to free
-			 * but what plan_init and recs hold) */
+	if (sfd < 0) {	/* no state folder: no history */
 		rc = -errno;
-		json_decref(recs);
-		plan_free(&u);
-		return rc;
+		goto out;
 	}
 	if (!o->mnt && (lockfd = lock_state(sfd)) < 0) {
 		rc = lockfd;
@@ -774,7 +771,8 @@ out:
 		close(hfd);
 	if (lockfd >= 0)
 		close(lockfd);
-	close(sfd);
+	if (sfd >= 0)
+		close(sfd);
 	json_decref(recs);
 	plan_free(&u);
 	return rc;

@@ -40,6 +40,24 @@ for cmd in status diff commit rollback; do
 	case $CERR in *"not a txfs mount ("*"not txfs's"*) ok "$cmd of a foreign status.json: says so" ;; *) fail "$cmd of a foreign status.json: $CERR" ;; esac
 	no_suffix "$cmd of a foreign status.json"
 done
+# a folder whose .txfs/ names a live session's state folder (a clone's, or
+# written to) is no mount: commit, rollback, status, diff, log and history
+# never act on that session through it
+txfs_mount || exit 1
+t 10 bash -c 'echo staged > "$MNT/fk.txt"' || fail "write fk.txt"
+mkdir -p "$T/fake2/.txfs"
+printf '%s\n' "$STATE" >"$T/fake2/.txfs/state"
+printf '{"state":"%s"}\n' "$STATE" >"$T/fake2/.txfs/status.json"
+printf '# no rules\n' >"$T/fake2/.txfs/policy"
+for cmd in commit rollback status diff log; do
+	cli_run $cmd "$T/fake2"
+	check_eq "$cmd of a folder naming a live session's state folder: exit 1" 1 "$CRC"
+	case $CERR in *"not a txfs mount ("*"not txfs's"*) ok "$cmd of it: not a txfs mount" ;; *) fail "$cmd of it: $CERR" ;; esac
+done
+[ "$(cat "$MNT/fk.txt" 2>/dev/null)" = staged ] && [ ! -e "$WS/fk.txt" ] &&
+	ok "the session's staged change is untouched (neither committed nor rolled back)" ||
+	fail "the session's staged change: mount $(cat "$MNT/fk.txt" 2>&1), real $(ls "$WS")"
+txfs_umount || exit 1
 CERR=$(cd "$T/plain" && t 30 "$TXFS" exec -- true 2>&1 >/dev/null)
 case $CERR in *"no txfs mount"*) ok "exec outside a mount says so" ;; *) fail "exec outside a mount: $CERR" ;; esac
 no_suffix "exec outside a mount"
