@@ -32,14 +32,14 @@ DECOY_PROJECT=$T/no-decoy-project	# run_txfs passes it on; unused here
 command -v npm >/dev/null || skip "npm is not installed"
 CACHE=${TXFS_BUILD:?TXFS_BUILD must name the build folder}/claude-code-$CC_VERSION
 CLAUDE=$CACHE/node_modules/.bin/claude
-if ! t 60 "$CLAUDE" --version 2>/dev/null | grep -q "^$CC_VERSION "; then
+if ! t 60 "$CLAUDE" --version 2>/dev/null | qgrep "^$CC_VERSION "; then
 	echo "# installing @anthropic-ai/claude-code@$CC_VERSION into $CACHE"
 	rm -rf "$CACHE" && mkdir -p "$CACHE" || fail "mkdir $CACHE"
 	t 900 npm install --prefix "$CACHE" --no-audit --no-fund --no-save \
 		--loglevel=error "@anthropic-ai/claude-code@$CC_VERSION" \
 		>"$T/npm.out" 2>&1 ||
 		skip "npm could not install @anthropic-ai/claude-code@$CC_VERSION (registry unreachable?): $(grep -m 3 'npm error' "$T/npm.out" | tr '\n' ' ')"
-	t 60 "$CLAUDE" --version 2>/dev/null | grep -q "^$CC_VERSION " ||
+	t 60 "$CLAUDE" --version 2>/dev/null | qgrep "^$CC_VERSION " ||
 		skip "the installed claude does not run: $(t 60 "$CLAUDE" --version 2>&1 | head -c 300)"
 fi
 chmod -R a+rX "$CACHE" 2>/dev/null
@@ -147,7 +147,7 @@ whole() {
 	check_eq "[$u] run: the Bash call's file committed" "ran" "$(cat "$WS/bash.txt" 2>&1)"
 	check_eq "[$u] run: nothing else in the real directory" ".git README.md bash.txt hello.txt" \
 		"$(cd "$WS" && ls -A | tr '\n' ' ' | sed 's/ $//')"
-	api_turn 4 | grep -q 'hello from claude' && ok "[$u] run: the model saw the Bash output" ||
+	api_turn 4 | qgrep 'hello from claude' && ok "[$u] run: the model saw the Bash output" ||
 		fail "[$u] run: Bash output not in the model's request"
 	grep -q 'committed' <<<"$ERR$OUT" && ok "[$u] run: txfs reports the commit" || fail "[$u] run: no commit report: $ERR"
 	check_unmounted "[$u] run"
@@ -213,7 +213,7 @@ hooks() {
 	t2=$(api_turn 2)
 	grep -q 'rolled back this Bash call' <<<"$t2" && ok "[$u] hooks: the model's next request has the hook's rollback note" ||
 		fail "[$u] hooks: no rollback note in: $t2"
-	api_turn 3 | grep -q '"is_error": true' && ok "[$u] hooks: Claude Code denied touch (its permission rules)" ||
+	api_turn 3 | qgrep '"is_error": true' && ok "[$u] hooks: Claude Code denied touch (its permission rules)" ||
 		fail "[$u] hooks: touch was not denied"
 	exists denied.txt && fail "[$u] hooks: denied.txt exists" || ok "[$u] hooks: the denied call changed nothing"
 	exists after.txt && ok "[$u] hooks: the call after the denied one ran and was kept" || fail "[$u] hooks: after.txt missing"

@@ -24,13 +24,13 @@ DECOY_PROJECT=$T/no-decoy-project	# run_txfs passes it on; unused here
 command -v npm >/dev/null || skip "npm is not installed"
 CACHE=${TXFS_BUILD:?TXFS_BUILD must name the build folder}/codex-$CODEX_VERSION
 CODEX=$CACHE/node_modules/.bin/codex
-if ! t 60 "$CODEX" --version 2>/dev/null | grep -q "^codex-cli $CODEX_VERSION$"; then
+if ! t 60 "$CODEX" --version 2>/dev/null | qgrep "^codex-cli $CODEX_VERSION$"; then
 	echo "# installing @openai/codex@$CODEX_VERSION into $CACHE"
 	rm -rf "$CACHE" && mkdir -p "$CACHE" || fail "mkdir $CACHE"
 	t 900 npm install --prefix "$CACHE" --no-audit --no-fund --no-save \
 		--loglevel=error "@openai/codex@$CODEX_VERSION" >"$T/npm.out" 2>&1 ||
 		skip "npm could not install @openai/codex@$CODEX_VERSION (registry unreachable?): $(grep -m 3 'npm error' "$T/npm.out" | tr '\n' ' ')"
-	t 60 "$CODEX" --version 2>/dev/null | grep -q "^codex-cli $CODEX_VERSION$" ||
+	t 60 "$CODEX" --version 2>/dev/null | qgrep "^codex-cli $CODEX_VERSION$" ||
 		skip "the installed codex does not run: $(t 60 "$CODEX" --version 2>&1 | head -c 300)"
 fi
 chmod -R a+rX "$CACHE" 2>/dev/null
@@ -110,7 +110,7 @@ whole() {
 	check_eq "[$u] run: hi.txt committed" "hi" "$(cat "$WS/hi.txt" 2>&1)"
 	check_eq "[$u] run: nothing else in the real directory" ".git README.md hi.txt" \
 		"$(cd "$WS" && ls -A | tr '\n' ' ' | sed 's/ $//')"
-	api_turn 1 | grep -q 'Process exited with code 0.*# demo' && ok "[$u] run: the model saw the command's output" ||
+	api_turn 1 | qgrep 'Process exited with code 0.*# demo' && ok "[$u] run: the model saw the command's output" ||
 		fail "[$u] run: output not in the model's request: $(api_turn 1 | head -c 400)"
 	grep -q 'committed' <<<"$ERR" && ok "[$u] run: txfs reports the commit" || fail "[$u] run: no commit report: $ERR"
 	check_unmounted "[$u] run"

@@ -130,7 +130,7 @@ body() {
 		sleep 0.1
 	done
 	check_eq "[$WHO] the four survivors tried the four verbs" 16 "$n"
-	if cat "$RES"/setsid "$RES"/double "$RES"/thread "$RES"/prefd "$RES"/calls 2>/dev/null | grep -q ESCAPED; then
+	if cat "$RES"/setsid "$RES"/double "$RES"/thread "$RES"/prefd "$RES"/calls 2>/dev/null | qgrep ESCAPED; then
 		fail "[$WHO] got through after txfs exec was killed: $(cat "$RES"/setsid "$RES"/double "$RES"/thread "$RES"/prefd "$RES"/calls | grep ESCAPED | tr '\n' ' ')"
 	else
 		ok "[$WHO] setsid/double-fork/thread/pre-opened survivors: 16 verbs refused"
@@ -159,7 +159,7 @@ body() {
 	(cd "$WS" && "${AS[@]}" git fsck --strict >/dev/null 2>&1) &&
 		ok "[$WHO] git fsck is clean" || fail "[$WHO] git fsck failed"
 	mount_ws
-	as_run cat "$WS/README.md" | grep -q '^# demo' && ok "[$WHO] mounts again, README.md intact" ||
+	as_run cat "$WS/README.md" | qgrep '^# demo' && ok "[$WHO] mounts again, README.md intact" ||
 		fail "[$WHO] remount: README.md wrong"
 	umount_ws
 	drop_res

@@ -177,7 +177,7 @@ body() {
 	check_eq "[$u] txfs-sh -o pipefail -c: wrapped too (exit 4, rolled back)" "4 absent" "$? $(exists o.txt && echo present || echo absent)"
 	exists sh.txt && ! exists y.txt && ok "[$u] txfs-sh: kept the good line, rolled back the failing one" ||
 		fail "[$u] txfs-sh: sh.txt/y.txt"
-	txfs_as log --json --commands "$WS" | grep -q '"argv":\["/bin/sh","-c","echo y > y.txt; exit 3"\].*"outcome":"rolled-back"' &&
+	txfs_as log --json --commands "$WS" | qgrep '"argv":\["/bin/sh","-c","echo y > y.txt; exit 3"\].*"outcome":"rolled-back"' &&
 		ok "[$u] txfs-sh: the line is a command in txfs log" || fail "[$u] txfs-sh: not in the log"
 	timeout -k 5 60 "${AS[@]}" sh -c 'cd "$1" && shift && exec "$@"' sh "$HOME_DECOY" "${sh[@]:${#AS[@]}}" -c 'echo z > z.txt' 2>/dev/null
 	check_eq "[$u] txfs-sh outside a mount: refuses (125)" "125 absent" "$? $([ -e "$HOME_DECOY/z.txt" ] && echo present || echo absent)"

@@ -104,11 +104,11 @@ sweep() {
 	fi
 	echo "$out" | sed 's/^/#   /'
 	# uretprobe and uprobe: the kernel skips seccomp for them (x86_64)
-	if echo "$out" | grep -q '^SWEEP checked=[1-9][0-9]* ' &&
-		! echo "$out" | grep -v '^SWEEP' | grep -vE '^(335 signal 4|336 No such device or address)$' | grep -q .; then
+	if grep -q '^SWEEP checked=[1-9][0-9]* ' <<<"$out" &&
+		! grep -v '^SWEEP' <<<"$out" | grep -vE '^(335 signal 4|336 No such device or address)$' | qgrep .; then
 		ok "confined as $who: every unlisted number 0-1023 fails with ENOSYS ($(echo "$out" | grep '^SWEEP'))"
 	else
-		fail "confined as $who: unlisted numbers that did not fail with ENOSYS: $(echo "$out" | grep -v '^SWEEP' | head -5 | tr '\n' ';')"
+		fail "confined as $who: unlisted numbers that did not fail with ENOSYS: $(grep -v '^SWEEP' <<<"$out" | head -5 | tr '\n' ';')"
 	fi
 }
 chmod 644 "$T/known"

@@ -411,7 +411,7 @@ fi
 
 commit=$(git -c safe.directory="$ROOT" -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 branch=$(git -c safe.directory="$ROOT" -C "$ROOT" rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
-dirty=$(git -c safe.directory="$ROOT" -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ", with uncommitted changes")
+dirty=$(git -c safe.directory="$ROOT" -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | grep . >/dev/null && echo ", with uncommitted changes")
 block() {
 	echo "<!-- conformance block: written by tests/conformance/ci.sh -->"
 	echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit \`$commit\` (branch \`$branch\`$dirty)"

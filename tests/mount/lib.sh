@@ -82,6 +82,12 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$T/asan"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$T/ubsan"
 export WS MNT STATE OUTSIDE FSOP DIFFTEST T
 
+# qgrep ARGS...: `grep -q` for the end of a pipeline.  Under pipefail,
+# `X | grep -q P` fails whenever grep finds P and exits before X has written
+# its last line (bash's echo writes line by line): X dies of SIGPIPE and the
+# pipeline says "no match".  qgrep reads all of its input.
+qgrep() { grep "$@" >/dev/null; }
+
 is_root() { [ "$(id -u)" = 0 ]; }
 
 # ---- reporting ------------------------------------------------------------

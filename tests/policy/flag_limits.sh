@@ -37,18 +37,18 @@ allowed "flag: reading a flagged file" 'cat review/b >/dev/null'
 changes=$(cat "$MNT/.txfs/changes")
 echo "$changes" | sed 's/^/    changes: /'
 for p in "M review/a" "A review/new" "M review/hooks/pre"; do
-	echo "$changes" | grep -q "^$p[[:space:]].*needs review" && ok "changes: '$p' needs review" ||
-		fail "changes: expected '$p ... (needs review)' got: $(echo "$changes" | grep -F "${p#? }")"
+	grep -q "^$p[[:space:]].*needs review" <<<"$changes" && ok "changes: '$p' needs review" ||
+		fail "changes: expected '$p ... (needs review)' got: $(grep -F "${p#? }" <<<"$changes")"
 done
-echo "$changes" | grep -q "^M plain.txt$" && ok "changes: 'M plain.txt' without a flag" ||
+grep -q "^M plain.txt$" <<<"$changes" && ok "changes: 'M plain.txt' without a flag" ||
 	fail "changes: expected the line 'M plain.txt' got: $(echo "$changes" | grep plain)"
-echo "$changes" | grep -q "review/b" && fail "changes: a read file is listed: $(echo "$changes" | grep review/b)" ||
+grep -q "review/b" <<<"$changes" && fail "changes: a read file is listed: $(echo "$changes" | grep review/b)" ||
 	ok "changes: the read file is not listed"
 check_eq "status.json needs_review" 3 "$(status_field needs_review)"
 grep -q "; 3 need review" "$MNT/.txfs/status" && ok ".txfs/status: 3 need review" ||
 	fail ".txfs/status: expected '3 need review' got: $(head -1 "$MNT/.txfs/status")"
 out=$(t 30 "$TXFS" status "$MNT" 2>&1)
-echo "$out" | grep -q "3 need review" && ok "txfs status: 3 need review" ||
+grep -q "3 need review" <<<"$out" && ok "txfs status: 3 need review" ||
 	fail "txfs status MNT: expected '3 need review' got: $out"
 ctl rollback
 check_eq "after rollback nothing needs review" 0 "$(status_field needs_review)"
@@ -110,7 +110,7 @@ check_eq "txfs commit MNT: exit 0 ($out)" 0 "$?"
 report="$out
 $(cat "$MNT/.txfs/ctl")
 $(t 30 "$PYTHON" -c 'import json,sys; [print(json.dumps(r)) for r in map(json.loads, open(sys.argv[1])) if r.get("event") == "commit"]' "$MNT/.txfs/log" | tail -1)"
-echo "$report" | grep -q "review/b" && ok "the commit report lists review/b as needing review" ||
+grep -q "review/b" <<<"$report" && ok "the commit report lists review/b as needing review" ||
 	fail "the commit report (txfs commit, .txfs/ctl, the commit event it points to) does not name the flagged path review/b: $(echo "$report" | tr '\n' ' ')"
 check_eq "the flagged change was committed" "b
 c" "$(cat "$WS/review/b")"

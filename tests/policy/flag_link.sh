@@ -32,18 +32,18 @@ allowed "a new file renamed into .git/hooks" 'echo x > p2 && mv p2 .git/hooks/pr
 changes=$(cat "$MNT/.txfs/changes")
 echo "$changes" | sed 's/^/    changes: /'
 for p in .git/hooks/post-checkout .git/hooks/post-merge .git/hooks/pre-commit; do
-	echo "$changes" | grep -q "^A $p[[:space:]].*needs review" && ok "changes: 'A $p' needs review" ||
+	grep -q "^A $p[[:space:]].*needs review" <<<"$changes" && ok "changes: 'A $p' needs review" ||
 		fail "changes: expected 'A $p (needs review)' got: $changes"
 done
 check_eq "status.json: 3 need review" 3 "$(status_field needs_review)"
 out=$(t 30 "$TXFS" status "$MNT" 2>&1)
-echo "$out" | grep -q "3 need review" && ok "txfs status: 3 need review" || fail "txfs status: $out"
+grep -q "3 need review" <<<"$out" && ok "txfs status: 3 need review" || fail "txfs status: $out"
 out=$(t 30 "$TXFS" diff --name-status "$MNT" 2>&1)
-echo "$out" | grep -q "^A	.git/hooks/post-checkout	(needs review)" &&
+grep -q "^A	.git/hooks/post-checkout	(needs review)" <<<"$out" &&
 	ok "txfs diff --name-status lists the linked hook as needing review" ||
 	fail "txfs diff --name-status: $out"
 out=$(t 60 "$TXFS" commit "$MNT" 2>&1)
-echo "$out" | grep -q "needs review.*\.git/hooks/post-checkout" &&
+grep -q "needs review.*\.git/hooks/post-checkout" <<<"$out" &&
 	ok "the commit report names the linked hook" || fail "commit report: $out"
 [ -x "$WS/.git/hooks/post-checkout" ] && [ "$(stat -c %h "$WS/payload")" = 2 ] &&
 	ok "committed as a hard link, as it was made" || fail "real: $(ls -li "$WS" "$WS/.git/hooks")"

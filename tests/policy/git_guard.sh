@@ -128,7 +128,7 @@ out=$(t 120 git -C "$P" fsck --full 2>&1) && ok "workflows: the real repository 
 # ---- 3. after the guard tripped on real deletions
 refused "1010 real deletions trip the guard" 'rm -rf junk'
 check_eq "the guard stopped at 1000 losses" 10 "$(in_mnt 'ls junk | wc -l')"
-in_mnt 'cat .txfs/ctl' | grep -q "limit deletes 1000.*reached.*roll back" &&
+in_mnt 'cat .txfs/ctl' | qgrep "limit deletes 1000.*reached.*roll back" &&
 	ok ".txfs/ctl says the guard is reached and what to do" ||
 	fail ".txfs/ctl: $(in_mnt 'cat .txfs/ctl')"
 log_guard "guard" deletes

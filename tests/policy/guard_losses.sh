@@ -32,7 +32,7 @@ allowed "5,000 files made and replaced by rename-over" \
 	"mkdir made && $PYTHON -c 'import os
 for i in range(2500):
     open(\"made/f%d\" % i, \"w\").write(\"x\"); open(\"made/g\", \"w\").write(\"y\"); os.rename(\"made/g\", \"made/f%d\" % i)' && rm -rf made"
-in_mnt 'cat .txfs/ctl' | grep -q "limit deletes" &&
+in_mnt 'cat .txfs/ctl' | qgrep "limit deletes" &&
 	fail "no loss yet, but .txfs/ctl speaks of the guard: $(in_mnt 'cat .txfs/ctl')" ||
 	ok ".txfs/ctl: no guard note without losses"
 
@@ -79,7 +79,7 @@ allowed "after commit, 401 more real removals" 'rm real/*'
 check_eq "after commit, the real folder is empty" 0 "$(count real)"
 allowed "1,001 files made and committed" 'mkdir hist && for i in $(seq 1001); do : > hist/h$i || exit 1; done'
 ctl commit
-ls "$WS/hist" | wc -l | grep -qx 1001 && ok "the 1,001 files are real now" || fail "hist: $(ls "$WS/hist" | wc -l)"
+ls "$WS/hist" | wc -l | qgrep -x 1001 && ok "the 1,001 files are real now" || fail "hist: $(ls "$WS/hist" | wc -l)"
 refused "removing the 1,001 committed files counts" 'rm hist/*'
 check_eq "exactly 1,000 of them were removed" 1 "$(count hist)"
 ctl rollback
@@ -113,7 +113,7 @@ hide x except-by /bin/rm
 EOF
 out=$("$TXFS" policy check "$T/bad.policy" 2>&1)
 for want in "bad.policy:1:24:" "bad.policy:2:25:" "bad.policy:3:8:"; do
-	echo "$out" | grep -q "$want" && ok "policy check reports $want" || fail "policy check: expected $want got: $out"
+	grep -q "$want" <<<"$out" && ok "policy check reports $want" || fail "policy check: expected $want got: $out"
 done
 FINISHED=1
 exit 0

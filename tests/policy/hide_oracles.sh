@@ -58,7 +58,7 @@ check_eq "st_nlink of folders is 1 (not counted) under hide rules" 1 "$(in_mnt '
 refused "rmdir onlyhidden: EACCES, not ENOTEMPTY" 'rmdir onlyhidden'
 py "python os.rmdir(onlyhidden)" EACCES rmdir onlyhidden
 refused "rm -rf onlyhidden" 'rm -rf onlyhidden'
-in_mnt 'rm -rf onlyhidden' 2>&1 | grep -qi "not empty" &&
+in_mnt 'rm -rf onlyhidden' 2>&1 | qgrep -i "not empty" &&
 	fail "rm -rf onlyhidden says 'not empty'" || ok "rm -rf onlyhidden never says 'not empty'"
 allowed "mkdir newd" 'mkdir newd newd2'
 refused "mv -T newd onlyhidden (rename over it)" 'mv -T newd onlyhidden'

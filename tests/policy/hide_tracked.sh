@@ -24,17 +24,17 @@ echo untracked >"$WS/local.pem"
 SECRETS=$TXFS_SRC/policy/examples/secrets.policy
 
 out=$(t 60 "$TXFS" policy check --workspace "$WS" "$SECRETS" 2>&1)
-echo "$out" | grep -q "warning: .*secrets.policy:[0-9]* hides .env, which git tracks" &&
+grep -q "warning: .*secrets.policy:[0-9]* hides .env, which git tracks" <<<"$out" &&
 	ok "policy check --workspace warns about the tracked .env" || fail "policy check --workspace: $out"
-echo "$out" | grep -q "local.pem" && fail "policy check warns about the untracked local.pem: $out" ||
+grep -q "local.pem" <<<"$out" && fail "policy check warns about the untracked local.pem: $out" ||
 	ok "policy check: no warning for an untracked hidden file"
 out=$(t 60 "$TXFS" policy check "$SECRETS" 2>&1)
-echo "$out" | grep -q "warning" && fail "policy check without --workspace warns: $out" ||
+grep -q "warning" <<<"$out" && fail "policy check without --workspace warns: $out" ||
 	ok "policy check without --workspace: no git warning"
 
 TXFS_POLICY=$SECRETS
 txfs_mount || exit 1
-echo "$ERR" | grep -q "warning: .* hides .env, which git tracks.*git show HEAD:.env" &&
+grep -q "warning: .* hides .env, which git tracks.*git show HEAD:.env" <<<"$ERR" &&
 	ok "txfs mount warns about the tracked .env" || fail "txfs mount stderr: $ERR"
 py "cat .env: ENOENT" ENOENT stat .env
 check_eq "git show HEAD:.env still prints it" "API_KEY=in-history" \

@@ -61,9 +61,9 @@ out=$(t 30 "$TXFS" policy reload "$MNT" 2>"$T/reload.err")
 rc=$?
 err=$(cat "$T/reload.err")
 check_eq "broken file: txfs policy reload exits 1" 1 "$rc"
-echo "$err" | grep -q "^$P:2:[0-9][0-9]*: " && ok "broken file: FILE:LINE:COL on stderr ($(grep -m1 "^$P:" "$T/reload.err"))" ||
+grep -q "^$P:2:[0-9][0-9]*: " <<<"$err" && ok "broken file: FILE:LINE:COL on stderr ($(grep -m1 "^$P:" "$T/reload.err"))" ||
 	fail "broken file: expected '$P:2:COL: ...' on stderr got: $err"
-echo "$err" | grep -q "^$P:4:[0-9][0-9]*: " && ok "broken file: every mistake reported (line 4 too)" ||
+grep -q "^$P:4:[0-9][0-9]*: " <<<"$err" && ok "broken file: every mistake reported (line 4 too)" ||
 	fail "broken file: expected '$P:4:COL: ...' (5MB) on stderr got: $err"
 check_eq "broken file: .txfs/policy is still v3" "$(cat "$T/v3.policy")" "$(cat "$MNT/.txfs/policy")"
 py "broken file: c.txt still not writable" EACCES write c.txt x
@@ -81,7 +81,7 @@ check_eq "the daemon is still there" yes "$([ -n "$(daemon_pid)" ] && echo yes |
 mkdir -p "$T/mnt2"
 txfs_mount --expect-fail --state "$T/state2" --mnt "$T/mnt2"
 check_eq "mount with a broken policy: exit 1" 1 "$RC"
-echo "$ERR" | grep -q "$P:2:[0-9][0-9]*: " && ok "mount with a broken policy: FILE:LINE:COL" ||
+grep -q "$P:2:[0-9][0-9]*: " <<<"$ERR" && ok "mount with a broken policy: FILE:LINE:COL" ||
 	fail "mount with a broken policy: expected '$P:2:COL: ...' got: $ERR"
 check_eq "mount with a broken policy: not mounted" "" "$(fstype_of "$T/mnt2")"
 

@@ -288,7 +288,7 @@ body() {
 	check_rc "a run whose command line is not UTF-8" 0
 	check_eq "its commit is kept in the history" "$((n0b + 1))" "$(hcount)"
 	hist history "$WS"
-	head -1 <<<"$HOUT" | grep -q 'x\\xff a\\nb' && ok "history prints its command line on one line" ||
+	head -1 <<<"$HOUT" | qgrep 'x\\xff a\\nb' && ok "history prints its command line on one line" ||
 		fail "history: $(head -2 <<<"$HOUT")"
 	hist history --json "$WS"
 	grep -q '"via_hex":"' <<<"$HOUT" && ok "history --json gives via_hex" || fail "history --json: $HOUT"
@@ -345,7 +345,7 @@ crash_body() {
 		rc=$RC
 		detach
 		txfs_as recover "$STATE" >/dev/null 2>&1
-		if ls "$STATE/history" 2>/dev/null | grep -q pending; then
+		if ls "$STATE/history" 2>/dev/null | qgrep pending; then
 			fail "commit:$n: a pending record is left after recover"
 		fi
 		if [ "$(snap_nr "$WS")" = "$before" ]; then

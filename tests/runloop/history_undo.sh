@@ -78,7 +78,7 @@ scenario() {
 	hist undo "$WS"
 	check_hrc "$what: undo of that" 0
 	check_snap "$what: and the tree before again" "$before" "$(snapx "$WS")"
-	ls "$STATE/history" | grep -q pending && fail "$what: a pending record is left"
+	ls "$STATE/history" | qgrep pending && fail "$what: a pending record is left"
 }
 
 renames_body() {

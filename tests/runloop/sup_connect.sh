@@ -78,7 +78,7 @@ body() {
 	refused "sendto by address" "\"\$PY\" $CLIENT sendto $DEC/srv.sock"
 	refused "sendmsg by address" "\"\$PY\" $CLIENT sendmsg $DEC/srv.sock"
 	refused "sendmmsg by address" "\"\$PY\" $T/sup/mmsg_client.py $DEC/srv.sock"
-	refused "socat UNIX-CONNECT" "socat -u UNIX-CONNECT:$DEC/srv.sock - 2>&1 | grep -q 'Permission denied' && echo ERRNO 13"
+	refused "socat UNIX-CONNECT" "socat -u UNIX-CONNECT:$DEC/srv.sock - 2>&1 | grep 'Permission denied' >/dev/null && echo ERRNO 13"
 
 	before=$(count)
 	run_txfs -- --json --check false -- bash -c "exec 1>&2; \"\$PY\" $CLIENT race $DEC/srv.sock 3000"
@@ -205,7 +205,7 @@ sys.exit(0 if c.recv(4) == b"PING" else 1)'
 # The rule's syntax: absolute paths only, errors as FILE:LINE:COL.
 printf '# bad\nallow connect run/x.sock\n' >"$T/bad.policy"
 out=$("$TXFS_BIN" policy check "$T/bad.policy" 2>&1)
-if [ $? != 0 ] && printf '%s' "$out" | grep -q "bad.policy:2:15: .*absolute"; then
+if [ $? != 0 ] && grep -q "bad.policy:2:15: .*absolute" <<<"$out"; then
 	ok "'allow connect run/x.sock' refused at bad.policy:2:15"
 else
 	fail "'allow connect' with a relative path: $out"

@@ -95,7 +95,7 @@ body() {
 	else
 		fail "[$WHO] metadata outside: $n of 26 refused: $(grep -E 'ESCAPED|Traceback|Error' "$RUN_ERR" | head -c 400)"
 	fi
-	if grep '^refused: f' "$RUN_ERR" | grep -qv ' 13$'; then
+	if grep '^refused: f' "$RUN_ERR" | qgrep -v ' 13$'; then
 		fail "[$WHO] an fd form failed with another errno than EACCES: $(grep '^refused: f' "$RUN_ERR" | grep -v ' 13$' | head -3)"
 	else
 		ok "[$WHO] the fd forms fail with EACCES (13)"

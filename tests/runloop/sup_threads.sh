@@ -71,7 +71,7 @@ calls() {
 	local what=$1 want=$2 n bad=()
 	shift 2
 	for n in "$@"; do
-		grep -qx "CALL $n $want" "$RUN_ERR" && ! grep "^CALL $n " "$RUN_ERR" | grep -vqx "CALL $n $want" ||
+		grep -qx "CALL $n $want" "$RUN_ERR" && ! grep "^CALL $n " "$RUN_ERR" | qgrep -vx "CALL $n $want" ||
 			bad+=("$n:$(grep "^CALL $n " "$RUN_ERR" | cut -d' ' -f3 | tr '\n' ,)")
 	done
 	if [ ${#bad[@]} = 0 ] && ! grep -q '^CALL .* leader$' "$RUN_ERR"; then
