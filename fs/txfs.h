@@ -95,6 +95,7 @@ struct txfs {
 	pthread_mutex_t itab_lock;
 	struct tnode **itab;
 	size_t itab_size;
+	size_t nwmap;		/* nodes marked by itab_wmap */
 	size_t itab_count;
 
 	struct inval_queue *inval;

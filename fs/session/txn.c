@@ -496,6 +496,35 @@ out:
 	return rc;
 }
 
+/*
+ * Before a rollback discards anything: the kernel writes back what a
+ * shared mapping of a real file stored and has not written yet (itab_wmap
+ * marks the files that may hold such pages). Invalidating a file's pages
+ * makes the kernel write its dirty ones back first (launder), as WRITE
+ * requests this daemon stages in the transaction about to be discarded;
+ * the pages are unmapped, so the next access reads the file as the
+ * rollback leaves it. Without it such a page was written back after the
+ * rollback (at the writer's msync, close or the kernel's write-back) and
+ * staged in the next transaction: a change made before the rollback came
+ * back after it. Done before txlock is taken (the WRITEs need it), so a
+ * store made while the rollback runs may land on either side of it, as a
+ * write(2) racing it does.
+ */
+static void flush_mapped(struct txfs *fs)
+{
+	uint64_t *ids;
+	size_t n;
+
+	if (itab_wmapped(fs, &ids, &n) || n == 0) {
+		free(ids);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		inval_inode(fs, ids[i], true);
+	inval_flush(fs);
+	free(ids);
+}
+
 int txn_rollback(struct txfs *fs, const char *savepoint, struct txn_report *r)
 {
 	struct inval_list il = { 0 };
@@ -503,6 +532,7 @@ int txn_rollback(struct txfs *fs, const char *savepoint, struct txn_report *r)
 
 	memset(r, 0, sizeof(*r));
 	atomic_fetch_add(&fs->verbs, 1);	/* ends the kept plan */
+	flush_mapped(fs);
 	pthread_rwlock_wrlock(&fs->txlock);
 	rc = refuse_pending(fs, r, "rollback");
 	if (rc == 0)

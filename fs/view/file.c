@@ -188,6 +188,11 @@ int file_open(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
 		rc = -EISDIR;
 	else if (v.virt)	/* a control file: file_open_text */
 		rc = -EPERM;
+	/* a real file written, or under -o noopen read (its page may then
+	 * be mapped and stored into without a request): see itab_wmap */
+	if (rc == 0 && v.lower_path &&
+	    (fs->opts.noopen || (flags & O_ACCMODE) != O_RDONLY))
+		itab_wmap(fs, node);
 	fh->lower_path = v.lower_path;
 	v.lower_path = NULL;
 	tview_free(&v);

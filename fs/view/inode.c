@@ -391,6 +391,8 @@ void itab_unlink_node(struct txfs *fs, struct tnode *n)
 	fs->itab_count--;
 	if (n->pin)
 		fs->npins--;
+	if (n->wmap)
+		fs->nwmap--;
 	node_free(n);
 	/* an alias holds a reference on its target (see itab_relink) */
 	target = alias ? itab_find_locked(fs, alias) : NULL;
@@ -563,6 +565,38 @@ void itab_kpages(struct txfs *fs, uint64_t node)
 	if (n)
 		n->kpages = true;
 	pthread_mutex_unlock(&fs->itab_lock);
+}
+
+void itab_wmap(struct txfs *fs, uint64_t node)
+{
+	struct tnode *n;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	n = itab_find_locked(fs, node);
+	if (n && !n->wmap) {
+		n->wmap = true;
+		fs->nwmap++;
+	}
+	pthread_mutex_unlock(&fs->itab_lock);
+}
+
+int itab_wmapped(struct txfs *fs, uint64_t **ids, size_t *n)
+{
+	size_t got = 0;
+	int rc = 0;
+
+	*ids = NULL;
+	pthread_mutex_lock(&fs->itab_lock);
+	if (fs->nwmap && !(*ids = malloc(fs->nwmap * sizeof(**ids))))
+		rc = -ENOMEM;
+	for (size_t i = 0; !rc && got < fs->nwmap && i < fs->itab_size; i++)
+		for (struct tnode *x = fs->itab[i]; x && got < fs->nwmap;
+		     x = x->next)
+			if (x->wmap)
+				(*ids)[got++] = x->tino;
+	pthread_mutex_unlock(&fs->itab_lock);
+	*n = got;
+	return rc;
 }
 
 bool itab_may_cache(struct txfs *fs, uint64_t tino)

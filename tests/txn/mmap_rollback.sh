@@ -21,6 +21,14 @@
 #     mapping, a store after the rollback: not named by the documentation
 #     (which names stores into shared mappings); both die of SIGBUS as a
 #     read through the fd answers ESTALE (a mapping has no errno to give).
+#   - a real file (committed by the control below) stored into through a
+#     shared mapping and left dirty (no msync) at the rollback, then
+#     unmapped and closed (the close writes dirty pages back): the store
+#     must not come back after the rollback (txfs-design(7), DURABILITY);
+#     also written through the fd first (the layer holds it) and rolled
+#     back by the writer itself. Nothing is staged, the mount and the real
+#     directory show the committed bytes. (Before the fix the store came
+#     back staged, and the last commit wrote it into the real file.)
 # After each: the file is gone from the view, nothing is staged, the real
 # directory is byte-identical (mtimes too), the daemon is alive and the
 # mount works (write, read, remove a file). The control: a mapping of a new
@@ -40,6 +48,7 @@
 # the access after it. Prints one line a step (flushed), so the output
 # says how far it got before the signal.
 #   new       create PATH (8 KiB), else open the existing file
+#   wfirst    pwrite one byte at offset 100 before mapping
 #   ro, priv  PROT_READ / MAP_PRIVATE (default: read-write, MAP_SHARED)
 #   touch     read the first page before the rollback
 #   dirty     store before the rollback (no msync); msync: and msync it
@@ -67,6 +76,9 @@ if "new" in flags:
     os.write(fd, b"new file\n" + b"n" * (8192 - 9))
 else:
     fd = os.open(path, os.O_RDWR)
+if "wfirst" in flags:
+    os.pwrite(fd, b"w", 100)
+    say("written before")
 prot = mmap.PROT_READ if "ro" in flags else mmap.PROT_READ | mmap.PROT_WRITE
 share = mmap.MAP_PRIVATE if "priv" in flags else mmap.MAP_SHARED
 m = mmap.mmap(fd, 8192 if "new" in flags else 4096, flags=share, prot=prot)
@@ -228,6 +240,26 @@ check_eq "the commit holds the file as it was" "8192 new file" "$(stat -c %s "$W
 check_ctl "commit the store" OK commit
 check_eq "the store is in the real file" "STORE" "$(head -c 5 "$WS/kept.bin")"
 lst "$WS" -mox >"$T/real0"	# kept.bin is real now: the new reference
+
+# ---- a real file the layer does not hold (kept.bin, committed above):
+# opened read-write, mapped, stored into (no msync), rolled back by
+# another process while the page is still dirty; the writer then unmaps
+# and closes (the close writes dirty pages back). The store was made
+# before the rollback: it must not come back after it (txfs-design(7)).
+writer "real file, dirty before, closed after" kept.bin dirty,closeonly
+check_eq "real file, dirty before, closed after: the writer ends normally" "0 mapped|stored before|go|end|" "$WRC $WOUT"
+check_eq "real file, dirty before: nothing is staged after the close" "" "$(t 30 cat "$MNT/$CTL/changes")"
+check_eq "real file, dirty before: the mount shows the committed bytes" "STORE" "$(t 30 head -c 5 "$MNT/kept.bin")"
+check_lst "real file, dirty before: the real directory is byte-identical (mtimes too)" "$WS" "$T/real0" -mox
+# the same file written through the fd first (the layer holds it), and
+# the writer rolling back itself
+writer "real file, written, dirty before, closed after" kept.bin wfirst,dirty,closeonly
+check_eq "real file, written, dirty before, closed after: the writer ends normally" "0 written before|mapped|stored before|go|end|" "$WRC $WOUT"
+writer "real file, dirty before, the writer rolls back itself, closes after" kept.bin dirty,self,closeonly
+check_eq "real file, dirty before, rolled back by the writer: it ends normally" "0 mapped|stored before|rollback: done|end|" "$WRC $WOUT"
+check_eq "real file, both: nothing is staged after the closes" "" "$(t 30 cat "$MNT/$CTL/changes")"
+check_eq "real file, both: the mount shows the committed bytes" "STORE" "$(t 30 head -c 5 "$MNT/kept.bin")"
+check_lst "real file, both: the real directory is byte-identical (mtimes too)" "$WS" "$T/real0" -mox
 
 # ---- the end: one more commit holds only what was written for it
 echo last >"$MNT/last.txt"
