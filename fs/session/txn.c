@@ -498,24 +498,31 @@ out:
 
 /*
  * Before a rollback discards anything: the kernel writes back what a
- * shared mapping of a real file stored and has not written yet (itab_wmap
- * marks the files that may hold such pages). Invalidating a file's pages
- * makes the kernel write its dirty ones back first (launder), as WRITE
- * requests this daemon stages in the transaction about to be discarded;
- * the pages are unmapped, so the next access reads the file as the
- * rollback leaves it. Without it such a page was written back after the
- * rollback (at the writer's msync, close or the kernel's write-back) and
- * staged in the next transaction: a change made before the rollback came
- * back after it. Done before txlock is taken (the WRITEs need it), so a
- * store made while the rollback runs may land on either side of it, as a
- * write(2) racing it does.
+ * shared mapping stored and has not written yet, in the files that
+ * outlive the rollback. Invalidating a file's pages makes the kernel
+ * write its dirty ones back first (launder), as WRITE requests this daemon
+ * stages in the transaction about to be discarded; the pages are
+ * unmapped, so the next access reads the file as the rollback leaves it.
+ * Without it such a page was written back after the rollback (at the
+ * writer's msync, close or the kernel's write-back) and staged in the next
+ * transaction: a change made before the rollback came back after it.
+ * Which files: those open for writing (a mapping holds its file's handle
+ * until the last munmap and close; a closed file's dirty pages were
+ * written back at its close), or under -o noopen the marked ones
+ * (itab_wmap); a full rollback skips the files made in the layer (their
+ * objects are gone and a late write-back fails), a savepoint's keeps those
+ * made before it, so it takes them all. Done before txlock is taken (the
+ * WRITEs need it), so a store made while the rollback runs may land on
+ * either side of it, as a write(2) racing it does.
  */
-static void flush_mapped(struct txfs *fs)
+static void flush_mapped(struct txfs *fs, bool full)
 {
 	uint64_t *ids;
 	size_t n;
+	int rc = fs->opts.noopen ? itab_wmapped(fs, full, &ids, &n) :
+				   file_write_nodes(fs, &ids, &n);
 
-	if (itab_wmapped(fs, &ids, &n) || n == 0) {
+	if (rc || n == 0) {
 		free(ids);
 		return;
 	}
@@ -532,7 +539,7 @@ int txn_rollback(struct txfs *fs, const char *savepoint, struct txn_report *r)
 
 	memset(r, 0, sizeof(*r));
 	atomic_fetch_add(&fs->verbs, 1);	/* ends the kept plan */
-	flush_mapped(fs);
+	flush_mapped(fs, !savepoint);
 	pthread_rwlock_wrlock(&fs->txlock);
 	rc = refuse_pending(fs, r, "rollback");
 	if (rc == 0)

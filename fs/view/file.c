@@ -188,10 +188,9 @@ int file_open(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
 		rc = -EISDIR;
 	else if (v.virt)	/* a control file: file_open_text */
 		rc = -EPERM;
-	/* a real file written, or under -o noopen read (its page may then
-	 * be mapped and stored into without a request): see itab_wmap */
-	if (rc == 0 && v.lower_path &&
-	    (fs->opts.noopen || (flags & O_ACCMODE) != O_RDONLY))
+	/* -o noopen: no OPEN shows a mapping's open, so every file read or
+	 * written may have been mapped and stored into: see itab_wmap */
+	if (rc == 0 && fs->opts.noopen)
 		itab_wmap(fs, node);
 	fh->lower_path = v.lower_path;
 	v.lower_path = NULL;
@@ -212,6 +211,34 @@ int file_open_text(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
 	fh->virt_buf = text;
 	fh->virt_len = len;
 	return fh_finish(fs, fh, 0, out);
+}
+
+int file_write_nodes(struct txfs *fs, uint64_t **ids, size_t *n)
+{
+	size_t cap = 0, got = 0;
+	int rc = 0;
+
+	*ids = NULL;
+	pthread_mutex_lock(&fs->fh_lock);
+	for (struct fhandle *fh = fs->handles; fh && !rc; fh = fh->next) {
+		if (fh->virt || (fh->flags & O_ACCMODE) == O_RDONLY)
+			continue;
+		if (got == cap) {
+			uint64_t *m = realloc(*ids, (cap ? 2 * cap : 16) *
+						    sizeof(**ids));
+
+			if (!m) {
+				rc = -ENOMEM;
+				break;
+			}
+			*ids = m;
+			cap = cap ? 2 * cap : 16;
+		}
+		(*ids)[got++] = fh->node;
+	}
+	pthread_mutex_unlock(&fs->fh_lock);
+	*n = got;
+	return rc;
 }
 
 void file_close(struct txfs *fs, struct fhandle *fh)

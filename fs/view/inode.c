@@ -580,7 +580,7 @@ void itab_wmap(struct txfs *fs, uint64_t node)
 	pthread_mutex_unlock(&fs->itab_lock);
 }
 
-int itab_wmapped(struct txfs *fs, uint64_t **ids, size_t *n)
+int itab_wmapped(struct txfs *fs, bool real_only, uint64_t **ids, size_t *n)
 {
 	size_t got = 0;
 	int rc = 0;
@@ -592,7 +592,8 @@ int itab_wmapped(struct txfs *fs, uint64_t **ids, size_t *n)
 	for (size_t i = 0; !rc && got < fs->nwmap && i < fs->itab_size; i++)
 		for (struct tnode *x = fs->itab[i]; x && got < fs->nwmap;
 		     x = x->next)
-			if (x->wmap)
+			if (x->wmap && (!real_only || x->lower_path ||
+					x->alias))
 				(*ids)[got++] = x->tino;
 	pthread_mutex_unlock(&fs->itab_lock);
 	*n = got;

@@ -41,8 +41,8 @@ struct tnode {
 				 * for reads and writes through old fds */
 	bool kpages;		/* the kernel may hold pages of it that it
 				 * reads without asking (itab_kpages) */
-	bool wmap;		/* a real file that a shared mapping may
-				 * have dirtied (itab_wmap) */
+	bool wmap;		/* -o noopen: a shared mapping may have
+				 * dirtied it (itab_wmap) */
 	char *lower_path;	/* real path relative to the root, or NULL */
 	uint64_t alias;		/* after a commit: the real object's tino */
 	unsigned aliased_by;	/* nodes whose alias is this node */
@@ -119,19 +119,20 @@ char *itab_orphan_path(struct txfs *fs, uint64_t tino);
  */
 void itab_kpages(struct txfs *fs, uint64_t node);
 /*
- * A real file (one with a real counterpart, held by the layer or not) that
- * the kernel may hold pages of stored through a shared mapping and not yet
- * written back: opened for writing (OPEN), or under -o noopen read or
- * written at all (no OPEN shows the mapping's open). A rollback has the
- * kernel write those pages back before it discards anything (txn.c,
- * flush_mapped), so that a store made before it cannot come back after
- * it. Never cleared while the node lives: the mapping outlives the fd.
- * Files made in the layer need no mark: after a rollback their objects are
- * gone and a late write-back fails (ESTALE, SIGBUS for the writer).
+ * -o noopen: a file the kernel may hold pages of stored through a shared
+ * mapping and not yet written back. No OPEN shows a mapping's open, so
+ * every file read or written is marked. A rollback has the kernel write
+ * those pages back before it discards anything (txn.c, flush_mapped), so
+ * that a store made before it cannot come back after it. Never cleared
+ * while the node lives (the mapping outlives the request). Without
+ * -o noopen a mapping holds its file's handle open, and the open handles
+ * for writing (file_write_nodes) say the same.
  */
 void itab_wmap(struct txfs *fs, uint64_t node);
-/* The kernel node ids of the marked nodes (*ids malloc'ed; *n of them). */
-int itab_wmapped(struct txfs *fs, uint64_t **ids, size_t *n);
+/* The kernel node ids of the marked nodes (*ids malloc'ed; *n of them);
+ * real_only: only those with a real counterpart (one a full rollback
+ * leaves: a real file, or one a commit made real). */
+int itab_wmapped(struct txfs *fs, bool real_only, uint64_t **ids, size_t *n);
 /* Might the kernel read pages of tino without a request: an open handle,
  * or the mark above. */
 bool itab_may_cache(struct txfs *fs, uint64_t tino);
@@ -302,6 +303,10 @@ struct fhandle {
  * node; tino is the object it resolves to). */
 int file_open(struct txfs *fs, uint64_t node, uint64_t tino, int flags,
 	      struct fhandle **out);
+/* The nodes of the open handles that can write (a shared mapping holds
+ * its file's handle: RELEASE comes after the last munmap and close);
+ * *ids malloc'ed, *n of them. */
+int file_write_nodes(struct txfs *fs, uint64_t **ids, size_t *n);
 /* The same for a control file whose contents are text (owned by the
  * handle from now on, freed on failure too): read-only, direct I/O. */
 int file_open_text(struct txfs *fs, uint64_t node, uint64_t tino, int flags,

@@ -29,6 +29,9 @@
 #     back by the writer itself. Nothing is staged, the mount and the real
 #     directory show the committed bytes. (Before the fix the store came
 #     back staged, and the last commit wrote it into the real file.)
+#   - files made in the transaction that outlive the rollback: made before
+#     a savepoint and rolled back to it; committed while mapped and rolled
+#     back fully: the store after the savepoint or commit is discarded.
 # After each: the file is gone from the view, nothing is staged, the real
 # directory is byte-identical (mtimes too), the daemon is alive and the
 # mount works (write, read, remove a file). The control: a mapping of a new
@@ -260,6 +263,42 @@ check_eq "real file, dirty before, rolled back by the writer: it ends normally" 
 check_eq "real file, both: nothing is staged after the closes" "" "$(t 30 cat "$MNT/$CTL/changes")"
 check_eq "real file, both: the mount shows the committed bytes" "STORE" "$(t 30 head -c 5 "$MNT/kept.bin")"
 check_lst "real file, both: the real directory is byte-identical (mtimes too)" "$WS" "$T/real0" -mox
+
+# ---- files made in the transaction that outlive the rollback (found by
+# the attack of 2026-11-27): one made before a savepoint, the mapping's
+# store made after it, rolled back to the savepoint; one committed while
+# mapped, stored into after the commit, fully rolled back. The writer
+# itself rolls back; the mapping must read the old bytes at once, and
+# nothing may be staged after its close.
+cat >"$T/mm2.py" <<'EOF'
+import mmap, os, sys
+path, ctl, before, mode = sys.argv[1:5]
+def verb(v):
+    c = os.open(ctl, os.O_WRONLY | os.O_TRUNC)
+    os.write(c, (v + "\n").encode())
+    os.close(c)
+fd = os.open(path, os.O_RDWR)
+m = mmap.mmap(fd, 0, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+verb("savepoint s2" if mode == "sp" else "commit")
+m[0:8] = b"NEWSTORE"
+verb("rollback s2" if mode == "sp" else "rollback")
+print(m[0:len(before)].decode())
+m.close(); os.close(fd)
+print("end")
+EOF
+echo "made before the savepoint" >"$MNT/sp.txt"
+out=$(cd "$T" && t 60 "$PY" "$T/mm2.py" "$MNT/sp.txt" "$MNT/$CTL/ctl" "made before" sp 2>&1 | tr '\n' '|')
+check_eq "a file made before a savepoint, stored into after it: the mapping reads the old bytes after 'rollback s2'" "made before|end|" "$out"
+check_eq "and only the file as made is staged after the close" "A sp.txt" "$(t 30 cat "$MNT/$CTL/changes")"
+check_eq "and it reads as made" "made before the savepoint" "$(t 30 cat "$MNT/sp.txt")"
+check_ctl "savepoint s2 released" OK release s2
+check_ctl "sp.txt rolled back" OK rollback
+echo "committed while mapped" >"$MNT/cm.txt"
+out=$(cd "$T" && t 60 "$PY" "$T/mm2.py" "$MNT/cm.txt" "$MNT/$CTL/ctl" "committed" commit 2>&1 | tr '\n' '|')
+check_eq "a file committed while mapped, stored into after the commit: the mapping reads the committed bytes after the rollback" "committed|end|" "$out"
+check_eq "and nothing is staged after the close" "" "$(t 30 cat "$MNT/$CTL/changes")"
+check_eq "and the real file holds the committed bytes" "committed while mapped" "$(cat "$WS/cm.txt")"
+lst "$WS" -mox >"$T/real0"	# cm.txt is real now: the new reference
 
 # ---- the end: one more commit holds only what was written for it
 echo last >"$MNT/last.txt"
