@@ -577,6 +577,9 @@ int txn_savepoint(struct txfs *fs, const char *name, struct txn_report *r)
 		report(fs, r, -EINVAL, "savepoint: a name is one word\n");
 		return -EINVAL;
 	}
+	/* a store through a mapping made before the savepoint lands before
+	 * it, so that a rollback to it keeps the store (flush_mapped) */
+	flush_mapped(fs, false);
 	if ((rc = layer_begin(fs->layer, true, &t)))
 		return rc;
 	if ((rc = sp_load(t, &n)) || (rc = layer_sp_push(t, &level)))

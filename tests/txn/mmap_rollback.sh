@@ -31,7 +31,9 @@
 #     back staged, and the last commit wrote it into the real file.)
 #   - files made in the transaction that outlive the rollback: made before
 #     a savepoint and rolled back to it; committed while mapped and rolled
-#     back fully: the store after the savepoint or commit is discarded.
+#     back fully: the store after the savepoint or commit is discarded;
+#     and a store made before a savepoint, still dirty, survives a
+#     rollback to it.
 # After each: the file is gone from the view, nothing is staged, the real
 # directory is byte-identical (mtimes too), the daemon is alive and the
 # mount works (write, read, remove a file). The control: a mapping of a new
@@ -279,9 +281,12 @@ def verb(v):
     os.close(c)
 fd = os.open(path, os.O_RDWR)
 m = mmap.mmap(fd, 0, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-verb("savepoint s2" if mode == "sp" else "commit")
-m[0:8] = b"NEWSTORE"
-verb("rollback s2" if mode == "sp" else "rollback")
+if mode == "before":
+    m[0:8] = b"NEWSTORE"
+verb("commit" if mode == "commit" else "savepoint s2")
+if mode != "before":
+    m[0:8] = b"NEWSTORE"
+verb("rollback" if mode == "commit" else "rollback s2")
 print(m[0:len(before)].decode())
 m.close(); os.close(fd)
 print("end")
@@ -293,6 +298,15 @@ check_eq "and only the file as made is staged after the close" "A sp.txt" "$(t 3
 check_eq "and it reads as made" "made before the savepoint" "$(t 30 cat "$MNT/sp.txt")"
 check_ctl "savepoint s2 released" OK release s2
 check_ctl "sp.txt rolled back" OK rollback
+# a store made before a savepoint, not yet written back, survives a
+# rollback to it (the savepoint writes mapped pages back first)
+echo "stored before the savepoint" >"$MNT/sb.txt"
+out=$(cd "$T" && t 60 "$PY" "$T/mm2.py" "$MNT/sb.txt" "$MNT/$CTL/ctl" "NEWSTORE" before 2>&1 | tr '\n' '|')
+check_eq "a store made before a savepoint: the mapping still reads it after 'rollback s2'" "NEWSTORE|end|" "$out"
+check_eq "and it is staged" "A sb.txt" "$(t 30 cat "$MNT/$CTL/changes")"
+check_eq "and it reads so" "NEWSTOREefore the savepoint" "$(t 30 cat "$MNT/sb.txt")"
+check_ctl "savepoint s2 released again" OK release s2
+check_ctl "sb.txt rolled back" OK rollback
 echo "committed while mapped" >"$MNT/cm.txt"
 out=$(cd "$T" && t 60 "$PY" "$T/mm2.py" "$MNT/cm.txt" "$MNT/$CTL/ctl" "committed" commit 2>&1 | tr '\n' '|')
 check_eq "a file committed while mapped, stored into after the commit: the mapping reads the committed bytes after the rollback" "committed|end|" "$out"
