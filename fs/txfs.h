@@ -96,6 +96,7 @@ struct txfs {
 	struct tnode **itab;
 	size_t itab_size;
 	size_t nwmap;		/* nodes marked by itab_wmap */
+	_Atomic size_t ndrop;	/* nodes marked by itab_drop_set */
 	size_t itab_count;
 
 	struct inval_queue *inval;

@@ -329,6 +329,10 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		rc = offload_ctl(fs, req, buf, size);
 		if (rc == 0)
 			return;
+	} else if (fi->writepage && itab_drop(fs, node_of(fs, ino))) {
+		/* a page written back while a rollback drops them (txn.c,
+		 * rollback_pages): discarded with the transaction */
+		rc = 0;
 	} else {
 		struct req_ctx c;
 

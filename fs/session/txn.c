@@ -497,49 +497,88 @@ out:
 }
 
 /*
- * Before a rollback discards anything: the kernel writes back what a
- * shared mapping stored and has not written yet, in the files that
- * outlive the rollback. Invalidating a file's pages makes the kernel
- * write its dirty ones back first (launder), as WRITE requests this daemon
- * stages in the transaction about to be discarded; the pages are
- * unmapped, so the next access reads the file as the rollback leaves it.
- * Without it such a page was written back after the rollback (at the
- * writer's msync, close or the kernel's write-back) and staged in the next
- * transaction: a change made before the rollback came back after it.
- * Which files: those open for writing (a mapping holds its file's handle
- * until the last munmap and close; a closed file's dirty pages were
- * written back at its close), or under -o noopen the marked ones
- * (itab_wmap); a full rollback skips the files made in the layer (their
- * objects are gone and a late write-back fails), a savepoint's keeps those
- * made before it, so it takes them all. Done before txlock is taken (the
- * WRITEs need it), so a store made while the rollback runs may land on
- * either side of it, as a write(2) racing it does.
+ * The files whose cached pages may hold stores made through a shared
+ * mapping and not written back yet, among those that outlive a rollback
+ * (full: skip those made in the layer, whose objects go away and whose
+ * late write-backs fail): the files open for writing (a mapping holds its
+ * file's handle until the last munmap and close; a closed file's dirty
+ * pages were written back at its close), or under -o noopen the marked
+ * ones (itab_wmap).
  */
-static void flush_mapped(struct txfs *fs, bool full)
+static int mapped_files(struct txfs *fs, bool full, uint64_t **ids, size_t *n)
 {
-	uint64_t *ids;
-	size_t n;
-	int rc = fs->opts.noopen ? itab_wmapped(fs, full, &ids, &n) :
-				   file_write_nodes(fs, &ids, &n);
+	return fs->opts.noopen ? itab_wmapped(fs, full, ids, n) :
+				 file_write_nodes(fs, ids, n);
+}
 
-	if (rc || n == 0) {
-		free(ids);
-		return;
-	}
+static void inval_pages(struct txfs *fs, const uint64_t *ids, size_t n)
+{
 	for (size_t i = 0; i < n; i++)
 		inval_inode(fs, ids[i], true);
 	inval_flush(fs);
+}
+
+/* Before a savepoint: the kernel writes those pages back now (an
+ * invalidation writes dirty pages back first: launder), so that a store
+ * made before the savepoint lands before it and a rollback to it keeps
+ * it. */
+static void flush_mapped(struct txfs *fs)
+{
+	uint64_t *ids = NULL;
+	size_t n = 0;
+
+	if (mapped_files(fs, false, &ids, &n) == 0 && n)
+		inval_pages(fs, ids, n);
+	free(ids);
+}
+
+/*
+ * A rollback and those pages. A store made before the rollback and not
+ * written back, or a page a mapping faulted in from the transaction just
+ * before it was discarded (and then stored into), must not be written back
+ * after it: that brought changes of the discarded transaction back (found
+ * by tests and two attacks, 2026-11-27). So: mark the files (their
+ * write-backs are dropped, op_write), discard, invalidate their pages (the
+ * kernel writes the dirty ones back first, dropped, and unmaps them: the
+ * next access reads the file as the rollback left it), unmark, and
+ * invalidate once more (a write-back the kernel made on its own while the
+ * mark was on left a clean page of dropped bytes). A store made while the
+ * rollback runs lands on either side of it, as a write(2) racing it does;
+ * write(2) itself is never dropped.
+ */
+static int rollback_pages(struct txfs *fs, bool full, uint64_t **ids,
+			  size_t *n)
+{
+	int rc = mapped_files(fs, full, ids, n);
+
+	if (rc == 0 && *n)
+		itab_drop_set(fs, *ids, *n, true);
+	return rc;
+}
+
+static void rollback_pages_done(struct txfs *fs, uint64_t *ids, size_t n)
+{
+	if (n) {
+		inval_pages(fs, ids, n);
+		itab_drop_set(fs, ids, n, false);
+		inval_pages(fs, ids, n);
+	}
 	free(ids);
 }
 
 int txn_rollback(struct txfs *fs, const char *savepoint, struct txn_report *r)
 {
 	struct inval_list il = { 0 };
+	uint64_t *ids = NULL;
+	size_t nids = 0;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
 	atomic_fetch_add(&fs->verbs, 1);	/* ends the kept plan */
-	flush_mapped(fs, !savepoint);
+	if ((rc = rollback_pages(fs, !savepoint, &ids, &nids))) {
+		report(fs, r, rc, "rollback failed: %s\n", strerror(-rc));
+		return rc;
+	}
 	pthread_rwlock_wrlock(&fs->txlock);
 	rc = refuse_pending(fs, r, "rollback");
 	if (rc == 0)
@@ -547,6 +586,7 @@ int txn_rollback(struct txfs *fs, const char *savepoint, struct txn_report *r)
 				 rollback_all(fs, r, &il);
 	pthread_rwlock_unlock(&fs->txlock);
 	il_send(fs, &il, true, !savepoint);
+	rollback_pages_done(fs, ids, nids);
 	if (rc == 0 && !savepoint)
 		gc_kick(fs);
 	if (rc && !r->text)
@@ -579,7 +619,7 @@ int txn_savepoint(struct txfs *fs, const char *name, struct txn_report *r)
 	}
 	/* a store through a mapping made before the savepoint lands before
 	 * it, so that a rollback to it keeps the store (flush_mapped) */
-	flush_mapped(fs, false);
+	flush_mapped(fs);
 	if ((rc = layer_begin(fs->layer, true, &t)))
 		return rc;
 	if ((rc = sp_load(t, &n)) || (rc = layer_sp_push(t, &level)))

@@ -393,6 +393,8 @@ void itab_unlink_node(struct txfs *fs, struct tnode *n)
 		fs->npins--;
 	if (n->wmap)
 		fs->nwmap--;
+	if (n->drop)
+		atomic_fetch_sub(&fs->ndrop, 1);
 	node_free(n);
 	/* an alias holds a reference on its target (see itab_relink) */
 	target = alias ? itab_find_locked(fs, alias) : NULL;
@@ -578,6 +580,37 @@ void itab_wmap(struct txfs *fs, uint64_t node)
 		fs->nwmap++;
 	}
 	pthread_mutex_unlock(&fs->itab_lock);
+}
+
+void itab_drop_set(struct txfs *fs, const uint64_t *ids, size_t n, bool on)
+{
+	pthread_mutex_lock(&fs->itab_lock);
+	for (size_t i = 0; i < n; i++) {
+		struct tnode *x = itab_find_locked(fs, ids[i]);
+
+		if (x && x->drop != on) {
+			x->drop = on;
+			if (on)
+				atomic_fetch_add(&fs->ndrop, 1);
+			else
+				atomic_fetch_sub(&fs->ndrop, 1);
+		}
+	}
+	pthread_mutex_unlock(&fs->itab_lock);
+}
+
+bool itab_drop(struct txfs *fs, uint64_t node)
+{
+	struct tnode *x;
+	bool d;
+
+	if (atomic_load(&fs->ndrop) == 0)
+		return false;
+	pthread_mutex_lock(&fs->itab_lock);
+	x = itab_find_locked(fs, node);
+	d = x && x->drop;
+	pthread_mutex_unlock(&fs->itab_lock);
+	return d;
 }
 
 int itab_wmapped(struct txfs *fs, bool real_only, uint64_t **ids, size_t *n)

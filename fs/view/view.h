@@ -43,6 +43,8 @@ struct tnode {
 				 * reads without asking (itab_kpages) */
 	bool wmap;		/* -o noopen: a shared mapping may have
 				 * dirtied it (itab_wmap) */
+	bool drop;		/* a rollback is dropping its write-backs
+				 * (itab_drop_set) */
 	char *lower_path;	/* real path relative to the root, or NULL */
 	uint64_t alias;		/* after a commit: the real object's tino */
 	unsigned aliased_by;	/* nodes whose alias is this node */
@@ -133,6 +135,16 @@ void itab_wmap(struct txfs *fs, uint64_t node);
  * real_only: only those with a real counterpart (one a full rollback
  * leaves: a real file, or one a commit made real). */
 int itab_wmapped(struct txfs *fs, bool real_only, uint64_t **ids, size_t *n);
+/*
+ * While a rollback runs (txn.c), the page write-backs of the files it may
+ * have left dirty pages in are dropped (op_write answers them without
+ * staging): their pages hold stores made before the rollback, or bytes of
+ * the discarded transaction a mapping faulted in just before it.
+ * itab_drop_set marks or unmarks the n nodes; itab_drop asks (cheap when
+ * no rollback runs).
+ */
+void itab_drop_set(struct txfs *fs, const uint64_t *ids, size_t n, bool on);
+bool itab_drop(struct txfs *fs, uint64_t node);
 /* Might the kernel read pages of tino without a request: an open handle,
  * or the mark above. */
 bool itab_may_cache(struct txfs *fs, uint64_t tino);

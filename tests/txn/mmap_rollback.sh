@@ -33,7 +33,9 @@
 #     a savepoint and rolled back to it; committed while mapped and rolled
 #     back fully: the store after the savepoint or commit is discarded;
 #     and a store made before a savepoint, still dirty, survives a
-#     rollback to it.
+#     rollback to it;
+#   - stores racing the rollback (two threads storing into a shared mapping
+#     of a real file the writer had pwrite()n 'X' into): no X survives.
 # After each: the file is gone from the view, nothing is staged, the real
 # directory is byte-identical (mtimes too), the daemon is alive and the
 # mount works (write, read, remove a file). The control: a mapping of a new
@@ -307,6 +309,54 @@ check_eq "and it is staged" "A sb.txt" "$(t 30 cat "$MNT/$CTL/changes")"
 check_eq "and it reads so" "NEWSTOREefore the savepoint" "$(t 30 cat "$MNT/sb.txt")"
 check_ctl "savepoint s2 released again" OK release s2
 check_ctl "sb.txt rolled back" OK rollback
+
+# ---- a store racing the rollback must not carry the discarded
+# transaction back (found by the second attack, 2026-11-27): bytes written
+# with pwrite(2) before the rollback ('X' at the start of every page of a
+# real 2 MiB file), then a second process keeps storing at byte 100 of
+# each page through a shared mapping (two threads) while the writer itself
+# rolls back. Those stores may land on either side of the rollback; no X
+# may survive it, through the mount or in the real file after a commit.
+t 60 "$PY" -c 'import sys; open(sys.argv[1], "wb").write(b"A" * (2 << 20))' "$MNT/race.bin"
+check_ctl "race.bin committed" OK commit
+cat >"$T/race.py" <<'EOF'
+import mmap, os, sys, threading
+path, ctl = sys.argv[1:3]
+size = 2 << 20
+fd = os.open(path, os.O_RDWR)
+for off in range(0, size, 4096):
+    os.pwrite(fd, b"X", off)
+os.close(fd)
+fd = os.open(path, os.O_RDWR)
+m = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+stop = False
+def store(k):
+    i = 0
+    while not stop:
+        for off in range(k * 4096 + 100, size, 8192):
+            m[off] = 97 + i % 20
+        i += 1
+ts = [threading.Thread(target=store, args=(k,)) for k in (0, 1)]
+for t in ts:
+    t.start()
+c = os.open(ctl, os.O_WRONLY | os.O_TRUNC)
+os.write(c, b"rollback\n")
+os.close(c)
+stop = True
+for t in ts:
+    t.join()
+m.close()
+os.close(fd)
+print("end")
+EOF
+out=$(cd "$T" && t 120 "$PY" "$T/race.py" "$MNT/race.bin" "$MNT/$CTL/ctl" 2>&1 | tr '\n' '|')
+check_eq "stores racing the rollback: the writer ends" "end|" "$out"
+xs=$(t 30 "$PY" -c 'import sys; d = open(sys.argv[1], "rb").read(); print(sum(d[o] == 88 for o in range(0, len(d), 4096)))' "$MNT/race.bin")
+check_eq "stores racing the rollback: no page shows the X written before it" 0 "$xs"
+check_ctl "whatever the racing stores staged: rolled back" OK rollback
+check_eq "stores racing the rollback: race.bin reads as committed" "$(( 2 << 20 )) 0" \
+	"$(t 30 "$PY" -c 'import sys; d = open(sys.argv[1], "rb").read(); print(len(d), len(d) - d.count(b"A"))' "$MNT/race.bin")"
+lst "$WS" -mox >"$T/real0"	# race.bin is real now: the new reference
 echo "committed while mapped" >"$MNT/cm.txt"
 out=$(cd "$T" && t 60 "$PY" "$T/mm2.py" "$MNT/cm.txt" "$MNT/$CTL/ctl" "committed" commit 2>&1 | tr '\n' '|')
 check_eq "a file committed while mapped, stored into after the commit: the mapping reads the committed bytes after the rollback" "committed|end|" "$out"
