@@ -139,27 +139,39 @@ static int kind_rank(enum cstep_kind k)
 	return k == CS_FSYNC ? (int)CS_SYNC : (int)k;
 }
 
+/* Paths as a last key (a CLEAN step has none): the order of a plan never
+ * depends on inode numbers, so a commit's fault points are numbered the
+ * same way every time (the crash loops count on it). */
+static int cmp_path(const struct cstep *x, const struct cstep *y)
+{
+	return strcmp(x->a ? x->a : "", y->a ? y->a : "");
+}
+
 static int cmp_step(const void *a, const void *b)
 {
 	const struct cstep *x = a, *y = b;
 
 	if (kind_rank(x->kind) != kind_rank(y->kind))
 		return kind_rank(x->kind) - kind_rank(y->kind);
-	/* detach and meta: deepest first; attach kinds: shallowest first */
-	if (x->kind == CS_META)
-		return y->depth - x->depth;
-	if (x->kind == CS_DETACH)	/* a folder's names together */
+	/* detach and meta: deepest first (a folder's names together);
+	 * attach kinds: shallowest first */
+	if (x->kind == CS_META || x->kind == CS_DETACH)
 		return x->depth != y->depth ? y->depth - x->depth :
-					      strcmp(x->a, y->a);
-	return x->depth - y->depth;
+					      cmp_path(x, y);
+	return x->depth != y->depth ? x->depth - y->depth : cmp_path(x, y);
 }
 
-/* Attach kinds share one order: shallowest first, whatever the kind. */
+/* Attach kinds share one order: shallowest first, whatever the kind; at
+ * one depth, by kind, then by path (as cmp_step left them). */
 static int cmp_attach(const void *a, const void *b)
 {
 	const struct cstep *x = a, *y = b;
 
-	return x->depth - y->depth;
+	if (x->depth != y->depth)
+		return x->depth - y->depth;
+	if (kind_rank(x->kind) != kind_rank(y->kind))
+		return kind_rank(x->kind) - kind_rank(y->kind);
+	return cmp_path(x, y);
 }
 
 static bool is_attach(enum cstep_kind k)
