@@ -329,16 +329,20 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		rc = offload_ctl(fs, req, buf, size);
 		if (rc == 0)
 			return;
-	} else if (fi->writepage && itab_drop(fs, node_of(fs, ino))) {
-		/* a page written back while a rollback drops them (txn.c,
-		 * rollback_pages): discarded with the transaction */
-		rc = 0;
 	} else {
 		struct req_ctx c;
 
 		req_ctx(req, &c);
 		c.kill_suidgid = fs->killpriv && (fi->flags & TXFS_FI_KILL);
 		rdlock(fs);
+		/* a page written back while a rollback drops them (txn.c,
+		 * rollback_pages, which marks them under txlock): discarded
+		 * with the transaction */
+		if (fi->writepage && itab_drop(fs, node_of(fs, ino))) {
+			unlock(fs);
+			fuse_reply_write(req, size);
+			return;
+		}
 		rc = fh ? 0 : noopen_begin(fs, req, ino, O_WRONLY,
 					   whole_page(off, size), &tmp);
 		if (rc == 0)

@@ -537,14 +537,17 @@ static void flush_mapped(struct txfs *fs)
  * written back, or a page a mapping faulted in from the transaction just
  * before it was discarded (and then stored into), must not be written back
  * after it: that brought changes of the discarded transaction back (found
- * by tests and two attacks, 2026-11-27). So: mark the files (their
- * write-backs are dropped, op_write), discard, invalidate their pages (the
- * kernel writes the dirty ones back first, dropped, and unmaps them: the
- * next access reads the file as the rollback left it), unmark, and
- * invalidate once more (a write-back the kernel made on its own while the
- * mark was on left a clean page of dropped bytes). A store made while the
- * rollback runs lands on either side of it, as a write(2) racing it does;
- * write(2) itself is never dropped.
+ * by tests and two attacks, 2026-11-27). So, under txlock and only once
+ * nothing refuses the rollback: mark the files (their write-backs are
+ * dropped, op_write, which looks under txlock too), discard; after it,
+ * invalidate their pages (the kernel writes the dirty ones back first,
+ * dropped, and unmaps them: the next access reads the file as the
+ * rollback left it), unmark, and invalidate once more (a write-back the
+ * kernel made on its own while the mark was on left a clean page of
+ * dropped bytes). A rollback that is refused or fails unmarks before it
+ * lets go of txlock: no write-back is dropped and nothing is lost. A
+ * store made while the rollback runs lands on either side of it, as a
+ * write(2) racing it does; write(2) itself is never dropped.
  */
 static int rollback_pages(struct txfs *fs, bool full, uint64_t **ids,
 			  size_t *n)
@@ -575,15 +578,17 @@ int txn_rollback(struct txfs *fs, const char *savepoint, struct txn_report *r)
 
 	memset(r, 0, sizeof(*r));
 	atomic_fetch_add(&fs->verbs, 1);	/* ends the kept plan */
-	if ((rc = rollback_pages(fs, !savepoint, &ids, &nids))) {
-		report(fs, r, rc, "rollback failed: %s\n", strerror(-rc));
-		return rc;
-	}
 	pthread_rwlock_wrlock(&fs->txlock);
 	rc = refuse_pending(fs, r, "rollback");
 	if (rc == 0)
+		rc = rollback_pages(fs, !savepoint, &ids, &nids);
+	if (rc == 0)
 		rc = savepoint ? rollback_to(fs, savepoint, r, &il) :
 				 rollback_all(fs, r, &il);
+	if (rc && nids) {	/* nothing rolled back: nothing dropped */
+		itab_drop_set(fs, ids, nids, false);
+		nids = 0;
+	}
 	pthread_rwlock_unlock(&fs->txlock);
 	il_send(fs, &il, true, !savepoint);
 	rollback_pages_done(fs, ids, nids);

@@ -283,32 +283,56 @@ def verb(v):
     os.close(c)
 fd = os.open(path, os.O_RDWR)
 m = mmap.mmap(fd, 0, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-if mode == "before":
+if mode == "refused":
+    # a rollback to a savepoint that does not exist is refused: the
+    # store made before it, still dirty, is kept
     m[0:8] = b"NEWSTORE"
-verb("commit" if mode == "commit" else "savepoint s2")
-if mode != "before":
-    m[0:8] = b"NEWSTORE"
-verb("rollback" if mode == "commit" else "rollback s2")
+    try:
+        verb("rollback nosuch")
+    except OSError:
+        print("refused")
+else:
+    if mode == "before":
+        m[0:8] = b"NEWSTORE"
+    verb("commit" if mode == "commit" else "savepoint s2")
+    if mode != "before":
+        m[0:8] = b"NEWSTORE"
+    verb("rollback" if mode == "commit" else "rollback s2")
 print(m[0:len(before)].decode())
 m.close(); os.close(fd)
 print("end")
 EOF
+# mm2 WHAT FILE MODE EXPECT STAGED READS: FILE (made by the caller) goes
+# through mm2.py in MODE; its output (EXPECT: lines joined by |, the last
+# one what the mapping reads at the end), the changes staged after its
+# close and the file's bytes through the mount are checked.
+mm2() {
+	local what=$1 f=$2 mode=$3 out
+	out=$(cd "$T" && t 60 "$PY" "$T/mm2.py" "$MNT/$f" "$MNT/$CTL/ctl" "${4##*|}" "$mode" 2>&1 | tr '\n' '|')
+	check_eq "$what" "$4|end|" "$out"
+	check_eq "$what: staged after the close" "$5" "$(t 30 cat "$MNT/$CTL/changes")"
+	check_eq "$what: the bytes through the mount" "$6" "$(t 30 cat "$MNT/$f")"
+}
 echo "made before the savepoint" >"$MNT/sp.txt"
-out=$(cd "$T" && t 60 "$PY" "$T/mm2.py" "$MNT/sp.txt" "$MNT/$CTL/ctl" "made before" sp 2>&1 | tr '\n' '|')
-check_eq "a file made before a savepoint, stored into after it: the mapping reads the old bytes after 'rollback s2'" "made before|end|" "$out"
-check_eq "and only the file as made is staged after the close" "A sp.txt" "$(t 30 cat "$MNT/$CTL/changes")"
-check_eq "and it reads as made" "made before the savepoint" "$(t 30 cat "$MNT/sp.txt")"
+mm2 "a file made before a savepoint, stored into after it: the mapping reads the old bytes after 'rollback s2'" \
+	sp.txt sp "made before" "A sp.txt" "made before the savepoint"
 check_ctl "savepoint s2 released" OK release s2
 check_ctl "sp.txt rolled back" OK rollback
 # a store made before a savepoint, not yet written back, survives a
 # rollback to it (the savepoint writes mapped pages back first)
 echo "stored before the savepoint" >"$MNT/sb.txt"
-out=$(cd "$T" && t 60 "$PY" "$T/mm2.py" "$MNT/sb.txt" "$MNT/$CTL/ctl" "NEWSTORE" before 2>&1 | tr '\n' '|')
-check_eq "a store made before a savepoint: the mapping still reads it after 'rollback s2'" "NEWSTORE|end|" "$out"
-check_eq "and it is staged" "A sb.txt" "$(t 30 cat "$MNT/$CTL/changes")"
-check_eq "and it reads so" "NEWSTOREefore the savepoint" "$(t 30 cat "$MNT/sb.txt")"
+mm2 "a store made before a savepoint: the mapping still reads it after 'rollback s2'" \
+	sb.txt before NEWSTORE "A sb.txt" "NEWSTOREefore the savepoint"
 check_ctl "savepoint s2 released again" OK release s2
 check_ctl "sb.txt rolled back" OK rollback
+# a refused rollback drops nothing: the store made before it, still
+# dirty in the mapping, is written back and staged
+echo "stored before a refused rollback" >"$MNT/rf.txt"
+check_ctl "rf.txt committed" OK commit
+mm2 "a rollback to an unknown savepoint is refused; the mapping keeps its store" \
+	rf.txt refused "refused|NEWSTORE" "M rf.txt" "NEWSTOREefore a refused rollback"
+check_ctl "rf.txt committed again" OK commit
+check_eq "and the real file has the store" "NEWSTOREefore a refused rollback" "$(cat "$WS/rf.txt")"
 
 # ---- a store racing the rollback must not carry the discarded
 # transaction back (found by the second attack, 2026-11-27): bytes written
