@@ -649,7 +649,7 @@ static int decide(struct run_ctx *r, struct outcome *o)
 {
 	char *req[2], via[256];
 	size_t len;
-	int err = 0;
+	int err = 0, rc;
 	bool ok = o->cmd_status == 0 && o->check_status <= 0 && !got_signal &&
 		  !r->tree_failed;
 
@@ -660,8 +660,23 @@ static int decide(struct run_ctx *r, struct outcome *o)
 	req[0] = ok ? "commit" : "rollback";
 	req[1] = via_text(r, via, sizeof(via));
 	o->action = ok ? "committed" : "rolled-back";
-	if (cli_request(r->state, ok ? 2 : 1, req, &err, &o->message, &len) ||
-	    err) {
+	rc = cli_request(r->state, ok ? 2 : 1, req, &err, &o->message, &len);
+	if (rc < 0) {	/* no answer: the daemon is gone */
+		o->action = ok ? "commit-failed" : "rollback-failed";
+		free(o->message);
+		if (asprintf(&o->message, "the daemon of %s does not answer "
+			     "(%s): it died or was killed. The transaction "
+			     "stays in %s: `txfs recover %s` completes or "
+			     "undoes a commit it stopped in, then `txfs mount "
+			     "%s` shows what is staged (commit or roll it "
+			     "back)\n", r->ws, rc == -EPROTO ? "the "
+			     "connection closed without an answer" :
+			     strerror(-rc), r->state,
+			     r->state, r->ws) < 0)
+			o->message = NULL;
+		return 1;
+	}
+	if (rc || err) {
 		o->action = ok ? "commit-refused" : "rollback-failed";
 		return 1;
 	}

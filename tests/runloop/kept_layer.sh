@@ -101,6 +101,10 @@ keep_by() {
 		[ "$RC" != 0 ] && [ "$RC" != 124 ] && [ "$RC" != 137 ] &&
 			ok "[$u] run-killed: that txfs run failed (exit $RC: $(tr '\n' ' ' <<<"$ERR" | head -c 200))" ||
 			fail "[$u] run-killed: expected that txfs run to fail got exit $RC: $(head -c 300 <<<"$ERR")"
+		grep "run: commit-failed: the daemon of .* does not answer" <<<"$ERR" >/dev/null &&
+			grep "txfs recover $STATE" <<<"$ERR" >/dev/null &&
+			ok "[$u] run-killed: it says the daemon does not answer and how to recover" ||
+			fail "[$u] run-killed: expected 'commit-failed: the daemon ... does not answer' and 'txfs recover $STATE', got: $(head -c 300 <<<"$ERR")"
 		check_unmounted "[$u] run-killed: the run's dead mount"
 		;;
 	esac
