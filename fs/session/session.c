@@ -69,6 +69,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,6 +276,24 @@ static int sup_globs(const struct policy *pol, char **text)
 	return rc;
 }
 
+/* What .txfs/ctl reads after a txfs exec step (the savepoint verbs it
+ * runs underneath would otherwise speak for it: "savepoint cmd-1
+ * released; its changes are kept" after a command was rolled back). */
+static void set_last(struct txfs *fs, const char *fmt, ...)
+{
+	va_list ap;
+	char *text = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) < 0)
+		text = NULL;
+	va_end(ap);
+	pthread_mutex_lock(&fs->ctl_lock);
+	free(fs->last_report);
+	fs->last_report = text;
+	pthread_mutex_unlock(&fs->ctl_lock);
+}
+
 static int cmd_begin(struct txfs *fs, int cfd, int argc, char **argv,
 		     struct txn_report *r)
 {
@@ -306,6 +325,8 @@ static int cmd_begin(struct txfs *fs, int cfd, int argc, char **argv,
 		return rc;
 	}
 	bind_plan(fs, sp, seq_txid);
+	set_last(fs, "txfs exec: command %llu running (savepoint %s)\n",
+		 (unsigned long long)id, sp);
 	/* argv is bytes: "argv_hex" keeps an argument that is not UTF-8 */
 	ev = json_pack("{s:I,s:[]}", "cmd", (json_int_t)id, "argv");
 	for (int i = 0; ev && i < argc; i++)
@@ -405,6 +426,12 @@ static int cmd_end(struct txfs *fs, char **argv, struct txn_report *r)
 		free(sub.text);
 	}
 	total = cut_changes(changes, CMD_MAX_CHANGES);
+	set_last(fs, "txfs exec: command %llu %s (exit %d): %zu change%s %s\n",
+		 (unsigned long long)id, rc ? "could not be rolled back" :
+		 undo ? "rolled back" : "kept", atoi(argv[2]), total,
+		 total == 1 ? "" : "s", rc ? "stay staged" : undo ?
+		 "discarded" : "staged in the session (commit or roll back "
+		 "the session to end it)");
 	ev = json_pack("{s:I,s:s,s:i,s:s}", "cmd", (json_int_t)id,
 		       "savepoint", sp, "exit", atoi(argv[2]),
 		       "outcome", rc ? "rollback-failed" :

@@ -660,6 +660,7 @@ int txn_release(struct txfs *fs, const char *name, struct txn_report *r)
 	struct layer_txn *t;
 	struct sp_names n = { 0 };
 	uint32_t level;
+	bool changed = false;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -674,14 +675,16 @@ int txn_release(struct txfs *fs, const char *name, struct txn_report *r)
 		report(fs, r, rc, "release %s: no such savepoint\n", name);
 		goto out;
 	}
-	if ((rc = layer_sp_release(t, level)) ||
+	if ((rc = layer_sp_changed(t, level, &changed)) ||
+	    (rc = layer_sp_release(t, level)) ||
 	    (rc = sp_truncate(t, &n, level - 1)))
 		goto out;
 	rc = layer_commit(t);
 	t = NULL;
 	if (rc == 0)
-		report(fs, r, 0, "savepoint %s released; its changes are kept\n",
-		       name);
+		report(fs, r, 0, changed ? "savepoint %s released; its changes "
+		       "are kept\n" : "savepoint %s released; nothing had "
+		       "changed since it\n", name);
 out:
 	free(n.buf);
 	layer_txn_end(t);

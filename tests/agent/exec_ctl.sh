@@ -85,7 +85,7 @@ check_attempts() {
 }
 
 body() {
-	local real
+	local real ctl
 	ws_fixture
 	real=$(snap "$WS")
 	mount_ws
@@ -96,6 +96,12 @@ body() {
 		fail "[$WHO] b.txt or nested.txt still in the view after the rollback"
 	check_eq "[$WHO] no savepoint left (cmd-1 released, none taken from inside)" 0 \
 		"$(as_run cat "$WS/.txfs/status.json" | sed -n 's/.*"savepoints":\([0-9]*\).*/\1/p')"
+	# .txfs/ctl speaks for the command, not for the savepoint verbs
+	# txfs exec ran underneath ("cmd-1 released; its changes are kept")
+	ctl=$(as_run cat "$WS/.txfs/ctl")
+	grep -E '^txfs exec: command 1 rolled back \(exit 1\): [0-9]+ changes? discarded$' <<<"$ctl" >/dev/null &&
+		ok "[$WHO] .txfs/ctl reads: command 1 rolled back, its changes discarded" ||
+		fail "[$WHO] .txfs/ctl after the rolled-back command: $ctl"
 	if grep -q '"event":"veto","op":"control","path":"savepoint evil".*"errno":"EPERM"' "$STATE/audit.log"; then
 		ok "[$WHO] the refusals are vetoes in STATE/audit.log"
 	else
@@ -105,6 +111,10 @@ body() {
 	xexec 2 0
 	check_attempts "command 2 (exit 0)"
 	check_eq "[$WHO] command 2: kept (staged)" "kept" "$(jget outcome)"
+	ctl=$(as_run cat "$WS/.txfs/ctl")
+	grep -E '^txfs exec: command 2 kept \(exit 0\): [0-9]+ changes? staged in the session' <<<"$ctl" >/dev/null &&
+		ok "[$WHO] .txfs/ctl reads: command 2 kept, staged in the session" ||
+		fail "[$WHO] .txfs/ctl after the kept command: $ctl"
 	check_eq "[$WHO] ... b.txt staged in the view" b "$(as_run cat "$WS/b.txt")"
 	# the agent itself, outside any command, may still roll back
 	as_run sh -c "echo rollback > '$WS/.txfs/ctl'" ||
