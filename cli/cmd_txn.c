@@ -330,6 +330,21 @@ static int finish(const char *what, int err, char *out)
 	return 0;
 }
 
+/* An empty argument (an unset variable: `txfs rollback MNT "$SP"`) would
+ * end the request (send_request) and turn a rollback to a savepoint into a
+ * full one, a commit of paths into a commit of everything: refused. */
+static int cli_empty_arg(const char *what, int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++)
+		if (!argv[i][0]) {
+			cli_err(0, "%s: argument %d is empty (an unset "
+				"variable?): refused, nothing was done", what,
+				i + 1);
+			return 1;
+		}
+	return 0;
+}
+
 static int simple(int argc, char **argv, const char *usage, int min, int max,
 		  bool json_ok)
 {
@@ -346,6 +361,8 @@ static int simple(int argc, char **argv, const char *usage, int min, int max,
 		fputs(usage, stderr);
 		return 2;
 	}
+	if (cli_empty_arg(argv[0], argc - o.first, argv + o.first))
+		return 2;
 	req[n++] = argv[0];
 	if (o.json)
 		req[n++] = "--json";
@@ -429,6 +446,8 @@ int cmd_commit(int argc, char **argv)
 		cli_err(0, "commit: missing MNT");
 		return 2;
 	}
+	if (cli_empty_arg("commit", argc - o.first, argv + o.first))
+		return 2;
 	req = calloc((size_t)argc + 2, sizeof(*req));
 	if (!req)
 		return 1;

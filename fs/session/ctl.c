@@ -387,8 +387,9 @@ int ctl_write(struct txfs *fs, const struct req_ctx *c, const char *buf,
 	size_t n = size;
 	int rc;
 
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' ' ||
-		     buf[n - 1] == '\t' || buf[n - 1] == '\r'))
+	/* line ends only: a blank after the verb is kept, so that
+	 * "rollback $SP" with SP empty is refused, not a full rollback */
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
 		n--;
 	if (n == 0)
 		return 0;

@@ -775,6 +775,14 @@ int txn_command(struct txfs *fs, const char *line, const struct req_ctx *c,
 		txn_history_sync(fs);	/* before the write returns */
 		return rc;
 	}
+	if (!strcmp(verb, "rollback") && n == 1 &&
+	    strcmp(line + strspn(line, " \t"), "rollback")) {
+		/* "rollback " (an unset $SP) never means "everything" */
+		report(fs, r, -EINVAL, "rollback: the savepoint name is empty: "
+		       "nothing was rolled back (write `rollback` alone to "
+		       "discard every staged change)\n");
+		return -EINVAL;
+	}
 	if (!strcmp(verb, "rollback"))
 		return txn_rollback(fs, n == 2 ? arg : NULL, r);
 	if (!strcmp(verb, "savepoint") && n == 2)

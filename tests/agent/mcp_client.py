@@ -489,6 +489,14 @@ def features(c, ws, txfs, runner):
           shows(c, "x.txt"),
           "rollback --force: refused as no such savepoint; the transaction intact",
           (items(r), st2.get("added")))
+    # an empty savepoint name (an agent's unset variable) is refused by
+    # the schema (-32602), never a rollback of everything
+    r = c.call("rollback", {"savepoint": ""})
+    _, st3 = last_cmd(c)
+    check(r.get("error", {}).get("code") == -32602 and
+          st3.get("added") == st2.get("added") and shows(c, "x.txt"),
+          "rollback savepoint '': refused (-32602); the transaction intact",
+          (r, st3.get("added")))
     r = c.call("diff", {"paths": ["--stat"]})
     check(not r["result"]["isError"] and items(r) == [""], "diff paths [--stat]: a path, no diff", r)
     r = c.call("diff", {"paths": ["x.txt"], "name_status": True})

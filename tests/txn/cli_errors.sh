@@ -5,7 +5,8 @@
 # commands given a folder that is not a txfs mount (no control folder, or
 # one whose status.json is not txfs's), `txfs exec` outside any mount:
 # each exits non-zero and its stderr ends without ': No such file or
-# directory', ': Input/output error' or ': Success'.
+# directory', ': Input/output error' or ': Success'. An empty savepoint
+# name or path is refused, never taken as "everything".
 . "$(dirname "$0")/txnlib.sh"
 
 # no_suffix WHAT: CERR (the last cli_run) has no lying errno suffix.
@@ -26,6 +27,45 @@ no_suffix "rollback --command 99"
 cli_run diff --command 99 "$MNT"
 [ "$CRC" != 0 ] && ok "diff --command 99 fails" || fail "diff --command 99 exits 0"
 no_suffix "diff --command 99"
+txfs_umount || exit 1
+
+# an empty savepoint name or path (an unset variable: "$SP") never widens
+# a verb: `txfs rollback MNT ""` is no full rollback, `txfs commit MNT ""`
+# no commit of everything, "rollback " written to ctl no full rollback
+# (found by an attack, 2026-11-27). Staged: work.txt before savepoint
+# sp1, late.txt after it; every attempt must leave both staged.
+txfs_mount || exit 1
+in_mnt 'echo work > work.txt'
+check_ctl "savepoint sp1" OK savepoint sp1
+in_mnt 'echo late > late.txt'
+staged_both() {
+	[ "$(cat "$MNT/work.txt" 2>/dev/null)" = work ] &&
+		[ "$(cat "$MNT/late.txt" 2>/dev/null)" = late ] &&
+		[ ! -e "$WS/work.txt" ] && [ ! -e "$WS/late.txt" ] &&
+		ok "$1: nothing rolled back or committed (both files staged)" ||
+		fail "$1: mount: $(ls "$MNT"), real: $(ls "$WS")"
+}
+for verb in rollback savepoint release commit; do
+	cli_run $verb "$MNT" ""
+	check_eq "txfs $verb MNT '': refused as wrong usage" 2 "$CRC"
+	case $CERR in
+	*"$verb: argument 2 is empty (an unset variable?): refused, nothing was done") ok "txfs $verb MNT '': says so" ;;
+	*) fail "txfs $verb MNT '': $CERR" ;;
+	esac
+	staged_both "txfs $verb MNT ''"
+done
+cli_run commit "$MNT" late.txt ""
+check_eq "txfs commit MNT late.txt '': refused" 2 "$CRC"
+staged_both "txfs commit MNT late.txt ''"
+check_ctl "'rollback ' (a blank after the verb) is refused" EINVAL "rollback "
+case $(ctl_text) in
+*"savepoint name is empty: nothing was rolled back"*) ok "ctl says the name is empty" ;;
+*) fail "ctl after 'rollback ': $(ctl_text)" ;;
+esac
+staged_both "'rollback ' to ctl"
+check_ctl "'rollback' alone still rolls back to nothing staged" OK rollback
+[ ! -e "$MNT/work.txt" ] && [ ! -e "$MNT/late.txt" ] && ok "'rollback' alone discarded both" ||
+	fail "'rollback' alone: $(ls "$MNT")"
 txfs_umount || exit 1
 
 mkdir -p "$T/plain" "$T/fake/.txfs"
