@@ -310,7 +310,8 @@ static int run_undo(int argc, char **argv, bool restore)
 		u.paths = (const char *const *)argv + o.first + 1;
 		u.npaths = (size_t)(argc - o.first - 1);
 		for (size_t i = 0; i < u.npaths; i++)
-			if (u.paths[i][0] == '/' || strstr(u.paths[i], "..")) {
+			if (!u.paths[i][0] || u.paths[i][0] == '/' ||
+			    strstr(u.paths[i], "..")) {	/* "": everything */
 				cli_err(0, "restore: %s: give a path relative to the "
 					"workspace, without '..'", u.paths[i]);
 				return 2;

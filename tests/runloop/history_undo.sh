@@ -125,6 +125,12 @@ restore_body() {
 	run_txfs -- sh -c 'rm -rf src && echo gotcha >src'
 	check_rc "B2 restore: committed" 0
 	after=$(snapx "$WS")
+	# an empty path (an unset variable) or one with '..' restores nothing
+	for bad in "" ../x /etc; do
+		hist restore "$WS" "$bad"
+		check_hrc "B2 restore '$bad': refused" 2
+		check_snap "B2 restore '$bad': nothing changed" "$after" "$(snapx "$WS")"
+	done
 	hist restore "$WS" src/f1.c
 	check_hrc "B2 restore src/f1.c after src became a file" 0
 	check_eq "B2 restore: src/f1.c" "important 1" "$(cat "$WS/src/f1.c" 2>&1)"
