@@ -482,12 +482,25 @@ static int begin(struct exec_ctx *x)
 
 	while (x->cmd[n])
 		n++;
-	req = calloc((size_t)n + 2, sizeof(*req));
+	/* each argument after "=", so that an empty one (the request's end
+	 * marker) does not cut the logged argv short: `sh -c 'eval "$1"' ""
+	 * PAYLOAD` would log without its payload */
+	req = calloc((size_t)n + 3, sizeof(*req));
 	if (!req)
 		return -ENOMEM;
 	req[0] = "cmd-begin";
-	memcpy(req + 1, x->cmd, (size_t)n * sizeof(*req));
-	out = ask(x, n + 1, req);
+	req[1] = "--argv=";
+	for (int i = 0; i < n; i++)
+		if (asprintf(&req[i + 2], "=%s", x->cmd[i]) < 0) {
+			req[i + 2] = NULL;
+			for (int k = 2; k < i + 2; k++)
+				free(req[k]);
+			free(req);
+			return -ENOMEM;
+		}
+	out = ask(x, n + 2, req);
+	for (int i = 0; i < n; i++)
+		free(req[i + 2]);
 	free(req);
 	if (!out || sscanf(out, "%llu %llu %d %d", &x->id, &x->vetoes0,
 			   &network, &globs) < 3) {

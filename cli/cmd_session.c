@@ -212,8 +212,14 @@ static void print_cmd(FILE *f, json_t *c)
 		snprintf(ex, sizeof(ex), "%lld", (long long)ival(c, "exit"));
 
 	fprintf(f, "command %lld:", (long long)ival(c, "cmd"));
-	json_array_foreach(argv, i, v)
-		put_bytes(f, " ", c, "argv", (long)i);
+	json_array_foreach(argv, i, v) {
+		const char *a = json_string_value(v);
+
+		if (a && !*a)	/* an empty argument, seen */
+			fputs(" ''", f);
+		else
+			put_bytes(f, " ", c, "argv", (long)i);
+	}
 	fprintf(f, "\n  %s, exit %s, savepoint %s, %zu changes, %lld vetoes\n",
 		json_string_value(json_object_get(c, "outcome")),
 		ex,

@@ -4,7 +4,10 @@
  * session (`txfs exec`), and the session's history. Control-socket verbs
  * (fs/session/sock.c hands every "cmd-*" and "changes-since" request here):
  *
- *   cmd-begin ARGV...          number the command N (meta "cmd_seq", kept
+ *   cmd-begin [--argv=] ARGV...
+ *                              (with --argv=, each argument after "=", so
+ *                              that an empty one is sent too)
+ *                              number the command N (meta "cmd_seq", kept
  *                              across remounts), take savepoint "cmd-N",
  *                              log {"event":"cmd-begin","cmd":N,"argv":[..]}.
  *                              Answers "N VETOES NETWORK GLOBS\n": the
@@ -301,7 +304,7 @@ static int cmd_begin(struct txfs *fs, int cfd, int argc, char **argv,
 	uint64_t vetoes = atomic_load(&fs->vetoes), id, seq_txid;
 	char sp[32], *globs = NULL;
 	json_t *ev;
-	int globs_rc, rc = next_cmd_id(fs, &id, &seq_txid);
+	int globs_rc, prefixed = 0, rc = next_cmd_id(fs, &id, &seq_txid);
 
 	if (rc)
 		return rc;
@@ -325,12 +328,18 @@ static int cmd_begin(struct txfs *fs, int cfd, int argc, char **argv,
 		return rc;
 	}
 	bind_plan(fs, sp, seq_txid);
+	if (argc > 1 && !strcmp(argv[0], "--argv=")) {
+		/* each argument after "=" (cmd_exec.c): an empty one too */
+		argc--;
+		argv++;
+		prefixed = 1;
+	}
 	set_last(fs, "txfs exec: command %llu running (savepoint %s)\n",
 		 (unsigned long long)id, sp);
 	/* argv is bytes: "argv_hex" keeps an argument that is not UTF-8 */
 	ev = json_pack("{s:I,s:[]}", "cmd", (json_int_t)id, "argv");
 	for (int i = 0; ev && i < argc; i++)
-		if (audit_json_append_bytes(ev, "argv", argv[i]))
+		if (audit_json_append_bytes(ev, "argv", argv[i] + prefixed))
 			break;
 	if (ev && !json_object_set_new(ev, "savepoint", json_string(sp)))
 		audit_json(fs, "cmd-begin", ev);

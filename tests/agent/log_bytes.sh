@@ -4,7 +4,8 @@
 # the unprivileged test user. Real files named with a byte that is not
 # UTF-8, a newline, quotes and backslashes, control bytes (ESC), a real
 # U+FFFD, are vetoed (`deny delete keep/**`); a txfs exec command gets
-# such names as arguments and creates files with them, and one of its
+# such names as arguments (after an empty one, which must not cut the
+# logged argv short) and creates files with them, and one of its
 # deletions is vetoed. Then: every line of STATE/audit.log is strict JSON;
 # every veto path, the command's argv, its changes and its vetoed lines
 # read back (K_hex when present, K otherwise) to the exact bytes; two
@@ -53,7 +54,8 @@ for r in recs:
 assert ("keep/bad\ufffd", "6b6565702f626164ff") in seen, sorted(seen)
 begin = [r for r in recs if r["event"] == "cmd-begin"][-1]
 argv = [exact(begin, "argv", i) for i in range(len(begin["argv"]))]
-assert argv[-2:] == [b"new\xfe", b"new\nline"], argv
+assert argv[-3:] == [b"", b"new\xfe", b"new\nline"], argv
+assert argv[0] == b"sh" and argv[1] == b"-c" and argv[3] == b"sh", argv
 assert begin["argv_hex"][-2] == "6e6577fe" and begin["argv_hex"][-1] is None
 end = [r for r in recs if r["event"] == "cmd-end"][-1]
 assert end["outcome"] == "kept", end
@@ -107,8 +109,9 @@ for n in os.listdir(d):
 print(bad)' "$WS" 2>&1)
 	check_eq "[$u] the 5 hostile names in keep/: deletes refused" 5 "$out"
 
-	ag_exec -- sh -c 'for f in "$@"; do echo y > "$f"; done; rm -f keep/bad* 2>/dev/null; exit 0' sh \
-		$'new\xfe' $'new\nline'
+	# an empty argument before them: the logged argv is not cut there
+	ag_exec -- sh -c 'for f in "$@"; do [ -z "$f" ] || echo y > "$f"; done; rm -f keep/bad* 2>/dev/null; exit 0' sh \
+		"" $'new\xfe' $'new\nline'
 	check_eq "[$u] txfs exec with names that are not UTF-8: kept, exit 0" "kept 0" \
 		"$(jget outcome) $(jget exit)"
 	check_eq "[$u] its report: the veto of keep/bad\\xff, exact in vetoed_hex" \
@@ -130,7 +133,7 @@ print(v.decode("ascii", "backslashreplace").replace(sys.argv[1], ""))' "$T/")"
 		grep -qF 'keep/nl\nname' "$T/log$SEQ.txt" &&
 		grep -qF 'keep/ctl\x01\x1b[31m' "$T/log$SEQ.txt" &&
 		grep -qF 'keep/q"b\\s' "$T/log$SEQ.txt" &&
-		grep -qF 'new\xfe new\nline' "$T/log$SEQ.txt"; then
+		grep -qF "sh '' new\\xfe new\\nline" "$T/log$SEQ.txt"; then
 		ok "[$u] txfs log: names quoted for a terminal"
 	else
 		fail "[$u] txfs log text: $(head -c 1500 "$T/log$SEQ.txt")"
