@@ -188,6 +188,7 @@ struct plan_u {
 	int lfd;
 	unsigned naside, npatch, nstash;
 	unsigned hid_conflicts, hid_skipped, hid_ops;	/* left out (o->hide) */
+	unsigned nomem_conflicts;	/* not named: out of memory */
 	bool restore;
 };
 int ru_depth(const char *p);

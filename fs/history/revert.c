@@ -672,7 +672,11 @@ static int plan_all(struct plan_u *u, json_t *recs)
 	if (u->hid_skipped)
 		fprintf(stderr, "not undone (--force): %u paths the mount's policy "
 			"hides (left out)\n", u->hid_skipped);
-	return json_array_size(u->conflicts) || u->hid_conflicts ? -EBUSY : 0;
+	if (u->nomem_conflicts)
+		fprintf(stderr, "conflict: %u paths not named (out of memory)\n",
+			u->nomem_conflicts);
+	return json_array_size(u->conflicts) || u->hid_conflicts ||
+	       u->nomem_conflicts ? -EBUSY : 0;
 }
 
 int history_undo(const struct undo_opts *o)

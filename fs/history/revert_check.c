@@ -133,24 +133,36 @@ void ru_conflict(struct plan_u *u, const char *path, const char *why,
 {
 	unsigned long long id = strtoull(rec, NULL, 16);
 	bool hid = ru_hidden(u->o, path);
+	/* quoted as NAMES IN OUTPUT says (a newline or ": " in a name never
+	 * splits its line); the text is then UTF-8, which json_sprintf
+	 * needs: a name that is not made json_sprintf return NULL, and the
+	 * conflict was lost (an undo overwrote a file changed since) */
+	char *q = audit_cquote(path, ": ");
+	json_t *line;
 
 	if (u->o->force && skippable) {
 		if (!json_object_get(u->skip, path) && hid)
 			u->hid_skipped++;	/* counted, not named */
 		else if (!json_object_get(u->skip, path))
 			fprintf(stderr, "not undone (--force): %s: %s (commit %llu)\n",
-				path, why, id);
+				q ? q : "?", why, id);
 		json_object_set_new_nocheck(u->skip, path, json_true());
+		free(q);
 		return;
 	}
-	if (u->o->force)
+	if (u->o->force) {
+		free(q);
 		return;	/* --force takes it back anyway (aside: kept in U) */
+	}
 	if (hid) {
 		u->hid_conflicts++;	/* refuses as any other, unnamed */
+		free(q);
 		return;
 	}
-	json_array_append_new(u->conflicts, json_sprintf("%s: %s (commit %llu)",
-							 path, why, id));
+	line = q ? json_sprintf("%s: %s (commit %llu)", q, why, id) : NULL;
+	if (!line || json_array_append_new(u->conflicts, line))
+		u->nomem_conflicts++;	/* still refused */
+	free(q);
 }
 
 bool ru_hidden(const struct undo_opts *o, const char *path)

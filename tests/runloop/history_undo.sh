@@ -17,6 +17,8 @@
 #      again, a deleted folder made again as a file, a renamed file's old
 #      name taken again) stays, is never in the undo's record, and the
 #      undo of the undo does not delete it;
+#   B5 names not UTF-8, with a newline or ": ": an edit or a file made again
+#      since the commit refuses the undo, one quoted line a conflict;
 #   S11 a hard link a commit made: undone, st_nlink back to 1;
 #   a crash at every step of the undo of a commit that swapped, rotated,
 #   replaced a folder by a file and linked (TXFS_FAULT=undo:N): after
@@ -190,6 +192,39 @@ force_body() {
 		moved "user work"
 }
 
+# B5 names that are not UTF-8, hold a newline or ": ": a file the commit
+# rewrote and the user edited since, and one the commit deleted and the
+# user made again, must refuse the undo (exit 1) and keep the user's
+# bytes, each conflict on one line, the name quoted (found by an attack,
+# 2026-11-27: json_sprintf dropped a conflict whose name is not UTF-8,
+# and the undo overwrote the edit)
+names_body() {
+	local n mod gone after err q
+	for n in $'x\xffy' $'new\nline' 'c: d'; do
+		q=$(printf '%q' "$n")
+		fixture
+		as_run sh -c 'echo old >"$1/$2" && echo old >"$1/$2.del"' sh "$WS" "$n"
+		run_txfs -- sh -c 'echo committed >"$1" && rm "$1.del"' sh "$n"
+		check_rc "B5 $q: committed" 0
+		as_run sh -c 'echo user edit >"$1/$2" && echo made again >"$1/$2.del"' sh "$WS" "$n"
+		after=$(snapx "$WS")
+		hist undo "$WS"
+		check_hrc "B5 $q: the undo refuses" 1
+		check_snap "B5 $q: nothing changed" "$after" "$(snapx "$WS")"
+		mod=$(grep -c '^conflict: .*: changed since (commit' <<<"$HERR")
+		gone=$(grep -c '^conflict: .*: made again since (commit' <<<"$HERR")
+		check_eq "B5 $q: two conflicts, one line each (and the refusal)" "1 1 3" \
+			"$mod $gone $(wc -l <<<"$HERR")"
+		case $n in
+		'c: d') err='conflict: "c: d": changed since' ;;
+		*$'\n'*) err='conflict: "new\nline": changed since' ;;
+		*) err='conflict: "x\377y": changed since' ;;
+		esac
+		grep -qF "$err" <<<"$HERR" && ok "B5 $q: the name quoted" ||
+			fail "B5 $q: expected '$err' in: $HERR"
+	done
+}
+
 links_body() {
 	fixture
 	scenario "S11 a hard link made" 'ln b b_link'
@@ -207,6 +242,7 @@ all_body() {
 	restore_body
 	xattrs_body
 	force_body
+	names_body
 	links_body
 	check_unmounted "history_undo"
 }
