@@ -128,7 +128,12 @@ struct copts {
 	unsigned long long (*gaps)[2];
 	size_t ngaps;
 };
-int copts_parse(int argc, char **argv, struct copts *o, const char *usage);
+/* Parse the options; one that allow (short letters: j --json, F --force,
+ * s --stat, n --name-status, S --since, N --command, M --commands) leaves
+ * out is refused: 2 after "txfs: CMD: --X is not an option of this
+ * command". */
+int copts_parse(int argc, char **argv, struct copts *o, const char *usage,
+		const char *allow);
 
 /* limit_opts.c: --timeout, --memory, --cpu, --pids (set: given on the
  * command line, "none" included). cli_limit_opt returns 0 or 2 after

@@ -580,7 +580,7 @@ int cmd_diff(int argc, char **argv)
 	struct dsrc d = { .old_which = "real" };
 	struct copts o;
 	size_t len;
-	int rc = copts_parse(argc, argv, &o, usage), err = 0;
+	int rc = copts_parse(argc, argv, &o, usage, "snSN"), err = 0;
 
 	if (rc || o.help)
 		return rc;

@@ -270,8 +270,28 @@ static const char ctl_name_help[] =
 	"\n  --ctl-name NAME  the control folder's name, for a mount given one\n"
 	"                   (default .txfs)\n";
 
-int copts_parse(int argc, char **argv, struct copts *o, const char *usage)
+/* The options given that allow (their short letters: j F s n S N M)
+ * leaves out: the first one's name, or NULL. */
+static const char *copts_extra(const struct copts *o, const char *allow)
 {
+	static const struct { char c; const char *name; } names[] = {
+		{ 'j', "--json" }, { 'F', "--force" }, { 's', "--stat" },
+		{ 'n', "--name-status" }, { 'S', "--since" },
+		{ 'N', "--command" }, { 'M', "--commands" },
+	};
+	bool set[] = { o->json, o->force, o->stat, o->name_status,
+		       o->since != NULL, o->command != NULL, o->commands };
+
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++)
+		if (set[i] && !strchr(allow, names[i].c))
+			return names[i].name;
+	return NULL;
+}
+
+int copts_parse(int argc, char **argv, struct copts *o, const char *usage,
+		const char *allow)
+{
+	const char *extra;
 	static const struct option lopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "force", no_argument, NULL, 'F' },
@@ -310,6 +330,12 @@ int copts_parse(int argc, char **argv, struct copts *o, const char *usage)
 		}
 	}
 	o->first = optind;
+	if ((extra = copts_extra(o, allow))) {
+		/* `txfs rollback MNT --force` was a plain full rollback */
+		cli_err(0, "%s: %s is not an option of this command (see "
+			"--help); nothing was done", argv[0], extra);
+		return 2;
+	}
 	return 0;
 }
 
@@ -351,7 +377,7 @@ static int simple(int argc, char **argv, const char *usage, int min, int max,
 	struct copts o;
 	char *out = NULL, *req[8];
 	size_t len, n = 0;
-	int rc = copts_parse(argc, argv, &o, usage), err;
+	int rc = copts_parse(argc, argv, &o, usage, json_ok ? "j" : ""), err;
 
 	if (rc || o.help)
 		return rc;
@@ -394,7 +420,7 @@ int cmd_rollback(int argc, char **argv)
 
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		if (!strncmp(argv[i], "--command", 9)) {
-			if (copts_parse(argc, argv, &o, "") ||
+			if (copts_parse(argc, argv, &o, "", "N") ||
 			    argc - o.first != 1 || !o.command) {
 				cli_err(0, "rollback: usage: txfs rollback MNT "
 					"--command N");
@@ -438,7 +464,7 @@ int cmd_commit(int argc, char **argv)
 	struct copts o;
 	char **req, *out = NULL;
 	size_t len, n = 0;
-	int rc = copts_parse(argc, argv, &o, usage), err;
+	int rc = copts_parse(argc, argv, &o, usage, "F"), err;
 
 	if (rc || o.help)
 		return rc;
@@ -518,7 +544,7 @@ int cmd_log(int argc, char **argv)
 	struct copts o;
 	char *out = NULL, *req[1] = { "log" };
 	size_t len;
-	int rc = copts_parse(argc, argv, &o, log_usage), err;
+	int rc = copts_parse(argc, argv, &o, log_usage, "jM"), err;
 
 	if (rc || o.help)
 		return rc;

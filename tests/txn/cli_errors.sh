@@ -57,6 +57,20 @@ done
 cli_run commit "$MNT" late.txt ""
 check_eq "txfs commit MNT late.txt '': refused" 2 "$CRC"
 staged_both "txfs commit MNT late.txt ''"
+# an option the command does not take is refused, not ignored (`txfs
+# rollback MNT --force` was a full rollback)
+for args in "rollback $MNT --force" "rollback $MNT --forc" "rollback $MNT sp1 --json" \
+	"savepoint $MNT --stat s2" "release $MNT --since x sp1" "commit --json $MNT" \
+	"commit --command 1 $MNT"; do
+	# shellcheck disable=SC2086
+	cli_run $args
+	check_eq "txfs $args: exit 2" 2 "$CRC"
+	case $CERR in
+	*"is not an option of this command (see --help); nothing was done") ok "txfs $args: says so" ;;
+	*) fail "txfs $args: $CERR" ;;
+	esac
+	staged_both "txfs $args"
+done
 check_ctl "'rollback ' (a blank after the verb) is refused" EINVAL "rollback "
 case $(ctl_text) in
 *"savepoint name is empty: nothing was rolled back"*) ok "ctl says the name is empty" ;;
