@@ -43,6 +43,7 @@ static void report(struct txfs *fs, struct txn_report *r, int err,
 	pthread_mutex_lock(&fs->ctl_lock);
 	free(fs->last_report);
 	fs->last_report = text ? strdup(text) : NULL;
+	fs->exec_running = 0;	/* the text is this verb's now */
 	pthread_mutex_unlock(&fs->ctl_lock);
 }
 
@@ -105,6 +106,7 @@ static void report_append(struct txfs *fs, struct txn_report *r,
 	pthread_mutex_lock(&fs->ctl_lock);
 	free(fs->last_report);
 	fs->last_report = strdup(joined);
+	fs->exec_running = 0;
 	pthread_mutex_unlock(&fs->ctl_lock);
 }
 
@@ -899,6 +901,19 @@ int txn_commit_paths(struct txfs *fs, bool force, const char *const *paths,
 	for (size_t i = 0; i < n && rc == 0; i++)
 		if (!(canon[i] = canon_path(paths[i])))
 			rc = -ENOMEM;
+	/* "/" ("$DIR/" with DIR unset), "." or "./." names the root: a
+	 * commit of everything was not asked for by naming paths; an
+	 * absolute path is refused too (paths are the mount root's) */
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if (paths[i][0] == '/' || !canon[i][0]) {
+			rc = -EINVAL;
+			report(fs, r, rc, "commit refused: '%s' %s; nothing was "
+			       "committed\n", paths[i], paths[i][0] == '/' &&
+			       canon[i][0] ? "is absolute: give paths relative "
+			       "to the mount's root" : "names the whole "
+			       "workspace: commit without paths to commit "
+			       "everything");
+		}
 	if (rc == 0) {
 		atomic_fetch_add(&fs->verbs, 1);	/* ends the kept plan */
 		pthread_rwlock_wrlock(&fs->txlock);

@@ -71,6 +71,17 @@ for args in "rollback $MNT --force" "rollback $MNT --forc" "rollback $MNT sp1 --
 	esac
 	staged_both "txfs $args"
 done
+# a path naming the root ("$DIR/" with DIR unset) or an absolute one
+# never widens a partial commit to everything
+for p in / // . ./. /late.txt; do
+	cli_run commit "$MNT" "$p"
+	check_eq "txfs commit MNT '$p': exit 1" 1 "$CRC"
+	case $CERR in
+	*"commit refused: '$p' "*"; nothing was committed") ok "txfs commit MNT '$p': says why" ;;
+	*) fail "txfs commit MNT '$p': $CERR" ;;
+	esac
+	staged_both "txfs commit MNT '$p'"
+done
 check_ctl "'rollback ' (a blank after the verb) is refused" EINVAL "rollback "
 case $(ctl_text) in
 *"savepoint name is empty: nothing was rolled back"*) ok "ctl says the name is empty" ;;
