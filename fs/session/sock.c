@@ -156,11 +156,13 @@ static int read_request(int cfd, char *buf, size_t size, char **argv,
 		if (len == size)
 			return -E2BIG;
 	}
-	for (size_t i = 0; i < len && n < MAX_ARGS;) {
+	for (size_t i = 0; i < len;) {
 		size_t l = strlen(buf + i);
 
 		if (!l)
 			break;
+		if (n == MAX_ARGS)	/* never cut short (a logged argv) */
+			return -E2BIG;
 		argv[n++] = buf + i;
 		i += l + 1;
 	}
@@ -311,7 +313,8 @@ static int serve_one(struct txfs *fs, int cfd)
 		goto out;
 	rc = read_request(cfd, buf, MAX_REQ, argv, &argc);
 	if (rc || !argc) {
-		reply(cfd, rc ? rc : -EINVAL, "bad request\n");
+		reply(cfd, rc ? rc : -EINVAL, rc == -E2BIG ? "bad request: "
+		      "more than 4096 arguments or 1 MiB\n" : "bad request\n");
 		goto out;
 	}
 	rc = sock_dispatch(fs, cfd, argc, argv, &r);

@@ -133,7 +133,7 @@ print(v.decode("ascii", "backslashreplace").replace(sys.argv[1], ""))' "$T/")"
 		grep -qF 'keep/nl\nname' "$T/log$SEQ.txt" &&
 		grep -qF 'keep/ctl\x01\x1b[31m' "$T/log$SEQ.txt" &&
 		grep -qF 'keep/q"b\\s' "$T/log$SEQ.txt" &&
-		grep -qF "sh '' new\\xfe new\\nline" "$T/log$SEQ.txt"; then
+		grep -qF 'sh "" "new\376" "new\nline"' "$T/log$SEQ.txt"; then
 		ok "[$u] txfs log: names quoted for a terminal"
 	else
 		fail "[$u] txfs log text: $(head -c 1500 "$T/log$SEQ.txt")"
@@ -180,6 +180,14 @@ print(sorted(bytes.fromhex(x) if x else v.encode() for v, x in zip(r["needs_revi
 	txfs_as log "$WS" >"$T/log$SEQ.txt" 2>&1
 	check_eq "[$u] txfs log: the commit's needs_review, quoted" 1 \
 		"$(grep -cF 'needs_review=[review,review/x\xfd,review/a, b]' "$T/log$SEQ.txt")"
+	# a command line the control socket cannot carry whole is refused
+	# (exit 125, the command does not run), never logged in part
+	ag_exec -- sh -c 'echo ran > toolong.txt' $(seq 1 5000)
+	check_eq "[$u] txfs exec with 5,000 arguments: refused (125)" 125 "$RC"
+	grep 'more than 4096 arguments' <<<"$ERR" >/dev/null &&
+		! as_run test -e "$WS/toolong.txt" &&
+		ok "[$u] ... it says why, and the command did not run" ||
+		fail "[$u] 5,000 arguments: $(head -c 300 <<<"$ERR")"
 	umount_ws
 	check_unmounted "[$u] log_bytes"
 }
