@@ -213,12 +213,16 @@ static void print_cmd(FILE *f, json_t *c)
 
 	fprintf(f, "command %lld:", (long long)ival(c, "cmd"));
 	json_array_foreach(argv, i, v) {
-		const char *a = json_string_value(v);
+		/* one argument a word: C-quoted when it holds a blank, a
+		 * quote, a control byte or bytes that are not UTF-8, "" when
+		 * empty (NAMES IN OUTPUT), so that `echo "a b"` and `echo a
+		 * b` never read the same */
+		char *b = audit_json_bytes(c, "argv", (long)i);
+		char *q = b && *b ? audit_cquote(b, " ") : NULL;
 
-		if (a && !*a)	/* an empty argument, seen */
-			fputs(" ''", f);
-		else
-			put_bytes(f, " ", c, "argv", (long)i);
+		fprintf(f, " %s", b && !*b ? "\"\"" : q ? q : "?");
+		free(q);
+		free(b);
 	}
 	fprintf(f, "\n  %s, exit %s, savepoint %s, %zu changes, %lld vetoes\n",
 		json_string_value(json_object_get(c, "outcome")),

@@ -328,9 +328,9 @@ async function everyTool(client) {
   r = await readOnly(client, "log", {});
   const cmds = [...text(r).matchAll(/^command (\d+): /gm)].map((m) => +m[1]);
   check(!r.isError && cmds.length === st.last_command.cmd && cmds.at(-1) === st.last_command.cmd &&
-    /^command 1: sh -c printf hi; echo x > sdk\.txt\n  kept, exit 0.*\n    A sdk\.txt$/m
+    /^command 1: sh -c "printf hi; echo x > sdk\.txt"\n  kept, exit 0.*\n    A sdk\.txt$/m
       .test(text(r)) &&
-    new RegExp(`^command \\d+: sh -c echo c > sdk-cancel\\.txt; exec ${esc(sleeper)} 121\\n  ` +
+    new RegExp(`^command \\d+: sh -c "echo c > sdk-cancel\\.txt; exec ${esc(sleeper)} 121"\\n  ` +
       "rolled-back", "m").test(text(r)),
   "SDK log: every command, 1 kept with A sdk.txt, the cancelled one rolled back", text(r));
   await refused(client, "log", { verbose: true }, /unknown argument verbose/, "unknown argument");
