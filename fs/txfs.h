@@ -121,6 +121,7 @@ struct txfs {
 	/* transactions (txn.c) */
 	pthread_mutex_t ctl_lock;	/* one control verb at a time */
 	char *last_report;		/* what .txfs/ctl reads */
+	uint64_t exec_running;		/* its "command N running" (0: no) */
 	/* -o noopen: the texts lookups of .txfs/ files took (ctl.c) */
 	pthread_mutex_t snap_lock;
 	struct ctl_snap *snaps;

@@ -249,13 +249,29 @@ static int gen_policy(struct txfs *fs, char **buf, size_t *len)
 static int gen_ctl(struct txfs *fs, char **buf, size_t *len)
 {
 	char *note = guard_note(fs);	/* outside ctl_lock */
+	uint64_t id;
+	bool gone;
 	int rc;
 
 	pthread_mutex_lock(&fs->ctl_lock);
-	rc = gen_text(buf, len, "%s%s", fs->last_report ? fs->last_report :
-		      "no command yet: write commit, rollback, savepoint NAME, "
-		      "rollback NAME or release NAME to this file\n",
-		      note ? note : "");
+	id = fs->exec_running;
+	pthread_mutex_unlock(&fs->ctl_lock);
+	gone = id && !exectree_runs(fs, id);	/* outside ctl_lock too */
+	pthread_mutex_lock(&fs->ctl_lock);
+	if (gone && fs->exec_running == id)
+		rc = gen_text(buf, len, "txfs exec: command %llu: txfs exec "
+			      "ended without finishing it (killed?); its "
+			      "changes stay staged since savepoint cmd-%llu "
+			      "(`txfs diff --command %llu` shows them, `txfs "
+			      "rollback MNT --command %llu` discards them)\n%s",
+			      (unsigned long long)id, (unsigned long long)id,
+			      (unsigned long long)id, (unsigned long long)id,
+			      note ? note : "");
+	else
+		rc = gen_text(buf, len, "%s%s", fs->last_report ?
+			      fs->last_report : "no command yet: write commit, "
+			      "rollback, savepoint NAME, rollback NAME or release "
+			      "NAME to this file\n", note ? note : "");
 	pthread_mutex_unlock(&fs->ctl_lock);
 	free(note);
 	return rc;

@@ -207,6 +207,19 @@ int exectree_group(struct txfs *fs, int cfd, uint64_t id, pid_t pgid)
 	return rc;
 }
 
+bool exectree_runs(struct txfs *fs, uint64_t id)
+{
+	bool r = false;
+
+	pthread_mutex_lock(&fs->exec_lock);
+	for (size_t i = 0; i < EXEC_RUNNERS_MAX && !r; i++) {
+		refresh(&fs->runners[i]);
+		r = fs->runners[i].pid > 0 && fs->runners[i].id == id;
+	}
+	pthread_mutex_unlock(&fs->exec_lock);
+	return r;
+}
+
 bool exectree_has(struct txfs *fs, pid_t pid)
 {
 	pid_t run[EXEC_RUNNERS_MAX], grp[EXEC_RUNNERS_MAX * EXEC_GROUPS_MAX];

@@ -294,6 +294,7 @@ static void set_last(struct txfs *fs, const char *fmt, ...)
 	pthread_mutex_lock(&fs->ctl_lock);
 	free(fs->last_report);
 	fs->last_report = text;
+	fs->exec_running = 0;
 	pthread_mutex_unlock(&fs->ctl_lock);
 }
 
@@ -336,6 +337,9 @@ static int cmd_begin(struct txfs *fs, int cfd, int argc, char **argv,
 	}
 	set_last(fs, "txfs exec: command %llu running (savepoint %s)\n",
 		 (unsigned long long)id, sp);
+	pthread_mutex_lock(&fs->ctl_lock);
+	fs->exec_running = id;	/* ctl.c: unless txfs exec died since */
+	pthread_mutex_unlock(&fs->ctl_lock);
 	/* argv is bytes: "argv_hex" keeps an argument that is not UTF-8 */
 	ev = json_pack("{s:I,s:[]}", "cmd", (json_int_t)id, "argv");
 	for (int i = 0; ev && i < argc; i++)
@@ -478,6 +482,34 @@ static int cmd_end(struct txfs *fs, char **argv, struct txn_report *r)
 	return rc;
 }
 
+/* Commands first and later were undone (cmd-rollback): the last
+ * command's summary (status.json's last_command) says so. */
+static void last_undone(struct txfs *fs, uint64_t first)
+{
+	struct layer_txn *t;
+	const void *v;
+	size_t len;
+	json_t *j = NULL;
+	char *s = NULL;
+
+	if (layer_begin(fs->layer, true, &t))
+		return;
+	if (layer_meta_get(t, "last_cmd", &v, &len) == 0 && len &&
+	    ((const char *)v)[len - 1] == '\0')
+		j = json_loads(v, 0, NULL);
+	if (j && (uint64_t)json_integer_value(json_object_get(j, "cmd")) >=
+		 first &&
+	    !json_object_set_new(j, "outcome", json_string("undone")) &&
+	    (s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER)) &&
+	    layer_meta_put(t, "last_cmd", s, strlen(s) + 1) == 0) {
+		layer_commit(t);
+		t = NULL;
+	}
+	layer_txn_end(t);
+	json_decref(j);
+	free(s);
+}
+
 static int cmd_rollback(struct txfs *fs, const char *arg,
 			struct txn_report *r)
 {
@@ -515,6 +547,10 @@ static int cmd_rollback(struct txfs *fs, const char *arg,
 		json_t *ev = json_pack("{s:I,s:s}", "cmd", (json_int_t)n,
 				       "savepoint", sp);
 
+		last_undone(fs, found);
+		set_last(fs, "txfs exec: commands %llu and later rolled back "
+			 "(to savepoint %s): their changes discarded\n",
+			 (unsigned long long)found, sp);
 		if (ev)
 			audit_json(fs, "cmd-rollback", ev);
 		json_decref(ev);

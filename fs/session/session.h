@@ -166,6 +166,8 @@ void exectree_destroy(struct txfs *fs);
 int exectree_begin(struct txfs *fs, int cfd, uint64_t id);
 void exectree_end(struct txfs *fs, uint64_t id);
 bool exectree_has(struct txfs *fs, pid_t pid);
+/* Is txfs exec of command id alive (between its cmd-begin and cmd-end)? */
+bool exectree_runs(struct txfs *fs, uint64_t id);
 /* cmd-group: the peer of cfd, the runner of command id, started a
  * command in process group pgid (a child of the peer that leads it).
  * 0, -ESRCH (not that command's runner), -EINVAL, -EBUSY (too many). */

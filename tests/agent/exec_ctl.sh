@@ -116,6 +116,20 @@ body() {
 		ok "[$WHO] .txfs/ctl reads: command 2 kept, staged in the session" ||
 		fail "[$WHO] .txfs/ctl after the kept command: $ctl"
 	check_eq "[$WHO] ... b.txt staged in the view" b "$(as_run cat "$WS/b.txt")"
+	# txfs rollback --command 2: .txfs/ctl and status.json's
+	# last_command say it was undone (not "kept", not "nothing had
+	# changed")
+	as_run "$TXFS_BIN" rollback "$WS" --command 2 >/dev/null 2>&1 ||
+		fail "[$WHO] txfs rollback --command 2 failed"
+	ctl=$(as_run cat "$WS/.txfs/ctl")
+	grep -E '^txfs exec: commands 2 and later rolled back \(to savepoint cmd-2\): their changes discarded$' <<<"$ctl" >/dev/null &&
+		ok "[$WHO] .txfs/ctl after rollback --command 2: rolled back, discarded" ||
+		fail "[$WHO] .txfs/ctl after rollback --command 2: $ctl"
+	grep '"last_command":{"cmd":2,[^}]*"outcome":"undone"' <<<"$(as_run cat "$WS/.txfs/status.json")" >/dev/null &&
+		ok "[$WHO] status.json: last_command 2 undone" ||
+		fail "[$WHO] status.json after rollback --command 2: $(as_run cat "$WS/.txfs/status.json" | head -c 400)"
+	xexec 3 0
+	check_eq "[$WHO] command 3: kept (staged)" "kept" "$(jget outcome)"
 	# the agent itself, outside any command, may still roll back
 	as_run sh -c "echo rollback > '$WS/.txfs/ctl'" ||
 		fail "[$WHO] rollback through .txfs/ctl outside a command was refused"

@@ -50,6 +50,13 @@ body() {
 		else
 			ok "[$u] SIG$sig: the command's processes are gone"
 		fi
+		if [ "$sig" = KILL ]; then
+			# .txfs/ctl no longer says "running" once it is gone
+			grep -E '^txfs exec: command [0-9]+: txfs exec ended without finishing it \(killed\?\); its changes stay staged since savepoint cmd-[0-9]+' \
+				<<<"$(as_run cat "$WS/.txfs/ctl")" >/dev/null &&
+				ok "[$u] SIGKILL: .txfs/ctl says txfs exec ended without finishing the command" ||
+				fail "[$u] SIGKILL: .txfs/ctl reads: $(as_run cat "$WS/.txfs/ctl")"
+		fi
 		if [ "$sig" != KILL ]; then
 			OUT=$(tail -n 1 "$T/sig.out")
 			check_eq "[$u] SIG$sig: rolled back" rolled-back "$(jget outcome)"
