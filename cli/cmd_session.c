@@ -53,15 +53,25 @@ static json_int_t ival(json_t *o, const char *k)
 	return json_integer_value(json_object_get(o, k));
 }
 
-/* Mark every command >= n undone (a later cmd-rollback). */
-static void mark_undone(struct history *h, json_int_t n)
+/* Is c's outcome one of the staged ones: kept, or begun and never ended
+ * (running, unfinished)? */
+static bool staged_outcome(json_t *c)
+{
+	const char *o = json_string_value(json_object_get(c, "outcome")) ?: "";
+
+	return !strcmp(o, "kept") || !strcmp(o, "running") ||
+	       !strcmp(o, "unfinished");
+}
+
+/* Mark every staged command >= n as `as` (undone by a later
+ * cmd-rollback; discarded by a full rollback, n 0). */
+static void mark_undone(struct history *h, json_int_t n, const char *as)
 {
 	for (size_t i = 0; i < h->n; i++)
 		if (h->e[i].cmd && ival(h->e[i].cmd, "cmd") >= n &&
-		    !strcmp(json_string_value(json_object_get(h->e[i].cmd,
-					"outcome")) ?: "", "kept"))
+		    staged_outcome(h->e[i].cmd))
 			json_object_set_new(h->e[i].cmd, "outcome",
-					    json_string("undone"));
+					    json_string(as));
 }
 
 /* Copy from's key_hex (the exact bytes of key's strings) into to. */
@@ -118,7 +128,14 @@ static int add_record(struct history *h, json_t *ev)
 	if (!what)
 		what = "";
 	if (!strcmp(what, "cmd-begin")) {
-		json_t *c = json_pack("{s:I,s:O,s:O,s:O,s:s,s:n,s:[]}",
+		json_t *c;
+
+		/* commands of a session run one at a time: one begun and
+		 * never ended (txfs exec killed) is over once another begins */
+		if (h->open)
+			json_object_set_new(h->open, "outcome",
+					    json_string("unfinished"));
+		c = json_pack("{s:I,s:O,s:O,s:O,s:s,s:n,s:[]}",
 			"cmd", ival(ev, "cmd"), "time", json_object_get(ev, "time"),
 			"argv", json_object_get(ev, "argv"),
 			"savepoint", json_object_get(ev, "savepoint"),
@@ -160,7 +177,10 @@ static int add_record(struct history *h, json_t *ev)
 		return 0;
 	}
 	if (!strcmp(what, "cmd-rollback"))
-		mark_undone(h, ival(ev, "cmd"));
+		mark_undone(h, ival(ev, "cmd"), "undone");
+	/* a full rollback (no savepoint) discards every staged command */
+	if (!strcmp(what, "rollback") && !json_object_get(ev, "savepoint"))
+		mark_undone(h, 0, "discarded");
 	if (h->open && strcmp(what, "savepoint") && strcmp(what, "rollback")) {
 		json_array_append_new(json_object_get(h->open, "events"), ev);
 		return 0;

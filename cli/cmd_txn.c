@@ -474,12 +474,14 @@ int cmd_commit(int argc, char **argv)
 	}
 	if (cli_empty_arg("commit", argc - o.first, argv + o.first))
 		return 2;
-	req = calloc((size_t)argc + 2, sizeof(*req));
+	req = calloc((size_t)argc + 3, sizeof(*req));
 	if (!req)
 		return 1;
 	req[n++] = "commit";
 	if (o.force)
 		req[n++] = "--force";
+	if (o.first + 1 < argc)	/* a path named --force is a path */
+		req[n++] = "--";
 	for (int i = o.first + 1; i < argc; i++)
 		req[n++] = argv[i];
 	err = mnt_request("commit", argv[o.first], o.ctl, (int)n, req, &out,

@@ -482,9 +482,7 @@ static int cmd_end(struct txfs *fs, char **argv, struct txn_report *r)
 	return rc;
 }
 
-/* Commands first and later were undone (cmd-rollback): the last
- * command's summary (status.json's last_command) says so. */
-static void last_undone(struct txfs *fs, uint64_t first)
+void session_last_mark(struct txfs *fs, uint64_t first, const char *as)
 {
 	struct layer_txn *t;
 	const void *v;
@@ -499,7 +497,9 @@ static void last_undone(struct txfs *fs, uint64_t first)
 		j = json_loads(v, 0, NULL);
 	if (j && (uint64_t)json_integer_value(json_object_get(j, "cmd")) >=
 		 first &&
-	    !json_object_set_new(j, "outcome", json_string("undone")) &&
+	    !strcmp(json_string_value(json_object_get(j, "outcome")) ?: "",
+		    "kept") &&
+	    !json_object_set_new(j, "outcome", json_string(as)) &&
 	    (s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER)) &&
 	    layer_meta_put(t, "last_cmd", s, strlen(s) + 1) == 0) {
 		layer_commit(t);
@@ -547,7 +547,7 @@ static int cmd_rollback(struct txfs *fs, const char *arg,
 		json_t *ev = json_pack("{s:I,s:s}", "cmd", (json_int_t)n,
 				       "savepoint", sp);
 
-		last_undone(fs, found);
+		session_last_mark(fs, found, "undone");
 		set_last(fs, "txfs exec: commands %llu and later rolled back "
 			 "(to savepoint %s): their changes discarded\n",
 			 (unsigned long long)found, sp);

@@ -168,6 +168,10 @@ void exectree_end(struct txfs *fs, uint64_t id);
 bool exectree_has(struct txfs *fs, pid_t pid);
 /* Is txfs exec of command id alive (between its cmd-begin and cmd-end)? */
 bool exectree_runs(struct txfs *fs, uint64_t id);
+/* The last txfs exec command's summary (status.json's last_command), if
+ * it is command first or later and kept, now says `as` (undone by
+ * cmd-rollback; discarded by a full rollback, first 0). */
+void session_last_mark(struct txfs *fs, uint64_t first, const char *as);
 /* cmd-group: the peer of cfd, the runner of command id, started a
  * command in process group pgid (a child of the peer that leads it).
  * 0, -ESRCH (not that command's runner), -EINVAL, -EBUSY (too many). */

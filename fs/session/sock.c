@@ -314,7 +314,8 @@ static int serve_one(struct txfs *fs, int cfd)
 	rc = read_request(cfd, buf, MAX_REQ, argv, &argc);
 	if (rc || !argc) {
 		reply(cfd, rc ? rc : -EINVAL, rc == -E2BIG ? "bad request: "
-		      "more than 4096 arguments or 1 MiB\n" : "bad request\n");
+		      "too many arguments (4096 at most, the request's own "
+		      "included: txfs exec takes 4094) or more than 1 MiB\n" : "bad request\n");
 		goto out;
 	}
 	rc = sock_dispatch(fs, cfd, argc, argv, &r);
@@ -351,6 +352,18 @@ int sock_dispatch(struct txfs *fs, int cfd, int argc, char **argv,
 			 via ? argv[0] + 6 : "txfs commit");
 		argv[0] = (char *)verb;
 		force = argc > 1 && !strcmp(argv[1], "--force");
+		/* "--": the paths follow (a path may be named --force) */
+		if (argc > 1 + force && !strcmp(argv[1 + force], "--")) {
+			if (argc == 2 + force) {
+				r->text = strdup("commit refused: '--' and no "
+						 "path; nothing was committed\n");
+				return -EINVAL;
+			}
+			return txn_commit_paths(fs, force,
+						(const char *const *)argv +
+							2 + force,
+						(size_t)(argc - 2 - force), r);
+		}
 		if (argc > 1 + force)
 			return txn_commit_paths(fs, force,
 						(const char *const *)argv +

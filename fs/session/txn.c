@@ -594,8 +594,10 @@ int txn_rollback(struct txfs *fs, const char *savepoint, struct txn_report *r)
 	pthread_rwlock_unlock(&fs->txlock);
 	il_send(fs, &il, true, !savepoint);
 	rollback_pages_done(fs, ids, nids);
-	if (rc == 0 && !savepoint)
+	if (rc == 0 && !savepoint) {
 		gc_kick(fs);
+		session_last_mark(fs, 0, "discarded");
+	}
 	if (rc && !r->text)
 		report(fs, r, rc, "rollback failed: %s\n", strerror(-rc));
 	return rc;

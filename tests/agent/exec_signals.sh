@@ -21,7 +21,7 @@ exec_pid() {
 }
 
 body() {
-	local u=$WHO sig pid i tag
+	local u=$WHO sig pid i tag log
 	git_ws
 	mount_ws
 	local pre
@@ -85,6 +85,24 @@ body() {
 		"$0" exec -- sh -c "echo n > nested.txt"; echo "nested=$?"' "$TXFS_BIN"
 	check_eq "[$u] nested txfs exec from a confined command: refused (125)" "nested=125" "$CMDOUT"
 	as_run test -e "$WS/nested.txt" && fail "[$u] nested.txt written" || ok "[$u] nothing written by the nested exec"
+	# the log: the SIGKILLed command (never ended) is "unfinished" once
+	# others began; after a full rollback the kept ones are "discarded",
+	# and so is status.json's last_command
+	log=$(as_run "$TXFS_BIN" log "$WS" 2>&1)
+	grep -A1 "mark-KILL-$$" <<<"$log" | grep '^  unfinished, exit -' >/dev/null &&
+		ok "[$u] txfs log: the SIGKILLed command is unfinished, not running" ||
+		fail "[$u] txfs log after the SIGKILL: $(head -c 1500 <<<"$log")"
+	as_run "$TXFS_BIN" rollback "$WS" >/dev/null 2>&1 || fail "[$u] txfs rollback failed"
+	log=$(as_run "$TXFS_BIN" log "$WS" 2>&1)
+	grep -E '^  (kept|running|unfinished),' <<<"$log" >/dev/null &&
+		fail "[$u] txfs log after a full rollback still shows a staged command: $(head -c 1500 <<<"$log")" ||
+		ok "[$u] txfs log after a full rollback: no command kept, running or unfinished"
+	grep -A1 'second.txt' <<<"$log" | grep '^  discarded, exit 0' >/dev/null &&
+		ok "[$u] txfs log: the kept command is discarded by the full rollback" ||
+		fail "[$u] txfs log: the kept command after a full rollback: $(head -c 1500 <<<"$log")"
+	grep '"last_command":{[^}]*"outcome":"discarded"' <<<"$(as_run cat "$WS/.txfs/status.json")" >/dev/null &&
+		ok "[$u] status.json: last_command discarded" ||
+		fail "[$u] status.json after a full rollback: $(as_run cat "$WS/.txfs/status.json" | head -c 400)"
 	umount_ws
 	check_unmounted "[$u] exec_signals"
 }

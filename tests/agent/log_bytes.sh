@@ -184,7 +184,7 @@ print(sorted(bytes.fromhex(x) if x else v.encode() for v, x in zip(r["needs_revi
 	# (exit 125, the command does not run), never logged in part
 	ag_exec -- sh -c 'echo ran > toolong.txt' $(seq 1 5000)
 	check_eq "[$u] txfs exec with 5,000 arguments: refused (125)" 125 "$RC"
-	grep 'more than 4096 arguments' <<<"$ERR" >/dev/null &&
+	grep 'too many arguments (4096 at most, the request.s own included: txfs exec takes 4094)' <<<"$ERR" >/dev/null &&
 		! as_run test -e "$WS/toolong.txt" &&
 		ok "[$u] ... it says why, and the command did not run" ||
 		fail "[$u] 5,000 arguments: $(head -c 300 <<<"$ERR")"

@@ -82,6 +82,10 @@ for p in / // . ./. /late.txt; do
 	esac
 	staged_both "txfs commit MNT '$p'"
 done
+# after --, a path named --force is a path: no forced commit of everything
+cli_run commit "$MNT" -- --force
+check_eq "txfs commit MNT -- --force: exit 1 (no staged change there)" 1 "$CRC"
+staged_both "txfs commit MNT -- --force"
 check_ctl "'rollback ' (a blank after the verb) is refused" EINVAL "rollback "
 case $(ctl_text) in
 *"savepoint name is empty: nothing was rolled back"*) ok "ctl says the name is empty" ;;
