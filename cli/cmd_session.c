@@ -23,12 +23,15 @@
 struct entry {
 	json_t *ev;		/* an event outside any command, or NULL */
 	json_t *cmd;		/* a command: {cmd, argv, ..., events[]} */
+	bool closed;		/* a commit came after it: no later rollback
+				 * takes it back */
 };
 
 struct history {
 	struct entry *e;
 	size_t n, cap;
 	json_t *open;		/* the command running (begun, not ended) */
+	json_t *sps;		/* savepoint name -> h->n when it was taken */
 };
 
 static int push(struct history *h, json_t *ev, json_t *cmd)
@@ -44,6 +47,7 @@ static int push(struct history *h, json_t *ev, json_t *cmd)
 	}
 	h->e[h->n].ev = ev;
 	h->e[h->n].cmd = cmd;
+	h->e[h->n].closed = false;
 	h->n++;
 	return 0;
 }
@@ -63,12 +67,15 @@ static bool staged_outcome(json_t *c)
 	       !strcmp(o, "unfinished");
 }
 
-/* Mark every staged command >= n as `as` (undone by a later
- * cmd-rollback; discarded by a full rollback, n 0). */
-static void mark_undone(struct history *h, json_int_t n, const char *as)
+/* Mark every staged command >= n, from entry from on, as `as` (undone by
+ * a later cmd-rollback or a rollback to a savepoint taken before it;
+ * discarded by a full rollback, n 0); not one a commit closed. */
+static void mark_undone(struct history *h, json_int_t n, const char *as,
+			size_t from)
 {
-	for (size_t i = 0; i < h->n; i++)
-		if (h->e[i].cmd && ival(h->e[i].cmd, "cmd") >= n &&
+	for (size_t i = from; i < h->n; i++)
+		if (h->e[i].cmd && !h->e[i].closed &&
+		    ival(h->e[i].cmd, "cmd") >= n &&
 		    staged_outcome(h->e[i].cmd))
 			json_object_set_new(h->e[i].cmd, "outcome",
 					    json_string(as));
@@ -177,10 +184,24 @@ static int add_record(struct history *h, json_t *ev)
 		return 0;
 	}
 	if (!strcmp(what, "cmd-rollback"))
-		mark_undone(h, ival(ev, "cmd"), "undone");
-	/* a full rollback (no savepoint) discards every staged command */
+		mark_undone(h, ival(ev, "cmd"), "undone", 0);
+	/* a full rollback (no savepoint) discards every staged command; a
+	 * rollback to savepoint S undoes those begun after S was taken; a
+	 * commit closes every command before it */
 	if (!strcmp(what, "rollback") && !json_object_get(ev, "savepoint"))
-		mark_undone(h, 0, "discarded");
+		mark_undone(h, 0, "discarded", 0);
+	if (!strcmp(what, "rollback") && h->sps &&
+	    json_is_integer(json_object_get(h->sps, json_string_value(
+			json_object_get(ev, "savepoint")) ?: "")))
+		mark_undone(h, 0, "undone", (size_t)ival(h->sps,
+			json_string_value(json_object_get(ev, "savepoint"))));
+	if (!strcmp(what, "savepoint") && h->sps &&
+	    json_string_value(json_object_get(ev, "name")))
+		json_object_set_new(h->sps, json_string_value(json_object_get(
+			ev, "name")), json_integer((json_int_t)h->n));
+	if (!strcmp(what, "commit"))
+		for (size_t i = 0; i < h->n; i++)
+			h->e[i].closed = true;
 	if (h->open && strcmp(what, "savepoint") && strcmp(what, "rollback")) {
 		json_array_append_new(json_object_get(h->open, "events"), ev);
 		return 0;
@@ -260,7 +281,7 @@ static void print_cmd(FILE *f, json_t *c)
 
 int cli_log_grouped(char *text, bool json)
 {
-	struct history h = { 0 };
+	struct history h = { .sps = json_object() };
 	int rc = 0;
 
 	for (char *l = strtok(text, "\n"); l && rc == 0; l = strtok(NULL, "\n")) {
@@ -286,6 +307,7 @@ int cli_log_grouped(char *text, bool json)
 		json_decref(o);
 	}
 	free(h.e);
+	json_decref(h.sps);
 	return rc ? 1 : 0;
 }
 

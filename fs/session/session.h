@@ -170,8 +170,12 @@ bool exectree_has(struct txfs *fs, pid_t pid);
 bool exectree_runs(struct txfs *fs, uint64_t id);
 /* The last txfs exec command's summary (status.json's last_command), if
  * it is command first or later and kept, now says `as` (undone by
- * cmd-rollback; discarded by a full rollback, first 0). */
+ * cmd-rollback; discarded by a full rollback, first 0; first UINT64_MAX:
+ * after a rollback to a savepoint, undone if its savepoint cmd-N is
+ * gone). Nothing once a commit closed it (session_last_closed). */
 void session_last_mark(struct txfs *fs, uint64_t first, const char *as);
+/* A commit (whole or of paths) ended the commands before it. */
+void session_last_closed(struct txfs *fs);
 /* cmd-group: the peer of cfd, the runner of command id, started a
  * command in process group pgid (a child of the peer that leads it).
  * 0, -ESRCH (not that command's runner), -EINVAL, -EBUSY (too many). */

@@ -373,6 +373,7 @@ int txn_commit(struct txfs *fs, bool force, struct txn_report *r)
 	if (rc == 0) {
 		gc_kick(fs);
 		guard_ignored_refresh(fs, true);	/* the real dir changed */
+		session_last_closed(fs);
 	} else if (!r->text)
 		report(fs, r, rc, "commit failed: %s; the staged changes are "
 		       "kept\n", strerror(-rc));
@@ -597,6 +598,9 @@ int txn_rollback(struct txfs *fs, const char *savepoint, struct txn_report *r)
 	if (rc == 0 && !savepoint) {
 		gc_kick(fs);
 		session_last_mark(fs, 0, "discarded");
+	} else if (rc == 0 && strncmp(savepoint, "cmd-", 4)) {
+		/* back past the last command's savepoint: it is undone */
+		session_last_mark(fs, UINT64_MAX, "undone");
 	}
 	if (rc && !r->text)
 		report(fs, r, rc, "rollback failed: %s\n", strerror(-rc));
@@ -882,6 +886,7 @@ static int commit_some(struct txfs *fs, bool force, char **paths, size_t n,
 		report_missed(fs, r, missed);
 		audit(fs, "commit", "{s:I,s:b,s:I}", "txid", (json_int_t)txid,
 		      "partial", 1, "objects", (json_int_t)chosen);
+		session_last_closed(fs);	/* savepoints released */
 	}
 	free(list);
 	free(missed);

@@ -103,6 +103,26 @@ body() {
 	grep '"last_command":{[^}]*"outcome":"discarded"' <<<"$(as_run cat "$WS/.txfs/status.json")" >/dev/null &&
 		ok "[$u] status.json: last_command discarded" ||
 		fail "[$u] status.json after a full rollback: $(as_run cat "$WS/.txfs/status.json" | head -c 400)"
+	# a command committed, then a full rollback: it stays kept (it is in
+	# the real directory), in the log and in status.json
+	ag_exec -- sh -c 'echo c > committed.txt'
+	as_run "$TXFS_BIN" commit "$WS" >/dev/null 2>&1 || fail "[$u] txfs commit failed"
+	as_run "$TXFS_BIN" rollback "$WS" >/dev/null 2>&1 || fail "[$u] txfs rollback failed"
+	log=$(as_run "$TXFS_BIN" log "$WS" 2>&1)
+	grep -A1 'committed.txt' <<<"$log" | grep '^  kept, exit 0' >/dev/null &&
+		grep '"last_command":{[^}]*"outcome":"kept"' <<<"$(as_run cat "$WS/.txfs/status.json")" >/dev/null &&
+		ok "[$u] a committed command stays kept after a later full rollback (log, status.json)" ||
+		fail "[$u] committed, then rolled back: $(grep -A1 'committed.txt' <<<"$log" | tail -1); $(as_run cat "$WS/.txfs/status.json" | head -c 400)"
+	# a rollback to a savepoint taken before a command undoes it
+	as_run "$TXFS_BIN" savepoint "$WS" before-sp >/dev/null 2>&1 || fail "[$u] savepoint failed"
+	ag_exec -- sh -c 'echo s > after-sp.txt'
+	as_run "$TXFS_BIN" rollback "$WS" before-sp >/dev/null 2>&1 || fail "[$u] rollback before-sp failed"
+	log=$(as_run "$TXFS_BIN" log "$WS" 2>&1)
+	grep -A1 'after-sp.txt' <<<"$log" | grep '^  undone, exit 0' >/dev/null &&
+		grep '"last_command":{[^}]*"outcome":"undone"' <<<"$(as_run cat "$WS/.txfs/status.json")" >/dev/null &&
+		! as_run test -e "$WS/after-sp.txt" &&
+		ok "[$u] a rollback to a savepoint taken before a command: undone (log, status.json)" ||
+		fail "[$u] rollback to before-sp: $(grep -A1 'after-sp.txt' <<<"$log" | tail -1); $(as_run cat "$WS/.txfs/status.json" | head -c 400)"
 	umount_ws
 	check_unmounted "[$u] exec_signals"
 }
