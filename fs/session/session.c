@@ -485,56 +485,7 @@ static int cmd_end(struct txfs *fs, char **argv, struct txn_report *r)
 	return rc;
 }
 
-void session_last_mark(struct txfs *fs, uint64_t first, const char *as)
-{
-	struct layer_txn *t;
-	const void *v;
-	size_t len;
-	json_t *j = NULL;
-	char *s = NULL;
-	char sp[32];
-	uint64_t cmd, found = 0;
 
-	if (layer_begin(fs->layer, true, &t))
-		return;
-	/* a commit since the command ended it (session_last_closed) */
-	if (layer_meta_get(t, "last_cmd_closed", &v, &len) == 0) {
-		layer_txn_end(t);
-		return;
-	}
-	if (layer_meta_get(t, "last_cmd", &v, &len) == 0 && len &&
-	    ((const char *)v)[len - 1] == '\0')
-		j = json_loads(v, 0, NULL);
-	cmd = (uint64_t)json_integer_value(json_object_get(j, "cmd"));
-	snprintf(sp, sizeof(sp), CMD_SP_PREFIX "%llu", (unsigned long long)cmd);
-	if (first == UINT64_MAX)	/* a savepoint rollback: is cmd-N gone? */
-		first = sp_level_of(t, sp, 0, &found) ? UINT64_MAX : 0;
-	if (j && cmd >= first &&
-	    !strcmp(json_string_value(json_object_get(j, "outcome")) ?: "",
-		    "kept") &&
-	    !json_object_set_new(j, "outcome", json_string(as)) &&
-	    (s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER)) &&
-	    layer_meta_put(t, "last_cmd", s, strlen(s) + 1) == 0) {
-		layer_commit(t);
-		t = NULL;
-	}
-	layer_txn_end(t);
-	json_decref(j);
-	free(s);
-}
-
-void session_last_closed(struct txfs *fs)
-{
-	struct layer_txn *t;
-
-	if (layer_begin(fs->layer, true, &t))
-		return;
-	if (layer_meta_put(t, "last_cmd_closed", "1", 2) == 0) {
-		layer_commit(t);
-		t = NULL;
-	}
-	layer_txn_end(t);
-}
 
 static int cmd_rollback(struct txfs *fs, const char *arg,
 			struct txn_report *r)

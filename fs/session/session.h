@@ -9,7 +9,9 @@
  * at it; a file as it was at a savepoint),
  * ctl.c (what the control folder's files say, what a write to ctl does),
  * sock.c (the control socket in the state folder), session.c (`txfs exec`:
- * one command as one nested transaction), gc.c (the collector of discarded
+ * one command as one nested transaction), lastcmd.c (what status.json's
+ * last_command says once a later verb changed that command's fate),
+ * gc.c (the collector of discarded
  * generations).
  * May call: commit/, view/, layer/, lower/. Called by: ops/, daemon/.
  */
