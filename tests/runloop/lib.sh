@@ -296,3 +296,28 @@ audit_has() {
 	grep -qE "$1" "$STATE/audit.log" 2>/dev/null
 }
 
+# run_pid: the pid of the `txfs run` of $STATE: the topmost one, since
+# txfs run's own forks keep its command line until they exec, and /proc
+# lists in name order (a child's 10002 before its parent's 9998), so the
+# first match could be a fork that a signal does not reach the loop
+# through (found in a run: SIGINT to such a child, txfs run waited on).
+# Builtins only: a process read per fork made scans seconds long.
+run_pid() {
+	local p a x rest found=() parents=()
+	for p in /proc/[0-9]*; do
+		mapfile -d '' -t a 2>/dev/null <"$p/cmdline" || continue
+		[ "${a[0]:-}" = "$TXFS_BIN" ] && [ "${a[1]:-}" = run ] || continue
+		for x in "${a[@]}"; do
+			[ "$x" = "$STATE" ] || continue
+			read -r rest 2>/dev/null <"$p/stat" || break
+			rest=${rest##*) }	# after "pid (comm) ": state ppid ...
+			rest=${rest#* }
+			found+=("${p#/proc/}")
+			parents+=("${rest%% *}")
+			break
+		done
+	done
+	for p in "${!found[@]}"; do
+		[[ " ${found[*]} " == *" ${parents[$p]} "* ]] || { echo "${found[$p]}"; return; }
+	done
+}

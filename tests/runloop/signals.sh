@@ -11,19 +11,7 @@
 
 require_landlock
 
-# run_pid: the pid of the `txfs run` process of $STATE ('' if none).
-# (every process is read with builtins: a tr, sed or grep per process made
-# each scan hundreds of forks, seconds on a busy machine)
-run_pid() {
-	local p a x
-	for p in /proc/[0-9]*; do
-		mapfile -d '' -t a 2>/dev/null <"$p/cmdline" || continue
-		[ "${a[0]:-}" = "$TXFS_BIN" ] && [ "${a[1]:-}" = run ] || continue
-		for x in "${a[@]}"; do
-			[ "$x" = "$STATE" ] && { echo "${p#/proc/}"; return; }
-		done
-	done
-}
+# run_pid (lib.sh): the pid of the topmost `txfs run` of $STATE.
 
 # cmd_alive TAG: a process of CMD (its command line has TAG) still exists.
 cmd_alive() {

@@ -32,19 +32,7 @@ proc_alive() {
 	return 1
 }
 
-# run_pid: the pid of the `txfs run` process of $STATE ('' if none).
-# (every process is read with builtins: a tr, sed or grep per process made
-# each scan hundreds of forks, seconds on a busy machine)
-run_pid() {
-	local p a x
-	for p in /proc/[0-9]*; do
-		mapfile -d '' -t a 2>/dev/null <"$p/cmdline" || continue
-		[ "${a[0]:-}" = "$TXFS_BIN" ] && [ "${a[1]:-}" = run ] || continue
-		for x in "${a[@]}"; do
-			[ "$x" = "$STATE" ] && { echo "${p#/proc/}"; return; }
-		done
-	done
-}
+# run_pid (lib.sh): the pid of the topmost `txfs run` of $STATE.
 
 # kill_tagged: with a txfs run that does not stop them (an old one), the
 # processes of this scenario (tag ...-$$-) would run on: SIGKILL them.
