@@ -291,11 +291,7 @@ static void set_last(struct txfs *fs, const char *fmt, ...)
 	if (vasprintf(&text, fmt, ap) < 0)
 		text = NULL;
 	va_end(ap);
-	pthread_mutex_lock(&fs->ctl_lock);
-	free(fs->last_report);
-	fs->last_report = text;
-	fs->exec_running = 0;
-	pthread_mutex_unlock(&fs->ctl_lock);
+	txn_last_report(fs, text);
 }
 
 static int cmd_begin(struct txfs *fs, int cfd, int argc, char **argv,

@@ -121,6 +121,8 @@ int txn_release(struct txfs *fs, const char *name, struct txn_report *r);
 /* c: the process that wrote the verb to .txfs/ctl (the policy's `control
  * deny` applies), NULL for the txfs command (it does not). */
 struct req_ctx;
+/* What .txfs/ctl reads from now on: text (taken; NULL: the default). */
+void txn_last_report(struct txfs *fs, char *text);
 int txn_command(struct txfs *fs, const char *line, const struct req_ctx *c,
 		struct txn_report *r);
 /* Refuse a verb written to .txfs/ctl (logged as a veto). */

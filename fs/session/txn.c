@@ -40,10 +40,15 @@ static void report(struct txfs *fs, struct txn_report *r, int err,
 	va_end(ap);
 	r->err = err;
 	r->text = text;
+	txn_last_report(fs, text ? strdup(text) : NULL);
+}
+
+void txn_last_report(struct txfs *fs, char *text)
+{
 	pthread_mutex_lock(&fs->ctl_lock);
 	free(fs->last_report);
-	fs->last_report = text ? strdup(text) : NULL;
-	fs->exec_running = 0;	/* the text is this verb's now */
+	fs->last_report = text;
+	fs->exec_running = 0;	/* the text is this verb's (or step's) now */
 	pthread_mutex_unlock(&fs->ctl_lock);
 }
 
@@ -103,11 +108,7 @@ static void report_append(struct txfs *fs, struct txn_report *r,
 		return;
 	free(r->text);
 	r->text = joined;
-	pthread_mutex_lock(&fs->ctl_lock);
-	free(fs->last_report);
-	fs->last_report = strdup(joined);
-	fs->exec_running = 0;
-	pthread_mutex_unlock(&fs->ctl_lock);
+	txn_last_report(fs, strdup(joined));
 }
 
 /* After commit_run: recover at once what stopped past the commit point;
