@@ -157,6 +157,8 @@ struct txfs {
 	int sigfd;		/* SIGHUP: reload the policy */
 	pthread_t hup_thread;
 	bool hup_running;
+	pthread_t prime_thread;	/* -o noopen: mount.c's noopen_prime */
+	bool prime_running;
 
 	/* fault injection (commit.c) */
 	const char *fault_phase;

@@ -264,6 +264,36 @@ static void hup_stop(struct txfs *fs)
 	fs->sigfd = -1;
 }
 
+/*
+ * -o noopen: the kernel stops sending OPEN and RELEASE for the mount only
+ * once an OPEN was answered ENOSYS (its fc->no_open). Until a program
+ * opens an existing file, every file it creates still costs a RELEASE at
+ * its close (Linux 6.18: a created file's RELEASE is skipped only while
+ * no_open is set): a `tar x` into a fresh mount made 1 more request a
+ * file. So the daemon opens a file of its own mount once, from a thread of
+ * its own (the serving thread answers), as soon as it serves. Its failure
+ * costs only that request.
+ */
+static void *prime_main(void *arg)
+{
+	struct txfs *fs = arg;
+	char path[PATH_MAX];
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/%s/status", fs->mnt_path,
+		     fs->ctl_name) < (int)sizeof(path) &&
+	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0)
+		close(fd);
+	return NULL;
+}
+
+static void noopen_prime(struct txfs *fs)
+{
+	if (fs->opts.noopen && fs->ctl_name && !fs->opts.salvage)
+		fs->prime_running = !pthread_create(&fs->prime_thread, NULL,
+						    prime_main, fs);
+}
+
 /* ---- the FUSE session ---- */
 
 /* -o spin=US: wait awake for the next request (spin.c). */
@@ -336,6 +366,9 @@ static void cleanup(struct txfs *fs)
 		fuse_session_unmount(fs->se);
 		fuse_remove_signal_handlers(fs->se);
 	}
+	if (fs->prime_running)	/* its open fails once unmounted */
+		pthread_join(fs->prime_thread, NULL);
+	fs->prime_running = false;
 	inval_stop(fs);
 	gc_stop(fs);
 	if (fs->se)
@@ -537,6 +570,7 @@ int txfs_run_mount(struct txfs_opts *opts)
 		close(r.fd);
 		r.fd = -1;
 	}
+	noopen_prime(&fs);
 	rc = serve(&fs);
 out:
 	if (r.fd >= 0)

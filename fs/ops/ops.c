@@ -239,7 +239,7 @@ static void forget_one(struct txfs *fs, fuse_ino_t ino, uint64_t n)
 
 	if (ctl_is_ino(node))
 		ctl_snap_forget(fs, node);
-	if (itab_forget(fs, node, n)) {
+	if (itab_forget(fs, node, n) && offload_reap(fs, node)) {
 		rdlock(fs);
 		ops_reap_orphan(fs, node);
 		unlock(fs);

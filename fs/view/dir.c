@@ -127,8 +127,11 @@ static int drop_link(struct txfs *fs, struct layer_txn *t, struct tview *v)
 		itab_orphan(fs, v->tino);
 	}
 	/* held open with no name: a dead daemon's leftover to reap at the
-	 * next mount (view_reap_orphans) */
+	 * next mount (view_reap_orphans); the mark is written once (a put
+	 * of the same value would still copy its pages: -o noopen makes
+	 * every unlinked file an orphan) */
 	if (v->rec.nlink == 0 && !isdir && itab_held(fs, v->tino) &&
+	    layer_meta_get_u64(t, ORPHANS_KEY, &(uint64_t){ 0 }) &&
 	    (rc = layer_meta_put_u64(t, ORPHANS_KEY, 1)))
 		return rc;
 	return layer_inode_update(t, v->tino, &v->rec);
