@@ -64,7 +64,12 @@ static const char mount_usage[] =
 "  -o noopen        the kernel opens and closes files without asking the\n"
 "                   daemon (no OPEN, no RELEASE): a build's header opens\n"
 "                   cost nothing. Policy checks move to each read and\n"
-"                   write; a policy with `exec deny` rules is refused\n"
+"                   write; a policy with `exec deny` rules, or read rules\n"
+"                   naming callers, is refused. The default when the\n"
+"                   policy has neither\n"
+"  -o open          every open and close asks the daemon (policy checks\n"
+"                   at open). The default when the policy has `exec deny`\n"
+"                   rules or read rules naming callers\n"
 "\n"
 "Environment: TXFS_MAP_SIZE=SIZE (bytes, or 8G; K, M, G, T) sets the\n"
 "layer's maximum size.\n"
@@ -123,8 +128,10 @@ static int take_o(struct txfs_opts *o, char *arg, char *fuse, size_t fsize)
 			o->ctl_name = t + 9;
 		else if (!strncmp(t, "spin=", 5))
 			o->spin = t + 5;
-		else if (!strcmp(t, "noopen"))
-			o->noopen = true;
+		else if (!strcmp(t, "noopen") || !strcmp(t, "open")) {
+			o->noopen = t[0] == 'n';
+			o->open_set = true;
+		}
 		else if (!strcmp(t, "nohistory"))
 			o->no_history = true;
 		else if (!strncmp(t, "threads=", 8)) {

@@ -66,9 +66,10 @@ static const char run_usage[] =
 "refused), nor .txfs/ctl's verbs. CMD gets stdin, stdout, stderr and each\n"
 "--pass-fd N (repeatable), no other descriptor of the caller; a folder as\n"
 "one of them is refused.\n"
-"-o OPT (repeatable): txfs mount's noopen, threads=N or spin=US, e.g.\n"
-"-o noopen for builds (see txfs mount --help; a policy with `exec deny`\n"
-"rules is refused with it).\n"
+"-o OPT (repeatable): txfs mount's noopen, open, threads=N, batch=MS or\n"
+"spin=US (see txfs mount --help: without noopen or open, the mount takes\n"
+"noopen unless the policy has `exec deny` rules or read rules naming\n"
+"callers).\n"
 "--timeout DURATION (90s, 5m, 1h; plain: seconds), --memory SIZE (512M,\n"
 "2G), --cpu DURATION (CPU time of the whole tree), --pids N (processes\n"
 "and threads at once), each also a policy line (`limit timeout 30m`);\n"
@@ -130,6 +131,7 @@ static bool run_mopt_ok(const char *arg)
 		size_t n = strcspn(t, ",");
 
 		if (!((n == 6 && !strncmp(t, "noopen", 6)) ||
+		      (n == 4 && !strncmp(t, "open", 4)) ||
 		      (n > 8 && !strncmp(t, "threads=", 8)) ||
 		      (n > 6 && !strncmp(t, "batch=", 6)) ||
 		      (n > 5 && !strncmp(t, "spin=", 5))))
@@ -173,8 +175,9 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 				return 2;
 			}
 			if (!run_mopt_ok(optarg)) {
-				cli_err(0, "run: -o %s: only noopen, threads=N "
-					"and spin=US (txfs run sets the state, "
+				cli_err(0, "run: -o %s: only noopen, open, "
+					"threads=N, batch=MS and spin=US (txfs "
+					"run sets the state, "
 					"the policy and the rest)", optarg);
 				return 2;
 			}

@@ -24,8 +24,11 @@ struct txfs_opts {
 	bool no_ctl_verbs;	/* .txfs/ctl refuses every verb (txfs run) */
 	bool salvage;		/* a damaged layer: no check, read-only,
 				 * no commit (to save what can be read) */
-	bool noopen;		/* -o noopen: no OPEN/RELEASE for files
-				 * (ops.c, "no-open") */
+	bool noopen;		/* no OPEN/RELEASE for files (ops.c,
+				 * "no-open"): -o noopen, or chosen at
+				 * mount when the policy allows it */
+	bool open_set;		/* -o open or -o noopen given: no
+				 * automatic choice (guard.c) */
 	unsigned threads;	/* serving threads (-o threads=N); 0: the
 				 * TXFS_THREADS variable, else the default */
 	unsigned batch_ms;	/* -o batch=MS: group commit (fs/layer/batch.c);

@@ -81,7 +81,8 @@ static int gen_readme(struct txfs *fs, char **buf, size_t *len)
  * audit log writes them (K, and K_hex with the exact bytes when K is not
  * UTF-8: audit_json_set_bytes); last_command is the stored cmd-end
  * object; ctl_verbs is false under --no-ctl-verbs (txfs mcp then offers
- * no control verb). NULL when out of memory. */
+ * no control verb); noopen says whether files open without requests.
+ * NULL when out of memory. */
 static json_t *status_object(struct txfs *fs, const struct txn_counts *c)
 {
 	char *last = session_last_json(fs);
@@ -107,7 +108,8 @@ static json_t *status_object(struct txfs *fs, const struct txn_counts *c)
 	    audit_json_set_bytes(o, "state", fs->state_path) ||
 	    json_object_set_new(o, "last_command", lc ? lc : json_null()) ||
 	    json_object_set_new(o, "ctl_verbs",
-				json_boolean(!fs->opts.no_ctl_verbs))) {
+				json_boolean(!fs->opts.no_ctl_verbs)) ||
+	    json_object_set_new(o, "noopen", json_boolean(fs->opts.noopen))) {
 		json_decref(o);
 		return NULL;
 	}

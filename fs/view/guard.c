@@ -111,6 +111,10 @@ int txfs_load_policy(struct txfs *fs, int *report_fd)
 		free(err);
 		return report(report_fd, msg);
 	}
+	/* Neither -o open nor -o noopen: no-open, the faster mode, unless
+	 * the policy needs the opens (bench/results/2026-11-27-speed-5.md) */
+	if (!fs->opts.open_set)
+		fs->opts.noopen = !noopen_why(p);
 	if (fs->opts.noopen && noopen_why(p)) {
 		snprintf(msg, sizeof(msg), "policy %s: refused, not mounted: "
 			 "%s", fs->opts.policy ? fs->opts.policy : "(default)",
@@ -267,7 +271,12 @@ int txfs_reload_policy(struct txfs *fs, char **msg)
 	rc = fs->opts.policy ? policy_load_file(fs->opts.policy, &p, &err) :
 			       policy_load_default(&p);
 	if (rc == 0 && fs->opts.noopen && noopen_why(p)) {
-		err = strdup(noopen_why(p));
+		if (asprintf(&err, "%s; this mount runs without OPEN "
+			     "requests (%s): unmount and mount again to use "
+			     "such rules", noopen_why(p), fs->opts.open_set ?
+			     "-o noopen" : "chosen at mount, when the policy "
+			     "had no such rule") < 0)
+			err = NULL;
 		policy_free(p);
 		p = NULL;
 		rc = -EINVAL;

@@ -7,13 +7,15 @@
 # a temporary folder; nothing of theirs enters this repository.
 #
 #   sudo tests/conformance/ci.sh [--suite pjdfstest|unionmount]...
-#        [--mode plain|noopen]... [--update-results]
+#        [--mode plain|open|noopen]... [--update-results]
 #
 # Runs, each bounded by a timeout:
 #   pjdfstest    built with autoreconf/configure/make, `prove -r -j2` as
 #                root from inside a mount (-o allow_other, a policy without
 #                rules), each test file in a folder of its own; once per
-#                mode (plain: no option; noopen: -o noopen). Every file
+#                mode (plain: no option, which is no-open here, as the
+#                policy has no rules; open: -o open; noopen: -o noopen,
+#                on request). Every file
 #                must pass but the ones in PJD_DEVICE_FILES, which must
 #                fail, and only through txfs's refusal of block and
 #                character devices (pjd_classify.py says how that is
@@ -78,7 +80,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ ${#SUITES[@]} -gt 0 ] || SUITES=(pjdfstest unionmount)
-[ ${#MODES[@]} -gt 0 ] || MODES=(plain noopen)
+[ ${#MODES[@]} -gt 0 ] || MODES=(plain open)
 
 cant() { echo "conformance: cannot run: $*"; exit 2; }
 [ "$(id -u)" = 0 ] || cant "run as root (pjdfstest changes owners)"
@@ -174,7 +176,7 @@ mount_txfs() {
 		-o "allow_other${2:+,$2}" "$1/ws" "$1/mnt" </dev/null >"$1/mount.log" 2>&1
 }
 
-mode_opts() { [ "$1" = noopen ] && echo noopen; }
+mode_opts() { case $1 in open | noopen) echo "$1" ;; esac; }
 
 report() {	# report RC LINE
 	RUNS=$((RUNS + 1))
