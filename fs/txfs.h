@@ -93,6 +93,10 @@ struct txfs {
 
 	/* inode table (inode.c) */
 	pthread_mutex_t itab_lock;
+	/* orphans the kernel forgot, to free (view/reap.c) */
+	pthread_mutex_t reap_lock;
+	uint64_t *reap;
+	size_t nreap, creap;
 	struct tnode **itab;
 	size_t itab_size;
 	size_t nwmap;		/* nodes marked by itab_wmap */
@@ -159,6 +163,7 @@ struct txfs {
 	bool hup_running;
 	pthread_t prime_thread;	/* -o noopen: mount.c's noopen_prime */
 	bool prime_running;
+	int prime_ready_fd;	/* its "ready" to the caller, or -1 */
 
 	/* fault injection (commit.c) */
 	const char *fault_phase;

@@ -48,30 +48,7 @@ struct offload {
 	struct job *head, *tail;
 	bool stop;
 	pthread_t thread;
-	/* forgotten orphans to free, and whether a JOB_REAP is queued */
-	uint64_t *reap;
-	size_t nreap, creap;
-	bool reap_queued;
 };
-
-/* Take the queued orphans and free them in one layer transaction. */
-static void reap_now(struct txfs *fs, struct offload *q)
-{
-	uint64_t *list;
-	size_t n;
-
-	pthread_mutex_lock(&q->lock);
-	list = q->reap;
-	n = q->nreap;
-	q->reap = NULL;
-	q->nreap = q->creap = 0;
-	q->reap_queued = false;
-	pthread_mutex_unlock(&q->lock);
-	rdlock(fs);
-	ops_reap_orphans(fs, list, n, true);
-	unlock(fs);
-	free(list);
-}
 
 static void run_job(struct txfs *fs, struct job *j)
 {
@@ -91,8 +68,14 @@ static void run_job(struct txfs *fs, struct job *j)
 	case JOB_REAP: {
 		struct timespec ts = { 0, REAP_GATHER_NS };
 
+		if (fs->fault_phase && !strcmp(fs->fault_phase, "reap-delay"))
+			ts = (struct timespec){ (time_t)(fs->fault_at / 1000),
+				(long)(fs->fault_at % 1000) * 1000000L };
+
 		nanosleep(&ts, NULL);
-		reap_now(fs, fs->offload);
+		rdlock(fs);
+		(void)reap_run(fs);	/* what it could not free: next mount */
+		unlock(fs);
 		break;
 	}
 	}
@@ -165,7 +148,9 @@ void offload_stop(struct txfs *fs)
 		free(j->buf);
 		free(j);
 	}
-	reap_now(fs, q);	/* the layer is still open (mount.c) */
+	rdlock(fs);
+	(void)reap_run(fs);	/* the layer is still open (mount.c) */
+	unlock(fs);
 	pthread_mutex_destroy(&q->lock);
 	pthread_cond_destroy(&q->cond);
 	free(q);
@@ -200,43 +185,25 @@ static int push(struct txfs *fs, struct job *j)
 int offload_reap(struct txfs *fs, uint64_t tino)
 {
 	struct offload *q = fs->offload;
-	int rc = 0;
+	bool first = false;
+	int rc = reap_queue(fs, tino, &first);
+	struct job *j;
 
-	if (!q)
-		return -ENOTCONN;
+	if (rc || !first)
+		return rc;
+	if (!q || !(j = calloc(1, sizeof(*j))))
+		return -ENOMEM;
+	j->kind = JOB_REAP;
 	pthread_mutex_lock(&q->lock);
 	if (q->stop) {
 		rc = -ENOTCONN;
-		goto out;
-	}
-	if (q->nreap == q->creap) {
-		size_t cap = q->creap ? 2 * q->creap : 256;
-		uint64_t *l = realloc(q->reap, cap * sizeof(*l));
-
-		if (!l) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		q->reap = l;
-		q->creap = cap;
-	}
-	if (!q->reap_queued) {
-		struct job *j = calloc(1, sizeof(*j));
-
-		if (!j) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		j->kind = JOB_REAP;
+		free(j);
+	} else {
 		enqueue(q, j);
-		q->reap_queued = true;
 	}
-	q->reap[q->nreap++] = tino;
-out:
 	pthread_mutex_unlock(&q->lock);
 	return rc;
 }
-
 int offload_ctl(struct txfs *fs, fuse_req_t req, const char *buf,
 		size_t size)
 {

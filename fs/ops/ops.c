@@ -240,7 +240,8 @@ static void forget_one(struct txfs *fs, fuse_ino_t ino, uint64_t n)
 	if (ctl_is_ino(node))
 		ctl_snap_forget(fs, node);
 	if (itab_forget(fs, node, n) && offload_reap(fs, node)) {
-		rdlock(fs);
+		rdlock(fs);	/* not queued, or no worker: free it now */
+		(void)reap_run(fs);
 		ops_reap_orphan(fs, node);
 		unlock(fs);
 	}

@@ -83,9 +83,6 @@ void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 	      struct fuse_file_info *fi);
 /* Free what an unlinked layer file held once nothing holds it. */
 void ops_reap_orphan(struct txfs *fs, uint64_t tino);
-/* The same for n of them in one layer transaction (offload.c's reaps). */
-void ops_reap_orphans(struct txfs *fs, const uint64_t *tino, size_t n,
-		      bool recheck);
 
 /* ops_dir.c */
 void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
@@ -110,8 +107,8 @@ void offload_stop(struct txfs *fs);
 int offload_ctl(struct txfs *fs, fuse_req_t req, const char *buf,
 		size_t size);
 int offload_sync(struct txfs *fs, fuse_req_t req);
-/* -o noopen: free a forgotten orphan's layer data from the worker, with
- * the others queued meanwhile (0, or -ENOMEM: reap it yourself). */
+/* no-open: queue a forgotten orphan (view/reap.c); the worker frees the
+ * queue. 0, or an error: the caller frees it itself (reap_run). */
 int offload_reap(struct txfs *fs, uint64_t tino);
 
 #endif /* TXFS_OPS_H */

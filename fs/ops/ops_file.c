@@ -367,39 +367,10 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
  * the kernel sends no more (fc->no_flush), one round trip less per close.
  * Locks are the kernel's (no lock handlers), so no lock owner needs it. */
 
-/* Free what unlinked layer files held once nothing holds them: a file
- * with no name left, not held by a handle or the kernel (one that came
- * back since, through a rollback or a new object of the same number, is
- * left alone; with recheck, one the kernel holds again too). One transaction for all; a file whose freeing fails stays
- * an orphan, reaped at the next mount (view_reap_orphans). */
-void ops_reap_orphans(struct txfs *fs, const uint64_t *tino, size_t n,
-		      bool recheck)
-{
-	struct layer_txn *t;
-	struct layer_ino_view lv;
-	size_t freed = 0;
-	int rc = 0;
-
-	if (n == 0 || layer_begin(fs->layer, true, &t))
-		return;
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		if ((recheck && itab_held(fs, tino[i])) ||
-		    layer_inode_get(t, tino[i], &lv) || lv.rec.nlink != 0 ||
-		    S_ISDIR(lv.rec.mode))
-			continue;
-		rc = (lv.rec.flags & LI_LOWER) ?
-			     layer_chunks_trunc(t, tino[i], 0) :
-			     layer_inode_del(t, tino[i]);
-		freed++;
-	}
-	if (rc == 0 && freed && layer_commit(t) == 0)
-		return;
-	layer_txn_end(t);	/* nothing to free: no commit */
-}
-
+/* Free what an unlinked layer file held once its last handle closes. */
 void ops_reap_orphan(struct txfs *fs, uint64_t tino)
 {
-	ops_reap_orphans(fs, &tino, 1, false);
+	(void)reap_list(fs, &tino, 1, false);
 }
 
 void op_release(fuse_req_t req, fuse_ino_t ino,

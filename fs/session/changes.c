@@ -357,6 +357,8 @@ int txn_summary(struct txfs *fs, struct txn_counts *c, char **changes)
 
 	if (changes && !out)
 		return -ENOMEM;
+	if (reap_pending(fs))	/* what the kernel forgot is gone (reap.c) */
+		(void)reap_run(fs);
 	rc = layer_begin(fs->layer, false, &t);
 	if (rc == 0) {
 		rc = plan_view(fs, t, &p);

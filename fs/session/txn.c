@@ -250,11 +250,17 @@ static int commit_locked(struct txfs *fs, bool force, struct txn_report *r,
 	struct layer_txn *t;
 	struct plan p;
 	uint64_t txid;
+	size_t freed;
 	int rc = layer_begin(fs->layer, true, &t);
 
 	if (rc)
 		return rc;
 	txid = txn_cur_id(t);
+	/* forgotten orphans go first, inside the commit (view/reap.c) */
+	if ((rc = reap_run_in(fs, t, &freed))) {
+		layer_txn_end(t);
+		return rc;
+	}
 	rc = plan_build_commit(fs, t, &p, force);
 	if (rc == -EBUSY) {
 		char *list = NULL;

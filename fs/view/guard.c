@@ -722,6 +722,16 @@ int guard_charge(struct txfs *fs, struct layer_txn *t, const struct charge *ch)
 	if (lim && ch->files && n.files > lim->files)
 		return over(fs, ch, "files", lim->files, lim->files_line);
 	if (lim && ch->bytes > 0 && n.bytes > 0 &&
+	    (uint64_t)n.bytes > lim->bytes && reap_pending(fs)) {
+		size_t freed;	/* forgotten orphans still hold bytes (reap.c) */
+
+		if ((rc = reap_run_in(fs, t, &freed)) ||
+		    (freed && (rc = layer_counters_get(t, &n))))
+			return rc;
+		n.deletes += freed ? ch->deletes : 0;
+		n.files += freed ? ch->files : 0;
+	}
+	if (lim && ch->bytes > 0 && n.bytes > 0 &&
 	    (uint64_t)n.bytes > lim->bytes)
 		return over(fs, ch, "bytes", lim->bytes, lim->bytes_line);
 	return layer_counters_put(t, &n);

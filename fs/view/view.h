@@ -7,7 +7,8 @@
  * inode.c (the in-memory inode table), inval.c and ilist.c (what the kernel
  * must forget, sent from a thread of its own), ctlns.c (the control folder's
  * fixed names), dir.c / file.c / attr.c / datamap.c (namespace, data,
- * attributes and the data map: the do_*() of each operation), guard.c (the
+ * attributes and the data map: the do_*() of each operation), reap.c (the
+ * layer data of unlinked files nothing holds, freed in batches), guard.c (the
  * policy's vetoes and limits, checked before anything changes), killpriv.c
  * and spin.c (the channel to the kernel: FUSE_HANDLE_KILLPRIV_V2 and the
  * awake wait for the next request).
@@ -21,6 +22,25 @@
 #include "../txfs.h"
 #include "../layer/layer.h"
 #include "../lower/lower.h"
+
+/* ---- reap.c: unlinked files' layer data, freed once nothing holds them ---- */
+
+int reap_init(struct txfs *fs);
+void reap_destroy(struct txfs *fs);
+/* Queue orphan tino, forgotten by the kernel; *first when the queue was
+ * empty (the caller then has the queue run: offload.c). -ENOMEM: not
+ * queued, the caller frees it itself (reap_list). */
+int reap_queue(struct txfs *fs, uint64_t tino, bool *first);
+bool reap_pending(struct txfs *fs);
+/* Free the queued orphans in one layer transaction of their own. Call
+ * with fs->txlock held shared and no layer transaction open. */
+int reap_run(struct txfs *fs);
+/* The same inside write transaction t (*freed: how many); on an error the
+ * caller aborts t and the orphans stay queued. */
+int reap_run_in(struct txfs *fs, struct layer_txn *t, size_t *freed);
+/* Free the orphans of list (recheck: unless the kernel holds one again),
+ * one transaction, committed only if something was freed. */
+int reap_list(struct txfs *fs, const uint64_t *tino, size_t n, bool recheck);
 
 /* ---- inode.c: the in-memory inode table ---- */
 

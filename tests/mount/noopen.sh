@@ -20,12 +20,13 @@
 # 10. a policy reload that denies reading a file the kernel has cached
 #     (real or new) refuses the next cat and head, and (noopen) the next
 #     read through an fd that was open across it.
-# Points 1, 5, 7, 8 and 10 run in the default mode too, so both modes are
+# Points 1, 5, 7, 8 and 10 run under -o open too, so both modes are
 # pinned. The daemon's request counts (TXFS_STATS) show that under noopen
-# the kernel stopped sending OPEN and RELEASE, and that without it it did not.
+# the kernel stopped sending OPEN and RELEASE, and that under -o open it did
+# not. (open_mode.sh checks which mode a mount without either option takes.)
 . "$(dirname "$0")/lib.sh"
-# this scenario picks each mount's mode itself (the noopen pass of tests/run
-# sets TXFS_TEST_MOUNT_OPTS=noopen for every other one)
+# this scenario picks each mount's mode itself (the open pass of tests/run
+# sets TXFS_TEST_MOUNT_OPTS=open for every other one)
 TXFS_TEST_MOUNT_OPTS=
 command -v python3 >/dev/null || { fail "python3 is not installed"; exit 1; }
 for p in cc git sqlite3 tar diff cmp od; do
@@ -394,7 +395,7 @@ p7() {
 # under noopen a read of cached pages never reaches the daemon: the reload
 # must drop the pages of every file the kernel may hold pages of
 # (itab_kpages); a closed file's are dropped with its entry, so the check
-# keeps an fd open across the reload. In the default mode an open fd keeps
+# keeps an fd open across the reload. Under -o open an open fd keeps
 # the access its open was granted, so the fd part is noopen's alone.
 p10() {
 	local f
@@ -461,9 +462,9 @@ p9() {
 # ---- the two modes ------------------------------------------------------------------------
 # count of request OP in the daemon's TXFS_STATS file of mode $M
 cnt() { awk -v op="$1" '$1 == "op" && $2 == op { print $3; f = 1 } END { if (!f) print 0 }' "$T/stats-$M"; }
-for M in default noopen; do
+for M in open noopen; do
 	STATE=$T/state-$M
-	opts=()
+	opts=(-o open)
 	[ $M = noopen ] && opts=(-o noopen) && p4
 	export TXFS_STATS=$T/stats-$M
 	txfs_mount "${opts[@]}" || { unset TXFS_STATS; continue; }

@@ -20,7 +20,7 @@ status_json() {
 status_json
 keys=$("$PY" -c 'import json,sys; print(" ".join(sorted(json.load(open(sys.argv[1])))))' "$T/st.json")
 check_eq "status --json has the documented fields" \
-	"added bytes_staged ctl_verbs deleted history_bytes history_commits last_command modified mountpoint needs_review pid renamed savepoints state transaction vetoes workspace" "$keys"
+	"added bytes_staged ctl_verbs deleted history_bytes history_commits last_command modified mountpoint needs_review noopen pid renamed savepoints state transaction vetoes workspace" "$keys"
 tx0=$(jget "$T/st.json" transaction)
 case $tx0 in '' | *[!0-9]*) fail "transaction id is a number: got '$tx0'" ;; *) ok "transaction id $tx0" ;; esac
 for k in added modified deleted renamed needs_review savepoints vetoes; do
