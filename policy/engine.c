@@ -503,6 +503,25 @@ bool policy_op_by_caller(const struct policy *p, enum policy_op op)
 	return p && (unsigned)op < POLICY_OP__COUNT && p->by_op[op].ncond > 0;
 }
 
+static bool any_but_hide(const struct entry *e, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (e[i].action != POLICY_HIDE)
+			return true;
+	return false;
+}
+
+bool policy_op_has_rules(const struct policy *p, enum policy_op op)
+{
+	const struct index *ix;
+
+	if (!p || (unsigned)op >= POLICY_OP__COUNT)
+		return false;
+	ix = &p->by_op[op];
+	return any_but_hide(ix->all, ix->nall) ||
+	       any_but_hide(ix->cond, ix->ncond);
+}
+
 size_t policy_rule_count(const struct policy *p)
 {
 	return p ? p->nrules : 0;

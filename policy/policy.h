@@ -216,6 +216,9 @@ const char *policy_name(const struct policy *p);
 /* Number of lines holding a rule (of any kind). */
 /* Whether a rule naming op depends on the caller (except-by, only-by). */
 bool policy_op_by_caller(const struct policy *p, enum policy_op op);
+/* Whether an allow or deny rule (readonly included, conditioned or not;
+ * not hide) names op. */
+bool policy_op_has_rules(const struct policy *p, enum policy_op op);
 size_t policy_rule_count(const struct policy *p);
 /* The text of line `line` of the policy (no newline, trailing blanks cut)
  * with its length in *len, or NULL past the end: to quote the rule of a

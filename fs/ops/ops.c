@@ -231,18 +231,20 @@ out:
 		reply_err(req, rc);
 }
 
-/* The kernel's last reference to a node: under -o noopen an unlinked
- * file it held (itab_orphan) loses its layer data now. */
+/* The kernel's last reference to a node: under no-open an unlinked file
+ * it held (itab_orphan) loses its layer data now, through the offload
+ * worker's queue (view/reap.c). */
 static void forget_one(struct txfs *fs, fuse_ino_t ino, uint64_t n)
 {
-	uint64_t node = node_of(fs, ino);
+	uint64_t node = node_of(fs, ino), orphan;
 
 	if (ctl_is_ino(node))
 		ctl_snap_forget(fs, node);
-	if (itab_forget(fs, node, n) && offload_reap(fs, node)) {
+	orphan = itab_forget(fs, node, n);
+	if (orphan && offload_reap(fs, orphan)) {
 		rdlock(fs);	/* not queued, or no worker: free it now */
 		(void)reap_run(fs);
-		ops_reap_orphan(fs, node);
+		ops_reap_orphan(fs, orphan);
 		unlock(fs);
 	}
 }

@@ -63,37 +63,6 @@ static int report(int *fd, const char *msg)
 	return -EINVAL;
 }
 
-/* -o noopen refuses these: the kernel sends no OPEN, so nothing shows an
- * execve (ops.c, "no-open"). */
-#define NOOPEN_EXEC_WHY "it has `exec deny` rules, and under -o noopen " \
-			"no request shows an exec to check them against"
-
-/* ... nor these: the kernel keeps the pages one program read and serves
- * them to the next reader without a request, so a read rule that depends
- * on the caller would hold only until an exempt program has read (or
- * mapped) the file. */
-#define NOOPEN_READ_WHY "it has `read` rules with except-by or only-by, " \
-			"and under -o noopen the pages an exempt program " \
-			"read are served from the kernel's cache to every " \
-			"other reader"
-
-static bool has_exec(const struct policy *p)
-{
-	const char *const *globs;
-
-	return policy_exec_globs(p, &globs) > 0;
-}
-
-/* Why -o noopen cannot enforce p, or NULL. */
-static const char *noopen_why(const struct policy *p)
-{
-	if (has_exec(p))
-		return NOOPEN_EXEC_WHY;
-	if (policy_op_by_caller(p, POLICY_OP_READ))
-		return NOOPEN_READ_WHY;
-	return NULL;
-}
-
 int txfs_load_policy(struct txfs *fs, int *report_fd)
 {
 	struct policy *p = NULL;
@@ -114,11 +83,11 @@ int txfs_load_policy(struct txfs *fs, int *report_fd)
 	/* Neither -o open nor -o noopen: no-open, the faster mode, unless
 	 * the policy needs the opens (bench/results/2026-11-27-speed-5.md) */
 	if (!fs->opts.open_set)
-		fs->opts.noopen = !noopen_why(p);
-	if (fs->opts.noopen && noopen_why(p)) {
+		fs->opts.noopen = !openmode_auto_why(p);
+	if (fs->opts.noopen && openmode_noopen_why(p)) {
 		snprintf(msg, sizeof(msg), "policy %s: refused, not mounted: "
 			 "%s", fs->opts.policy ? fs->opts.policy : "(default)",
-			 noopen_why(p));
+			 openmode_noopen_why(p));
 		policy_free(p);
 		return report(report_fd, msg);
 	}
@@ -264,16 +233,20 @@ static void reload_invalidate(struct txfs *fs, const struct policy *old,
 int txfs_reload_policy(struct txfs *fs, char **msg)
 {
 	struct policy *p = NULL, *old;
+	const char *why;
 	char *err = NULL;
 	int rc;
 
 	*msg = NULL;
 	rc = fs->opts.policy ? policy_load_file(fs->opts.policy, &p, &err) :
 			       policy_load_default(&p);
-	if (rc == 0 && fs->opts.noopen && noopen_why(p)) {
+	/* a no-open mount cannot take what its mode cannot enforce */
+	why = rc || !fs->opts.noopen ? NULL :
+	      fs->opts.open_set ? openmode_noopen_why(p) : openmode_auto_why(p);
+	if (why) {
 		if (asprintf(&err, "%s; this mount runs without OPEN "
 			     "requests (%s): unmount and mount again to use "
-			     "such rules", noopen_why(p), fs->opts.open_set ?
+			     "such rules", why, fs->opts.open_set ?
 			     "-o noopen" : "chosen at mount, when the policy "
 			     "had no such rule") < 0)
 			err = NULL;

@@ -407,10 +407,10 @@ void itab_unlink_node(struct txfs *fs, struct tnode *n)
 		itab_unlink_node(fs, target);
 }
 
-bool itab_forget(struct txfs *fs, uint64_t tino, uint64_t count)
+uint64_t itab_forget(struct txfs *fs, uint64_t tino, uint64_t count)
 {
-	struct tnode *n;
-	bool orphan = false;
+	struct tnode *n, *target;
+	uint64_t orphan = 0;
 
 	pthread_mutex_lock(&fs->itab_lock);
 	n = itab_find_locked(fs, tino);
@@ -418,7 +418,16 @@ bool itab_forget(struct txfs *fs, uint64_t tino, uint64_t count)
 		n->nlookup = n->nlookup > count ? n->nlookup - count : 0;
 		if (n->nlookup == 0 && n->opens == 0 &&
 		    tino != fs->root_ino) {
-			orphan = n->orphan;
+			/* an alias (after a rollback or commit) may hold the
+			 * last reference on its target, which goes with it
+			 * (itab_unlink_node): the orphan may be that one */
+			target = n->alias ? itab_find_locked(fs, n->alias) :
+					    NULL;
+			if (n->orphan)
+				orphan = n->tino;
+			else if (target && target->orphan &&
+				 target->nlookup == 1 && target->opens == 0)
+				orphan = target->tino;
 			itab_unlink_node(fs, n);
 		}
 	}

@@ -7,7 +7,8 @@
  * inode.c (the in-memory inode table), inval.c and ilist.c (what the kernel
  * must forget, sent from a thread of its own), ctlns.c (the control folder's
  * fixed names), dir.c / file.c / attr.c / datamap.c (namespace, data,
- * attributes and the data map: the do_*() of each operation), reap.c (the
+ * attributes and the data map: the do_*() of each operation), openmode.c
+ * (which policies each open mode can enforce), reap.c (the
  * layer data of unlinked files nothing holds, freed in batches), guard.c (the
  * policy's vetoes and limits, checked before anything changes), killpriv.c
  * and spin.c (the channel to the kernel: FUSE_HANDLE_KILLPRIV_V2 and the
@@ -22,6 +23,14 @@
 #include "../txfs.h"
 #include "../layer/layer.h"
 #include "../lower/lower.h"
+
+/* ---- openmode.c: what each open mode can enforce ---- */
+
+/* Why -o noopen cannot enforce policy p (a sentence), or NULL. */
+const char *openmode_noopen_why(const struct policy *p);
+/* Why a mount without -o open or -o noopen takes open mode for p, or
+ * NULL: it takes no-open. */
+const char *openmode_auto_why(const struct policy *p);
 
 /* ---- reap.c: unlinked files' layer data, freed once nothing holds them ---- */
 
@@ -113,8 +122,9 @@ int itab_other_paths(struct txfs *fs, uint64_t tino, const char *skip,
 /* Copy of the node's lower path, or NULL if none. Caller frees. */
 char *itab_lower_path(struct txfs *fs, uint64_t tino);
 void itab_set_lower(struct txfs *fs, uint64_t tino, const char *lower_path);
-/* Returns true if the node went away as an orphan (itab_orphan). */
-bool itab_forget(struct txfs *fs, uint64_t tino, uint64_t n);
+/* The tino of an orphan (itab_orphan) that went away with this node (the
+ * node's own, or the object it was an alias of), else 0. */
+uint64_t itab_forget(struct txfs *fs, uint64_t tino, uint64_t n);
 /* Open handle counting; itab_release returns the count left. */
 void itab_open(struct txfs *fs, uint64_t tino);
 unsigned itab_release(struct txfs *fs, uint64_t tino);

@@ -1,13 +1,14 @@
 #!/bin/bash
 # Which open mode a mount takes without -o open or -o noopen, and what the
 # default no-open mode must keep exact (bench/results/2026-11-27-speed-5.md):
-#  1. no option: no-open when the policy has no `exec deny` rule and no
-#     read rule naming callers (the shipped default, a plain policy):
-#     status.json "noopen" true; open mode when it has either: false; -o
-#     open and -o noopen force theirs;
-#  2. a reload that brings an `exec deny` rule into a mount that chose
-#     no-open is refused, says why, and the old policy stays in force (its
-#     deny still refuses, the mount is unchanged);
+#  1. no option: no-open when the policy has no `exec deny` rule, no read
+#     rule naming callers and no write rule (the shipped default, a policy
+#     of delete/truncate/rename rules): status.json "noopen" true; open
+#     mode when it has one of them: false; -o open and -o noopen force
+#     theirs; the policy's refusals hold in each;
+#  2. a reload that brings an `exec deny` or a write rule into a mount
+#     that chose no-open is refused, says why, and the old policy stays in
+#     force (its deny still refuses, the mount is unchanged);
 #  3. files created in a fresh no-open mount cost no RELEASE: the daemon
 #     makes the kernel's first OPEN itself before the mount is ready
 #     (TXFS_STATS: OPEN 1, RELEASE 0 after 40 creates);
@@ -18,6 +19,11 @@
 #     (the real directory after unmount); the worker is made 3 s late
 #     (TXFS_FAULT=reap-delay:3000), so only those runs of the queue can
 #     pass these checks;
+#  6. what an attack on no-open found stays closed: a write rule naming
+#     callers (only-by) is not dodged through a shared mapping's
+#     write-back, and a page written into a deny-read file is not read back
+#     from the kernel's cache (such policies take open mode; -o noopen
+#     refuses them);
 #  5. a mass unlink makes fewer than 1.5 layer transactions a file
 #     (TXFS_STATS commits; 2 before the batches), and after a remount the
 #     layer holds no orphan (bytes_staged 0).
@@ -29,11 +35,19 @@ TXFS_TEST_MOUNT_OPTS=
 command -v python3 >/dev/null || { fail "python3 is not installed"; exit 1; }
 printf 'keep\n' >"$WS/denied.txt"
 printf 'real\n' >"$WS/real.txt"
+printf 'hidden\n' >"$WS/hidden.txt"
+head -c 8192 /dev/zero >"$WS/secret.bin"
+printf 'protected bytes\n' >"$WS/prot.txt"
+sha_prot=$(sha256sum <"$WS/prot.txt")
 cat >"$T/plain.policy" <<'EOF'
 # open_mode.sh: nothing that needs the opens
-deny write denied.txt
+deny delete,truncate,rename denied.txt
 EOF
 { cat "$T/plain.policy"; echo 'exec deny **/forbidden-tool'; } >"$T/exec.policy"
+{ cat "$T/plain.policy"; echo 'deny write denied.txt'; } >"$T/write.policy"
+{ cat "$T/plain.policy"; echo 'deny read secret.bin'; } >"$T/read.policy"
+{ cat "$T/plain.policy"; echo 'hide hidden.txt'; } >"$T/hide.policy"
+{ cat "$T/plain.policy"; echo 'deny write prot.txt only-by /usr/bin/python3*'; } >"$T/writeby.policy"
 { cat "$T/plain.policy"; echo 'deny read **/byprog.txt except-by /usr/bin/python3*'; } >"$T/readby.policy"
 { cat "$T/plain.policy"; echo 'limit bytes 3M'; } >"$T/limit.policy"
 
@@ -59,7 +73,10 @@ mode_case() {	# LABEL POLICY|- EXPECT [txfs mount options...]
 	check_eq "[1] $label: status.json noopen" "$want" "$(noopen_of)"
 	# the mode works either way: a denied write is refused, the bytes stay
 	if [ "$pol" != - ]; then
-		check_errno "[1] $label: writing denied.txt" EACCES pwrite "$MNT/denied.txt" 0 x
+		check_errno "[1] $label: truncating denied.txt" EACCES truncate "$MNT/denied.txt" 0
+		check_errno "[1] $label: removing denied.txt" EACCES unlink "$MNT/denied.txt"
+		[ "$label" = write ] &&
+			check_errno "[1] $label: opening denied.txt for writing" EACCES pwrite "$MNT/denied.txt" 0 x
 		check_content "[1] $label: denied.txt keeps its bytes" "$MNT/denied.txt" "keep"
 	fi
 	txfs_umount || force_detach
@@ -68,9 +85,59 @@ mode_case() {	# LABEL POLICY|- EXPECT [txfs mount options...]
 mode_case default-policy - true
 mode_case plain "$T/plain.policy" true
 mode_case exec "$T/exec.policy" false
+mode_case write "$T/write.policy" false
+mode_case read "$T/read.policy" false
+mode_case hide "$T/hide.policy" true
+mode_case writeby "$T/writeby.policy" false
 mode_case readby "$T/readby.policy" false
 mode_case plain-open "$T/plain.policy" false -o open
 mode_case plain-noopen "$T/plain.policy" true -o noopen
+# ---- 6. what the attack on no-open found, under the mode each policy takes ----------------
+# B2: a page written into a deny-read file must not be read back (under
+# no-open the kernel's cache would serve it with no request)
+STATE=$T/state-b2
+TXFS_POLICY=$T/read.policy
+if txfs_mount; then
+	check_run "[6] a whole page written into deny-read secret.bin (writing is allowed)" \
+		python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_WRONLY); os.pwrite(fd, b"TOKEN=s3cr3t".ljust(4096, b"."), 0); os.close(fd)' "$MNT/secret.bin"
+	out=$(t 30 dd if="$MNT/secret.bin" bs=4096 count=1 status=none 2>&1)
+	if [[ $out == *TOKEN* ]]; then
+		fail "[6] the page written into secret.bin was read back: $(head -c 80 <<<"$out")"
+	else
+		ok "[6] reading secret.bin back is refused: $(head -c 120 <<<"$out")"
+	fi
+	txfs_umount || force_detach
+fi
+rm -rf "$STATE"
+# B1: a write rule naming callers cannot be dodged through a shared mapping
+STATE=$T/state-b1
+TXFS_POLICY=$T/writeby.policy
+if txfs_mount; then
+	out=$(t 30 /usr/bin/python3 -c 'import os,mmap,sys
+fd=os.open(sys.argv[1], os.O_RDWR); m=mmap.mmap(fd, 0); m[0:6]=b"BYPASS"; m.flush()' "$MNT/prot.txt" 2>&1)
+	rc=$?
+	if [ $rc != 0 ] && [[ $out == *PermissionError* ]]; then
+		ok "[6] python's shared-mapping store into prot.txt (deny write only-by python): refused at open"
+	else
+		fail "[6] python's shared-mapping store into prot.txt: expected PermissionError got exit $rc: $out"
+	fi
+	check_run "[6] commit" "$TXFS" commit "$MNT"
+	txfs_umount || force_detach
+	check_eq "[6] the real prot.txt is unchanged" "$sha_prot" "$(sha256sum <"$WS/prot.txt")"
+	snapshot_real
+fi
+rm -rf "$STATE"
+# -o noopen refuses what it cannot enforce (noopen.sh, 4, for exec and read)
+TXFS_POLICY=$T/writeby.policy
+STATE=$T/state-refused
+txfs_mount --expect-fail -o noopen
+if [ "$RC" != 0 ] && [[ $ERR == *only-by* ]] && ! is_mounted "$MNT"; then
+	ok "[6] a write rule naming callers with -o noopen: refused (exit $RC), nothing mounted"
+else
+	fail "[6] write only-by with -o noopen: expected a refusal naming only-by got exit $RC: $ERR"
+	is_mounted "$MNT" && { txfs_umount || force_detach; }
+fi
+rm -rf "$STATE"
 # -o noopen with a policy that needs the opens stays refused (noopen.sh, 4)
 TXFS_POLICY=$T/exec.policy
 STATE=$T/state-refused
@@ -96,14 +163,24 @@ if txfs_mount; then
 	else
 		fail "[2] reload with exec deny into a no-open mount: expected a refusal saying 'chosen at mount' got exit $rc: $out"
 	fi
-	check_eq "[2] after the refused reload: status.json noopen" true "$(noopen_of)"
-	check_errno "[2] after the refused reload: the old deny still refuses" EACCES \
-		pwrite "$MNT/denied.txt" 0 x
+	cp "$T/write.policy" "$T/live.policy"
+	out=$(t 30 "$TXFS" policy reload "$MNT" 2>&1)
+	rc=$?
+	if [ $rc != 0 ] && [[ $out == *"chosen at mount"* ]] && [[ $out == *write* ]]; then
+		ok "[2] reload with a write rule into a no-open mount: refused (exit $rc)"
+	else
+		fail "[2] reload with a write rule into a no-open mount: expected a refusal got exit $rc: $out"
+	fi
+	check_eq "[2] after the refused reloads: status.json noopen" true "$(noopen_of)"
+	check_errno "[2] after the refused reloads: the old deny still refuses" EACCES \
+		truncate "$MNT/denied.txt" 0
+	check_run "[2] and the write rule is not in force (writing denied.txt works)" \
+		"$FSOP" pwrite "$MNT/denied.txt" 0 keep
 	check_content "[2] denied.txt keeps its bytes" "$MNT/denied.txt" "keep"
 	# a reload the mode can enforce goes through
-	{ cat "$T/plain.policy"; echo 'deny write real.txt'; } >"$T/live.policy"
+	{ cat "$T/plain.policy"; echo 'deny delete real.txt'; } >"$T/live.policy"
 	check_run "[2] a reload without such rules is taken" "$TXFS" policy reload "$MNT"
-	check_errno "[2] after it, its new deny refuses" EACCES pwrite "$MNT/real.txt" 0 x
+	check_errno "[2] after it, its new deny refuses" EACCES unlink "$MNT/real.txt"
 	txfs_umount || force_detach
 fi
 rm -rf "$STATE"
@@ -157,7 +234,7 @@ if [ $rc = 0 ]; then
 		rm "$1"/t*; echo commit > "$1/.txfs/ctl"' sh "$MNT"
 	txfs_umount || force_detach
 	check_eq "[4] after the commit the real big-b has 2 MiB" 2097152 "$(wc -c <"$WS/big-b" 2>&1)"
-	left=$(cd "$WS" && ls -A | grep -v -e '^denied.txt$' -e '^real.txt$' -e '^big-b$' | tr '\n' ' ')
+	left=$(cd "$WS" && ls -A | grep -v -x -e denied.txt -e real.txt -e big-b -e hidden.txt -e secret.bin -e prot.txt | tr '\n' ' ')
 	check_eq "[4] the real directory holds nothing else that the mount made" "" "$left"
 	snapshot_real	# the commit is done: the rest leaves the real directory alone
 fi
