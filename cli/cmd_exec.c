@@ -95,6 +95,7 @@ static void on_signal(int sig)
 }
 
 struct exec_ctx {
+	bool sigpipe_ign;	/* our caller ignored SIGPIPE (spawn.h) */
 	const char *check;
 	bool json, no_network, allow_weaker, clean_env;
 	int json_fd;		/* --json-fd: the report's descriptor, or -1 */
@@ -420,7 +421,7 @@ static int exec_spawn_wait(struct exec_ctx *x, char *const *argv, bool shell)
 			.allow_weaker = x->allow_weaker, .keep_group = true,
 			.hidden = x->hid.list, .n_hidden = x->hid.n },
 		.so = &so, .pt = &x->pt, .lw = &x->lw, .quiet = x->json,
-		.deathsig = true,
+		.deathsig = true, .sigpipe_ign = x->sigpipe_ign,
 		.got_signal = &got_signal,
 		.pass_fds = x->pass_fds, .n_pass_fds = x->npass,
 		.started = tell_group, .started_arg = x,
@@ -706,6 +707,8 @@ int cmd_exec(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGALRM, &sa, NULL);	/* spawn.h: SIGKILL 5 s after */
+	/* as txfs run: a closed stdout ends no step half done */
+	x.sigpipe_ign = ignore_sigpipe();
 	lock = lock_session(&x);
 	if (lock < 0) {
 		cli_err(lock, "exec: lock %s/exec.lock", x.state);

@@ -94,6 +94,7 @@ struct run_opts {
 
 struct run_ctx {
 	struct run_opts o;
+	bool sigpipe_ign;	/* our caller ignored SIGPIPE (spawn.h) */
 	char ws[PATH_MAX];
 	char state[PATH_MAX];
 	char policy[PATH_MAX];	/* --policy, absolute (the mount runs in /) */
@@ -389,7 +390,7 @@ static int run_confined(struct run_ctx *r, char *const *argv, bool shell)
 			.allow_weaker = r->o.allow_weaker,
 			.hidden = r->hid.list, .n_hidden = r->hid.n },
 		.so = &r->so, .pt = &r->pt, .lw = &r->lw, .quiet = r->o.json,
-		.got_signal = &got_signal,
+		.got_signal = &got_signal, .sigpipe_ign = r->sigpipe_ign,
 		.pass_fds = r->o.pass_fds, .n_pass_fds = r->o.npass,
 	};
 
@@ -702,6 +703,10 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGALRM, &sa, NULL);
+	/* a reader that goes away (`txfs run ... | head -1`) must not kill
+	 * us before the command is stopped and the transaction ended: a write
+	 * to it fails with EPIPE instead */
+	r.sigpipe_ign = ignore_sigpipe();
 	if (chdir("/") || (rc = mount_ws(&r))) {	/* our own cwd must
 						 * not pin the real folder */
 		/* -EIO: txfs mount failed and said why (no errno here) */

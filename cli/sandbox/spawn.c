@@ -126,6 +126,15 @@ int spawn_pass_fd_add(int *fds, size_t *n, const char *arg, const char *who)
 	return 0;
 }
 
+bool ignore_sigpipe(void)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+
+	if (sigaction(SIGPIPE, &ign, &old))
+		return false;
+	return old.sa_handler == SIG_IGN;
+}
+
 /* The child: never returns. parent: the caller, for the death signal. */
 static void child(const struct spawn *s, char *const *argv, bool shell,
 		  struct sup *sup, pid_t parent)
@@ -139,6 +148,7 @@ static void child(const struct spawn *s, char *const *argv, bool shell,
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
 	signal(SIGALRM, SIG_DFL);
+	signal(SIGPIPE, s->sigpipe_ign ? SIG_IGN : SIG_DFL);
 	if (s->lw)
 		limwatch_child(s->lw);
 	if (s->deathsig) {	/* if the caller is killed outright */

@@ -46,6 +46,10 @@ struct spawn {
 	struct limwatch *lw;		/* its limits (reslimit.h), or NULL */
 	bool quiet;			/* no notes nor refusal counts (--json) */
 	bool deathsig;			/* the command dies with its caller */
+	bool sigpipe_ign;		/* the caller's caller ignored SIGPIPE:
+					 * the command gets that back (else
+					 * the default), as txfs run and txfs
+					 * exec ignore it for themselves */
 	volatile sig_atomic_t *got_signal; /* set by the caller's handlers */
 	const int *pass_fds;		/* ascending, >= 3: kept open for CMD */
 	size_t n_pass_fds;
@@ -73,5 +77,9 @@ int spawn_pass_fd_add(int *fds, size_t *n, const char *arg, const char *who);
  * LIMIT_EXIT (124) when a limit of lw stopped it.
  */
 int spawn_wait(const struct spawn *s, char *const *argv, bool shell);
+
+/* Ignore SIGPIPE from now on (a write to a closed pipe fails with EPIPE);
+ * whether it was ignored before, for struct spawn's sigpipe_ign. */
+bool ignore_sigpipe(void);
 
 #endif /* TXFS_SPAWN_H */
