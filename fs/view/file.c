@@ -669,6 +669,16 @@ int file_fallocate(struct txfs *fs, struct fhandle *fh, int mode,
 		return rc;
 	if ((rc = view_inode(fs, t, fh->tino, &v)))
 		goto out_txn;
+	/* growing the file changes its size: the policy's truncate rules,
+	 * as for ftruncate (an attack grew a `deny truncate` file so) */
+	if (!(mode & FALLOC_FL_KEEP_SIZE) && o + l > v.rec.size) {
+		char *path = itab_path(fs, fh->tino, NULL);
+
+		rc = guard_ino(fs, POLICY_OP_TRUNCATE, fh->tino, path, c);
+		free(path);
+		if (rc)
+			goto out;
+	}
 	if ((rc = guard_copy_up(fs, t, &v)))
 		goto out;
 	if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) {

@@ -74,6 +74,11 @@ mode_case() {	# LABEL POLICY|- EXPECT [txfs mount options...]
 	# the mode works either way: a denied write is refused, the bytes stay
 	if [ "$pol" != - ]; then
 		check_errno "[1] $label: truncating denied.txt" EACCES truncate "$MNT/denied.txt" 0
+		# growing it is a size change too (an attack used fallocate)
+		check_errno "[1] $label: growing denied.txt with fallocate" EACCES \
+			fallocate "$MNT/denied.txt" 0 0 100000
+		check_errno "[1] $label: growing it with a zero range" EACCES \
+			fallocate "$MNT/denied.txt" zero 0 100000
 		check_errno "[1] $label: removing denied.txt" EACCES unlink "$MNT/denied.txt"
 		[ "$label" = write ] &&
 			check_errno "[1] $label: opening denied.txt for writing" EACCES pwrite "$MNT/denied.txt" 0 x
