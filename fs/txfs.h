@@ -97,6 +97,7 @@ struct txfs {
 	pthread_mutex_t reap_lock;
 	uint64_t *reap;
 	size_t nreap, creap;
+	unsigned reaping;		/* lists taken, not yet committed */
 	struct tnode **itab;
 	size_t itab_size;
 	size_t nwmap;		/* nodes marked by itab_wmap */

@@ -135,6 +135,8 @@ static void parse_fault(struct txfs *fs)
 		 * N ms late (view/reap.c), so tests see that nothing reads
 		 * the layer before it */
 		{ "reap-delay:", "reap-delay", false },
+		/* ... or holds the list it took N ms before it frees it */
+		{ "reap-hold:", "reap-hold", false },
 	};
 	const char *env = getenv("TXFS_FAULT");
 

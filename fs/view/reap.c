@@ -19,7 +19,9 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "view.h"
 
@@ -66,7 +68,7 @@ bool reap_pending(struct txfs *fs)
 	bool any;
 
 	pthread_mutex_lock(&fs->reap_lock);
-	any = fs->nreap > 0;
+	any = fs->nreap > 0 || fs->reaping > 0;
 	pthread_mutex_unlock(&fs->reap_lock);
 	return any;
 }
@@ -107,7 +109,9 @@ int reap_list(struct txfs *fs, const uint64_t *tino, size_t n, bool recheck)
 	return rc;
 }
 
-/* Take the queue (the caller owns the list). */
+/* Take the queue (the caller owns the list), inside a write transaction:
+ * `reaping` counts the lists taken and not yet committed or given back,
+ * so that reap_pending stays true until their frees are visible. */
 static uint64_t *take(struct txfs *fs, size_t *n)
 {
 	uint64_t *l;
@@ -117,34 +121,58 @@ static uint64_t *take(struct txfs *fs, size_t *n)
 	*n = fs->nreap;
 	fs->reap = NULL;
 	fs->nreap = fs->creap = 0;
+	fs->reaping++;
 	pthread_mutex_unlock(&fs->reap_lock);
 	return l;
 }
 
-/* Put what could not be freed back in front of the queue. */
-static void give_back(struct txfs *fs, uint64_t *l, size_t n)
+/* The list's frees are committed (ok), or put it back in front of the
+ * queue. */
+static void done(struct txfs *fs, uint64_t *l, size_t n, bool ok)
 {
 	pthread_mutex_lock(&fs->reap_lock);
-	if (fs->nreap == 0 || !fs->reap) {
+	if (!ok && n && (fs->nreap == 0 || !fs->reap)) {
 		free(fs->reap);
 		fs->reap = l;
 		fs->nreap = fs->creap = n;
 		l = NULL;
 	}
+	fs->reaping--;
 	pthread_mutex_unlock(&fs->reap_lock);
-	free(l);	/* lost from the queue: the next mount frees them */
+	free(l);	/* freed, or lost from the queue: the next mount frees
+			 * what is left */
 }
 
+/*
+ * The write transaction begins before the queue is taken: a reader's run
+ * (txn_summary) that finds the worker's list taken waits for the worker's
+ * commit on the layer's writer lock, then reads what it freed; and inside
+ * a write transaction (reap_run_in) no other run can hold a taken list.
+ */
 int reap_run(struct txfs *fs)
 {
-	size_t n;
-	uint64_t *l = take(fs, &n);
-	int rc = reap_list(fs, l, n, true);
+	struct layer_txn *t;
+	size_t n, freed = 0;
+	uint64_t *l;
+	int rc;
 
-	if (rc && n)
-		give_back(fs, l, n);
+	if ((rc = layer_begin(fs->layer, true, &t)))
+		return rc;
+	l = take(fs, &n);
+	if (n && fs->fault_phase && !strcmp(fs->fault_phase, "reap-hold")) {
+		/* tests: hold the taken list (TXFS_FAULT=reap-hold:MS) */
+		struct timespec ts = { (time_t)(fs->fault_at / 1000),
+				       (long)(fs->fault_at % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+	}
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = reap_one(fs, t, l[i], true, &freed);
+	if (rc == 0 && freed)
+		rc = layer_commit(t);
 	else
-		free(l);
+		layer_txn_end(t);	/* nothing freed, or failed */
+	done(fs, l, n, rc == 0);
 	return rc;
 }
 
@@ -157,10 +185,9 @@ int reap_run_in(struct txfs *fs, struct layer_txn *t, size_t *freed)
 	*freed = 0;
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		rc = reap_one(fs, t, l[i], true, freed);
-	/* on failure t is aborted by its owner: the queue keeps them all */
-	if (rc && n)
-		give_back(fs, l, n);
-	else
-		free(l);
+	/* t commits or aborts later, under its owner: until then no other
+	 * write transaction can begin, so `reaping` may drop now; on failure
+	 * the owner aborts t and the queue keeps them all */
+	done(fs, l, n, rc == 0);
 	return rc;
 }

@@ -18,7 +18,8 @@
 #     and a commit right after rm leaves exactly the files that remain
 #     (the real directory after unmount); the worker is made 3 s late
 #     (TXFS_FAULT=reap-delay:3000), so only those runs of the queue can
-#     pass these checks;
+#     pass these checks, and a read while the worker holds the list it
+#     took (TXFS_FAULT=reap-hold:1500) waits for its commit;
 #  6. what an attack on no-open found stays closed: a write rule naming
 #     callers (only-by) is not dodged through a shared mapping's
 #     write-back, and a page written into a deny-read file is not read back
@@ -242,6 +243,23 @@ if [ $rc = 0 ]; then
 	left=$(cd "$WS" && ls -A | grep -v -x -e denied.txt -e real.txt -e big-b -e hidden.txt -e secret.bin -e prot.txt | tr '\n' ' ')
 	check_eq "[4] the real directory holds nothing else that the mount made" "" "$left"
 	snapshot_real	# the commit is done: the rest leaves the real directory alone
+fi
+rm -rf "$STATE"
+
+# the worker takes the queue and holds it 1.5 s before its commit: a read
+# of the counts must wait for that commit, not read around it
+STATE=$T/state-hold
+TXFS_POLICY=$T/plain.policy
+export TXFS_FAULT=reap-hold:1500
+txfs_mount
+rc=$?
+unset TXFS_FAULT
+if [ $rc = 0 ]; then
+	check_run "[4] 20 files of 8,000 bytes made" bash -c '
+		set -e; for i in $(seq 1 20); do head -c 8000 /dev/zero > "$1/h$i"; done' sh "$MNT"
+	check_run "[4] rm them, sleep 0.2 s (the worker has taken them)" bash -c 'rm "$1"/h*; sleep 0.2' sh "$MNT"
+	check_eq "[4] bytes_staged while the worker holds them: waits, then 0" 0 "$(bytes_of)"
+	txfs_umount || force_detach
 fi
 rm -rf "$STATE"
 
