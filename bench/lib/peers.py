@@ -331,6 +331,14 @@ class TxfsNoOpen(Txfs):
     extra = ["-o", "noopen"]
 
 
+class TxfsOpen(Txfs):
+    """txfs -o open: every open asks the daemon (the default before the
+    mount chose its open mode from the policy)."""
+    name = "txfs-open"
+    label = "txfs -o open"
+    extra = ["-o", "open"]
+
+
 class TxfsSpinOff(Txfs):
     """txfs with the spin off (-o spin=0): measures the default's spin
     against no spin in the same rounds."""
@@ -355,8 +363,8 @@ class TxfsBatchNoOpen(Txfs):
 
 
 PEER_CLASSES = [Native, KernelOverlay, FuseOverlayfs, PassthroughLL,
-                PassthroughLLCached, Txfs, TxfsSpinOff, TxfsNoOpen, TxfsBatch,
-                TxfsBatchNoOpen]
+                PassthroughLLCached, Txfs, TxfsOpen, TxfsSpinOff, TxfsNoOpen,
+                TxfsBatch, TxfsBatchNoOpen]
 PEER_NAMES = [c.name for c in PEER_CLASSES]
 
 
