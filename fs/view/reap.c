@@ -86,6 +86,11 @@ static int reap_one(struct txfs *fs, struct layer_txn *t, uint64_t tino,
 	    layer_inode_get(t, tino, &lv) || lv.rec.nlink != 0 ||
 	    S_ISDIR(lv.rec.mode))
 		return 0;
+	/* a real file whose bytes the layer never held: nothing to free
+	 * (its record stays, a tombstone's object; view_reap_orphans skips
+	 * it too) */
+	if ((lv.rec.flags & LI_LOWER) && !(lv.rec.flags & LI_DATA))
+		return 0;
 	(*freed)++;
 	return (lv.rec.flags & LI_LOWER) ? layer_chunks_trunc(t, tino, 0) :
 					   layer_inode_del(t, tino);
