@@ -215,13 +215,19 @@ rm -rf "$STATE"
 # ---- 4. unlinked files: freed off the serving thread, never seen late ---------------------
 STATE=$T/state-reap
 TXFS_POLICY=$T/limit.policy
+# mount_fault FAULT: txfs_mount with TXFS_FAULT=FAULT in the daemon's
+# environment only
+mount_fault() {
+	local rc
+	export TXFS_FAULT=$1
+	txfs_mount
+	rc=$?
+	unset TXFS_FAULT
+	return $rc
+}
 # the worker frees forgotten orphans 3 s late: only the reads' and the
 # limit's own runs of the queue can make the checks below pass
-export TXFS_FAULT=reap-delay:3000
-txfs_mount
-rc=$?
-unset TXFS_FAULT
-if [ $rc = 0 ]; then
+if mount_fault reap-delay:3000; then
 	check_run "[4] 200 files of 8,000 bytes made" bash -c '
 		set -e; mkdir "$1/many"
 		for i in $(seq 1 200); do head -c 8000 /dev/zero > "$1/many/f$i"; done' sh "$MNT"
@@ -250,11 +256,7 @@ rm -rf "$STATE"
 # of the counts must wait for that commit, not read around it
 STATE=$T/state-hold
 TXFS_POLICY=$T/plain.policy
-export TXFS_FAULT=reap-hold:1500
-txfs_mount
-rc=$?
-unset TXFS_FAULT
-if [ $rc = 0 ]; then
+if mount_fault reap-hold:1500; then
 	check_run "[4] 20 files of 8,000 bytes made" bash -c '
 		set -e; for i in $(seq 1 20); do head -c 8000 /dev/zero > "$1/h$i"; done' sh "$MNT"
 	check_run "[4] rm them, sleep 0.2 s (the worker has taken them)" bash -c 'rm "$1"/h*; sleep 0.2' sh "$MNT"
