@@ -285,46 +285,31 @@ p3() {
 }
 
 # ---- 4. exec deny + noopen: refused -----------------------------------------------
-p4() {
+# refused_noopen WHAT POLICY WORD: mounting with POLICY and -o noopen exits
+# non-zero with a "txfs: ..." message naming noopen and WORD, and leaves
+# nothing mounted.
+refused_noopen() {
 	local keep=$TXFS_POLICY
-	TXFS_POLICY=$T/exec.policy
+	TXFS_POLICY=$2
 	txfs_mount --expect-fail -o noopen
 	TXFS_POLICY=$keep
-	if [ "$RC" != 0 ] && [[ $ERR == txfs:* ]] && [[ $ERR == *noopen* ]] && [[ $ERR == *exec* ]]; then
-		ok "[$M] a policy with exec deny and -o noopen is refused (exit $RC): $ERR"
+	if [ "$RC" != 0 ] && [[ $ERR == txfs:* ]] && [[ $ERR == *noopen* ]] && [[ $ERR == *"$3"* ]]; then
+		ok "[$M] a policy with $1 and -o noopen is refused (exit $RC): $ERR"
 	else
-		fail "[$M] exec deny + -o noopen: expected a non-zero exit and 'txfs: ...noopen...exec...' on stderr got exit $RC: $ERR"
+		fail "[$M] $1 + -o noopen: expected a non-zero exit and 'txfs: ...noopen...$3...' on stderr got exit $RC: $ERR"
 	fi
 	if is_mounted "$MNT"; then
-		fail "[$M] exec deny + -o noopen: expected nothing mounted at $MNT got $(fstype_of "$MNT")"
+		fail "[$M] $1 + -o noopen: expected nothing mounted at $MNT got $(fstype_of "$MNT")"
 		txfs_umount || force_detach
 	else
-		ok "[$M] exec deny + -o noopen: no mount at $MNT (/proc/self/mounts)"
+		ok "[$M] $1 + -o noopen: no mount at $MNT (/proc/self/mounts)"
 	fi
-	TXFS_POLICY=$T/rw.policy
-	txfs_mount --expect-fail -o noopen
-	TXFS_POLICY=$keep
-	if [ "$RC" != 0 ] && [[ $ERR == txfs:* ]] && [[ $ERR == *noopen* ]] && [[ $ERR == *read* ]]; then
-		ok "[$M] a policy with a deny read rule and -o noopen is refused (exit $RC): $ERR"
-	else
-		fail "[$M] deny read + -o noopen: expected a non-zero exit naming read got exit $RC: $ERR"
-	fi
-	if is_mounted "$MNT"; then
-		fail "[$M] deny read + -o noopen: expected nothing mounted got $(fstype_of "$MNT")"
-		txfs_umount || force_detach
-	fi
-	TXFS_POLICY=$T/readby.policy
-	txfs_mount --expect-fail -o noopen
-	TXFS_POLICY=$keep
-	if [ "$RC" != 0 ] && [[ $ERR == txfs:* ]] && [[ $ERR == *noopen* ]] && [[ $ERR == *except-by* ]]; then
-		ok "[$M] a read rule with except-by and -o noopen is refused (exit $RC): $ERR"
-	else
-		fail "[$M] read except-by + -o noopen: expected a non-zero exit naming except-by got exit $RC: $ERR"
-	fi
-	if is_mounted "$MNT"; then
-		fail "[$M] read except-by + -o noopen: expected nothing mounted got $(fstype_of "$MNT")"
-		txfs_umount || force_detach
-	fi
+}
+
+p4() {
+	refused_noopen "exec deny" "$T/exec.policy" exec
+	refused_noopen "a deny read rule" "$T/rw.policy" read
+	refused_noopen "a read rule with except-by" "$T/readby.policy" except-by
 }
 
 # ---- 5. unlinked but open ------------------------------------------------------------
