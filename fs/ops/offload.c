@@ -24,7 +24,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ops.h"
 
@@ -65,19 +64,12 @@ static void run_job(struct txfs *fs, struct job *j)
 	case JOB_SYNC:
 		fuse_reply_err(j->req, -layer_sync(fs->layer));
 		break;
-	case JOB_REAP: {
-		struct timespec ts = { 0, REAP_GATHER_NS };
-
-		if (fs->fault_phase && !strcmp(fs->fault_phase, "reap-delay"))
-			ts = (struct timespec){ (time_t)(fs->fault_at / 1000),
-				(long)(fs->fault_at % 1000) * 1000000L };
-
-		nanosleep(&ts, NULL);
+	case JOB_REAP:
+		reap_wait(fs, "reap-delay", REAP_GATHER_NS);
 		rdlock(fs);
 		(void)reap_run(fs);	/* what it could not free: next mount */
 		unlock(fs);
 		break;
-	}
 	}
 }
 

@@ -63,6 +63,17 @@ out:
 	return rc;
 }
 
+void reap_wait(struct txfs *fs, const char *fault, long ns)
+{
+	struct timespec ts = { 0, ns };
+
+	if (fs->fault_phase && !strcmp(fs->fault_phase, fault))
+		ts = (struct timespec){ (time_t)(fs->fault_at / 1000),
+					(long)(fs->fault_at % 1000) * 1000000L };
+	if (ts.tv_sec || ts.tv_nsec)
+		nanosleep(&ts, NULL);
+}
+
 bool reap_pending(struct txfs *fs)
 {
 	bool any;
@@ -164,13 +175,8 @@ int reap_run(struct txfs *fs)
 	if ((rc = layer_begin(fs->layer, true, &t)))
 		return rc;
 	l = take(fs, &n);
-	if (n && fs->fault_phase && !strcmp(fs->fault_phase, "reap-hold")) {
-		/* tests: hold the taken list (TXFS_FAULT=reap-hold:MS) */
-		struct timespec ts = { (time_t)(fs->fault_at / 1000),
-				       (long)(fs->fault_at % 1000) * 1000000L };
-
-		nanosleep(&ts, NULL);
-	}
+	if (n)	/* tests: hold the taken list (TXFS_FAULT=reap-hold:MS) */
+		reap_wait(fs, "reap-hold", 0);
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		rc = reap_one(fs, t, l[i], true, &freed);
 	if (rc == 0 && freed)

@@ -41,6 +41,9 @@ void reap_destroy(struct txfs *fs);
  * queued, the caller frees it itself (reap_list). */
 int reap_queue(struct txfs *fs, uint64_t tino, bool *first);
 bool reap_pending(struct txfs *fs);
+/* Sleep ns nanoseconds, or the milliseconds of TXFS_FAULT=FAULT:MS when
+ * that fault is set (tests make the freeing late so). */
+void reap_wait(struct txfs *fs, const char *fault, long ns);
 /* Free the queued orphans in one layer transaction of their own. Call
  * with fs->txlock held shared and no layer transaction open. */
 int reap_run(struct txfs *fs);
