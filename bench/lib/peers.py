@@ -234,6 +234,10 @@ class Txfs(Peer):
         return None if self.ctx.txfs_bin else self.ctx.txfs_err
 
     extra = []
+    env = {}		# added to the daemon's environment
+
+    def binary(self):
+        return self.ctx.txfs_bin
 
     def workload_policy(self, tag):
         """The default policy everywhere, except W7's rm -rf of a 5,4xx-file
@@ -250,8 +254,9 @@ class Txfs(Peer):
         self.state = os.path.join(d, "state")
         MOUNTS.append(lower)
         t0 = time.monotonic()
-        cp = run([self.ctx.txfs_bin, "mount", "--state", self.state] +
+        cp = run([self.binary(), "mount", "--state", self.state] +
                  self.extra + self.workload_policy(tag) + [lower],
+                 env=dict(os.environ, **self.env) if self.env else None,
                  timeout=MOUNT_TIMEOUT, check=False)
         self._read_pid()
         if cp.returncode != 0:
@@ -299,7 +304,7 @@ class Txfs(Peer):
         if mounted_fstype(mnt):
             cp = None
             try:
-                cp = run([self.ctx.txfs_bin, "umount", mnt],
+                cp = run([self.binary(), "umount", mnt],
                          timeout=UMOUNT_TIMEOUT, check=False)
             except BenchError as e:
                 log(f"txfs umount: {e}")
@@ -362,9 +367,42 @@ class TxfsBatchNoOpen(Txfs):
     extra = ["-o", "batch=5,noopen"]
 
 
+class TxfsWritemap(Txfs):
+    """TXFS_LAYER_WRITEMAP=1: the layer written in place through LMDB's
+    shared mapping instead of a pwrite per dirty page (fs/layer/reserve.c)."""
+    name = "txfs-wmap"
+    label = "txfs writemap"
+    env = {"TXFS_LAYER_WRITEMAP": "1"}
+
+
+class TxfsNoHistory(Txfs):
+    """txfs -o nohistory: a commit keeps no record for undo (what history,
+    issue 25, costs a commit)."""
+    name = "txfs-nohist"
+    label = "txfs -o nohistory"
+    extra = ["-o", "nohistory"]
+
+
+class TxfsBase(Txfs):
+    """Another txfs binary (--txfs-base BIN), default options: an older
+    build measured in the same rounds as the one under test."""
+    name = "txfs-base"
+    label = "txfs (base)"
+
+    def available(self):
+        b = self.ctx.args.txfs_base
+        if not b:
+            return "no --txfs-base given"
+        return None if os.access(b, os.X_OK) else f"{b} is not executable"
+
+    def binary(self):
+        return os.path.abspath(self.ctx.args.txfs_base)
+
+
 PEER_CLASSES = [Native, KernelOverlay, FuseOverlayfs, PassthroughLL,
                 PassthroughLLCached, Txfs, TxfsOpen, TxfsSpinOff, TxfsNoOpen,
-                TxfsBatch, TxfsBatchNoOpen]
+                TxfsBatch, TxfsBatchNoOpen, TxfsWritemap, TxfsNoHistory,
+                TxfsBase]
 PEER_NAMES = [c.name for c in PEER_CLASSES]
 
 

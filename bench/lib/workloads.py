@@ -684,7 +684,7 @@ def w9(ctx, R, peers, rounds):
         rss_now(p, "rb", rnd)
         R.add("W9.rm2", p, rnd, rm_half(mnt))
         rss_now(p, "rm2", rnd)
-        if p.name != "txfs":
+        if not getattr(p, "is_txfs", False):
             R.fill(["W9.commit", "W9.commit.rss"], p, rnd,
                    Mark("- (no equivalent)"))
             return
