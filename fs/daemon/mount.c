@@ -276,10 +276,11 @@ static void hup_stop(struct txfs *fs)
  * opens an existing file, every file it creates still costs a RELEASE at
  * its close (Linux 6.18: a created file's RELEASE is skipped only while
  * no_open is set): a `tar x` into a fresh mount made 1 more request a
- * file. So the daemon opens a file of its own mount once, from a thread of
- * its own (the serving thread answers), and only then tells the caller
- * that the mount is ready (ready_fd). The open's failure costs only that
- * request.
+ * file. So the daemon opens a file of its own mount once (the control
+ * folder's README, whose text is fixed: status's grows with the layer),
+ * from a thread of its own (the serving thread answers), and only then
+ * tells the caller that the mount is ready (ready_fd). The open's failure
+ * costs only that request.
  */
 static void *prime_main(void *arg)
 {
@@ -291,7 +292,7 @@ static void *prime_main(void *arg)
 
 	/* the device the mount has here: inval_writeback checks that what
 	 * it opens later is this mount */
-	if (snprintf(path, sizeof(path), "%s/%s/status", fs->mnt_path,
+	if (snprintf(path, sizeof(path), "%s/%s/README", fs->mnt_path,
 		     fs->ctl_name) < (int)sizeof(path) &&
 	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
 		if (fstat(fd, &st) == 0)

@@ -212,7 +212,8 @@ void inval_flush(struct txfs *fs)
  * back (WRITE requests, served meanwhile by the serving threads) and
  * returns once they are answered, dropping no page: O(dirty pages), where
  * invalidating every file that may be mapped is O(cached pages) and makes
- * the next reads cold. Reached through the control folder's status file;
+ * the next reads cold. Reached through the control folder's README (its
+ * lookup makes a text: README's is fixed, status's grows with the layer);
  * what is opened must be this mount (the device the prime thread saw:
  * mount.c), else another file system mounted over it would be synced.
  */
@@ -225,7 +226,7 @@ int inval_writeback(struct txfs *fs)
 
 	if (!dev || !fs->mnt_path || !fs->ctl_name)
 		return -ENOENT;
-	if (snprintf(path, sizeof(path), "%s/%s/status", fs->mnt_path,
+	if (snprintf(path, sizeof(path), "%s/%s/README", fs->mnt_path,
 		     fs->ctl_name) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
