@@ -165,8 +165,6 @@ struct txfs {
 	pthread_t prime_thread;	/* -o noopen: mount.c's noopen_prime */
 	bool prime_running;
 	int prime_ready_fd;	/* its "ready" to the caller, or -1 */
-	_Atomic uint64_t mnt_dev;	/* the mount's st_dev, seen by the
-					 * prime thread (0: unknown) */
 
 	/* fault injection (commit.c) */
 	const char *fault_phase;

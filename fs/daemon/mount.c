@@ -288,17 +288,10 @@ static void *prime_main(void *arg)
 	char path[PATH_MAX];
 	int fd;
 
-	struct stat st;
-
-	/* the device the mount has here: inval_writeback checks that what
-	 * it opens later is this mount */
 	if (snprintf(path, sizeof(path), "%s/%s/README", fs->mnt_path,
 		     fs->ctl_name) < (int)sizeof(path) &&
-	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
-		if (fstat(fd, &st) == 0)
-			atomic_store(&fs->mnt_dev, (uint64_t)st.st_dev);
+	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0)
 		close(fd);
-	}
 	if (fs->prime_ready_fd >= 0) {
 		/* a failed write: the caller reads EOF and says so */
 		ssize_t n = write(fs->prime_ready_fd, "", 1);

@@ -528,20 +528,15 @@ static void inval_pages(struct txfs *fs, const uint64_t *ids, size_t n)
 	inval_flush(fs);
 }
 
-/* Before a savepoint: the kernel writes those pages back now, so that a
- * store made before the savepoint lands before it and a rollback to it
- * keeps it. Under -o noopen every file read or written counts as mapped:
- * a syncfs of the mount writes back what is dirty and keeps every page
- * (inval_writeback); where it cannot, and under -o open (only the files
- * open for writing), the files' pages are invalidated, which writes the
- * dirty ones back first (launder) and drops them all. */
+/* Before a savepoint: the kernel writes those pages back now (an
+ * invalidation writes dirty pages back first: launder), so that a store
+ * made before the savepoint lands before it and a rollback to it keeps
+ * it. */
 static void flush_mapped(struct txfs *fs)
 {
 	uint64_t *ids = NULL;
 	size_t n = 0;
 
-	if (fs->opts.noopen && inval_writeback(fs) == 0)
-		return;
 	if (mapped_files(fs, false, &ids, &n) == 0 && n)
 		inval_pages(fs, ids, n);
 	free(ids);

@@ -9,13 +9,8 @@
  * it has been sent (it is called with no request lock held).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "view.h"
 
@@ -204,40 +199,4 @@ void inval_flush(struct txfs *fs)
 	while (q->sent < target && !q->stop)
 		pthread_cond_wait(&q->done, &q->lock);
 	pthread_mutex_unlock(&q->lock);
-}
-
-/*
- * Without write-back caching the only dirty pages of a FUSE mount are
- * stores through shared mappings; syncfs(2) of the mount writes them all
- * back (WRITE requests, served meanwhile by the serving threads) and
- * returns once they are answered, dropping no page: O(dirty pages), where
- * invalidating every file that may be mapped is O(cached pages) and makes
- * the next reads cold. Reached through the control folder's README (its
- * lookup makes a text: README's is fixed, status's grows with the layer);
- * what is opened must be this mount (the device the prime thread saw:
- * mount.c), else another file system mounted over it would be synced.
- */
-int inval_writeback(struct txfs *fs)
-{
-	uint64_t dev = atomic_load(&fs->mnt_dev);
-	char path[PATH_MAX];
-	struct stat st;
-	int fd, rc;
-
-	if (!dev || !fs->mnt_path || !fs->ctl_name)
-		return -ENOENT;
-	if (snprintf(path, sizeof(path), "%s/%s/README", fs->mnt_path,
-		     fs->ctl_name) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st))
-		rc = -errno;
-	else if ((uint64_t)st.st_dev != dev)
-		rc = -EXDEV;
-	else
-		rc = syncfs(fd) ? -errno : 0;
-	close(fd);
-	return rc;
 }

@@ -435,11 +435,6 @@ void inval_entry_expire(struct txfs *fs, uint64_t parent, const char *name);
 void inval_inode(struct txfs *fs, uint64_t tino, bool data);
 /* Wait until everything queued so far has been sent. */
 void inval_flush(struct txfs *fs);
-/* Have the kernel write back every dirty page of the mount now (stores
- * through shared mappings), keeping its pages: 0, or a negative errno when
- * the mount cannot be reached from here (then nothing was done). Never
- * from a serving thread: the write-backs are requests. */
-int inval_writeback(struct txfs *fs);
 
 /* ---- guard.c: the policy at the VFS level ---- */
 
