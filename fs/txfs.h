@@ -61,7 +61,6 @@ struct offload;
 struct lower_cache;
 struct spin;
 struct lower_ignored;
-struct lower_prefetch;
 
 /* The whole filesystem: the one piece of mutable state. */
 /* A txfs exec between cmd-begin and cmd-end (exectree.c). */
@@ -123,7 +122,6 @@ struct txfs {
 
 	bool use_openat2;
 	struct lower_cache *lcache;	/* folder fds (lower.c) */
-	struct lower_prefetch *prefetch;	/* prefetch.c */
 
 	/* transactions (txn.c) */
 	pthread_mutex_t ctl_lock;	/* one control verb at a time */

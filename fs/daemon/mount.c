@@ -402,7 +402,6 @@ static void cleanup(struct txfs *fs)
 	if (fs->itab)
 		itab_destroy(fs);
 	reap_destroy(fs);
-	lower_prefetch_stop(fs);
 	lower_cache_destroy(fs);
 	if (fs->lockfd >= 0)
 		close(fs->lockfd);
@@ -581,7 +580,7 @@ int txfs_run_mount(struct txfs_opts *opts)
 		goto out;
 	if ((rc = daemon_write_pid(&fs)) || (rc = inval_start(&fs)) ||
 	    (rc = gc_start(&fs)) || (rc = sock_start(&fs)) ||
-	    (rc = offload_start(&fs)) || (rc = lower_prefetch_start(&fs)) ||
+	    (rc = offload_start(&fs)) ||
 	    (rc = hup_start(&fs))) {
 		rc = rfail(&r, rc, "start: %s", strerror(-rc));
 		goto out;

@@ -186,9 +186,6 @@ static int stats_write(const struct server *sv, const char *path,
 		(unsigned long long)s->queued,
 		(unsigned long long)s->overlap);
 	fprintf(f, "forgotten %llu\n", (unsigned long long)s->forgotten);
-	lower_prefetch_counts(sv->fs, &io[0], &io[1]);
-	fprintf(f, "prefetch_dirs %llu\nprefetch_entries %llu\n",
-		(unsigned long long)io[0], (unsigned long long)io[1]);
 	spin_counts(sv->fs, f);
 	return fclose(f) ? -errno : 0;
 }

@@ -134,11 +134,7 @@ int lower_stat(struct txfs *fs, const char *relpath, struct stat *st)
 int lower_stat_at(struct txfs *fs, const char *dir, const char *name,
 		  struct stat *st)
 {
-	int64_t t0 = lower_prefetch_clock(fs);
-	int rc = stat_at_raw(fs, dir, name, st);
-
-	lower_prefetch_note(fs, dir, t0);
-	return ino_check(rc, st);
+	return ino_check(stat_at_raw(fs, dir, name, st), st);
 }
 
 static int stat_raw(struct txfs *fs, const char *relpath, struct stat *st)

@@ -6,8 +6,6 @@
  * fds, openat2(RESOLVE_BENEATH) or a component walk with O_NOFOLLOW; never a
  * path string joined onto an absolute path. ignored.c: what git ignores in
  * the real directory (git run on request, never per FUSE request).
- * prefetch.c: a real folder whose lookup waited for the disk is listed and
- * its entries lstat'ed by threads of its own (the caches warmed ahead).
  * May call: nothing of fs/ (only the core header, txfs.h). Called by: view/,
  * commit/, session/, ops/, daemon/.
  */
@@ -39,19 +37,6 @@ int lower_readlink(struct txfs *fs, const char *relpath, char *buf,
 char *path_join(const char *dir, const char *name);
 /* Is name a valid single component (no '/', not "." or "..")? */
 bool name_ok(const char *name);
-
-/* ---- prefetch.c: real folders warmed ahead of their lookups ---- */
-
-/* Threads started at mount, stopped (joined) before the root fd closes. */
-int lower_prefetch_start(struct txfs *fs);
-void lower_prefetch_stop(struct txfs *fs);
-/* Around a lookup in folder dir: t0 = lower_prefetch_clock() before it,
- * lower_prefetch_note() after; a slow one queues dir (once a mount). */
-int64_t lower_prefetch_clock(const struct txfs *fs);
-void lower_prefetch_note(struct txfs *fs, const char *dir, int64_t t0);
-/* Folders warmed and entries lstat'ed so far (TXFS_STATS). */
-void lower_prefetch_counts(const struct txfs *fs, uint64_t *dirs,
-			   uint64_t *entries);
 
 /* ---- ignored.c: what git ignores in the real directory ---- */
 
