@@ -173,10 +173,14 @@ def record_rss(R, key, p, rnd):
 # ------------------------------------------------------------------- W1
 def w1(ctx, R, peers, rounds):
     tar = os.path.join(ctx.src, "tree.tar")
-    keys = ["W1.tar", "W1.tar.cpu"]
+    keys = ["W1.tar", "W1.tar.cpu", "W1.rm", "W1.rm.cpu"]
     R.table("W1: tar x of the tree", RATIO_CAPTION,
             with_cpu([("W1.tar", f"tar x, {ctx.tree_files:,} files", "time",
-                       True)]), rounds, [CPU_NOTE])
+                       True),
+                      ("W1.rm", "rm -rf of the new tree", "time", True)]),
+            rounds, ["rm -rf runs right after tar x, on the same mount: "
+                     "for txfs the files were made in the transaction.",
+                     CPU_NOTE])
     R.table("Daemon peak RSS (VmHWM of the FUSE daemon)", ABS_CAPTION,
             [("RSS.W1", "after W1 (tar x of the tree)", "bytes", False),
              ("RSS.W1.anon", "after W1: RssAnon (anonymous memory now)",
@@ -189,6 +193,9 @@ def w1(ctx, R, peers, rounds):
         add_wall_cpu(R, "W1.tar", p, rnd,
                      timed_cpu(p, ["tar", "xf", tar, "-C", mnt]))
         record_rss(R, "RSS.W1", p, rnd)
+        made = [os.path.join(mnt, e) for e in sorted(os.listdir(mnt))
+                if e != ".txfs"]
+        add_wall_cpu(R, "W1.rm", p, rnd, timed_cpu(p, ["rm", "-rf"] + made))
     each_round(ctx, R, peers, keys + ["RSS.W1", "RSS.W1.anon"], rounds, "W1",
                body)
 
